@@ -1,0 +1,173 @@
+//! Read-side views of the objects in a hook request.
+//!
+//! Metacontroller sends every object whole (`managedFields` and all). These
+//! views name only the fields the hooks read; serde skips the rest without
+//! building it, which is most of the cost of a large request.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer};
+use std::collections::BTreeMap;
+
+/// The metadata fields the hooks read.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Meta {
+    pub name: String,
+    pub namespace: Option<String>,
+    pub uid: Option<String>,
+    pub generation: Option<i64>,
+    pub creation_timestamp: Option<Time>,
+    pub deletion_timestamp: Option<Time>,
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
+    pub owner_references: Vec<OwnerRef>,
+}
+
+impl Meta {
+    /// The owner reference marked `controller: true`, if any.
+    pub fn controller(&self) -> Option<&OwnerRef> {
+        self.owner_references
+            .iter()
+            .find(|r| r.controller == Some(true))
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct OwnerRef {
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    pub uid: String,
+    pub controller: Option<bool>,
+}
+
+/// A parent object. `spec` and `status` are read leniently: a spec that does
+/// not fit the type is kept as an error for the hook to report in the status
+/// (nothing is lost, the user is told why), and an unreadable status is
+/// treated as absent (it is only read to carry condition times over).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parent<Spec, Status> {
+    pub api_version: String,
+    pub kind: String,
+    pub metadata: Meta,
+    pub spec: Result<Spec, SpecError>,
+    pub status: Option<Status>,
+}
+
+/// Why a parent's spec could not be read: the field path and what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct SpecError {
+    pub path: String,
+    pub message: String,
+}
+
+impl<'de, Spec: DeserializeOwned, Status: DeserializeOwned> Deserialize<'de>
+    for Parent<Spec, Status>
+{
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Raw {
+            #[serde(default)]
+            api_version: String,
+            #[serde(default)]
+            kind: String,
+            metadata: Meta,
+            #[serde(default)]
+            spec: Option<serde_json::Value>,
+            #[serde(default)]
+            status: Option<serde_json::Value>,
+        }
+        let raw = Raw::deserialize(d)?;
+        let spec = read_spec(raw.spec.unwrap_or_else(|| serde_json::json!({})));
+        let status = raw.status.and_then(|s| Status::deserialize(s).ok());
+        Ok(Parent {
+            api_version: raw.api_version,
+            kind: raw.kind,
+            metadata: raw.metadata,
+            spec,
+            status,
+        })
+    }
+}
+
+fn read_spec<Spec: DeserializeOwned>(value: serde_json::Value) -> Result<Spec, SpecError> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let inner = e.path().to_string();
+        SpecError {
+            path: if inner == "." {
+                "spec".to_owned()
+            } else {
+                format!("spec.{inner}")
+            },
+            message: e.into_inner().to_string(),
+        }
+    })
+}
+
+/// An observed `apps/v1` Deployment, as far as the hooks read it.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ObservedDeployment {
+    pub api_version: String,
+    pub kind: String,
+    pub metadata: Meta,
+    pub spec: ObservedDeploymentSpec,
+    pub status: ObservedDeploymentStatus,
+}
+
+impl ObservedDeployment {
+    pub fn is_deployment(&self) -> bool {
+        self.kind == "Deployment" && self.api_version == "apps/v1"
+    }
+
+    /// The image of the first container, if there is one.
+    pub fn first_image(&self) -> Option<&str> {
+        self.spec
+            .template
+            .spec
+            .containers
+            .first()
+            .and_then(|c| c.image.as_deref())
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ObservedDeploymentSpec {
+    pub replicas: Option<i32>,
+    pub template: ObservedPodTemplate,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct ObservedPodTemplate {
+    pub spec: ObservedPodSpec,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct ObservedPodSpec {
+    pub containers: Vec<ObservedContainer>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct ObservedContainer {
+    pub name: String,
+    pub image: Option<String>,
+}
+
+/// Replica counts a Deployment reports; absent counts are zero, as in the API.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ObservedDeploymentStatus {
+    pub replicas: i32,
+    pub ready_replicas: i32,
+    pub available_replicas: i32,
+    pub updated_replicas: i32,
+    pub observed_generation: Option<i64>,
+}

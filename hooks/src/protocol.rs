@@ -1,0 +1,186 @@
+//! Metacontroller's CompositeController hook protocol (METACONTROLLER.md §1).
+//!
+//! Requests are generic over the parent type and the observed object types so
+//! that each controller parses only what it reads; everything else in the
+//! (large) request is skipped without being built.
+//!
+//! Object maps (`children`, `related`) are read by iterating their values:
+//! the keys differ between hook versions v1 (`name`) and v2
+//! (`namespace/name`), and the objects carry their own names anyway.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use serde::de::{DeserializeOwned, IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
+use std::fmt;
+use std::marker::PhantomData;
+
+/// A `sync` or `finalize` request (§1.3). `finalizing` tells them apart.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(bound(deserialize = "P: DeserializeOwned, C: DeserializeOwned, R: DeserializeOwned"))]
+pub struct SyncRequest<P, C, R = IgnoredObject> {
+    /// The CompositeController itself; no hook here reads it.
+    #[serde(default)]
+    pub controller: IgnoredObject,
+    pub parent: P,
+    pub children: ObjectMap<C>,
+    /// Absent only in hand-written requests; Metacontroller always sends `{}`.
+    #[serde(default = "ObjectMap::empty")]
+    pub related: ObjectMap<R>,
+    #[serde(default)]
+    pub finalizing: bool,
+}
+
+/// A `sync` or `finalize` response (§1.4, §1.5). Only these four keys: a v2
+/// hook's response is decoded strictly by Metacontroller.
+///
+/// `status` replaces the parent's whole status, so every controller returns a
+/// full status object; `children` is the complete desired set, and any
+/// observed child missing from it is deleted.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncResponse<S, C> {
+    pub status: S,
+    pub children: Vec<C>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resync_after_seconds: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finalized: Option<bool>,
+}
+
+/// A `customize` request (§1.6).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(bound(deserialize = "P: DeserializeOwned"))]
+pub struct CustomizeRequest<P> {
+    #[serde(default)]
+    pub controller: IgnoredObject,
+    pub parent: P,
+}
+
+/// A `customize` response: which related objects Metacontroller should send
+/// with each sync of this parent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomizeResponse {
+    pub related_resources: Vec<RelatedResourceRule>,
+}
+
+/// One related-resource rule (§1.6). `names` must not be combined with a
+/// selector, nor `namespace` with `namespaceSelector`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RelatedResourceRule {
+    pub api_version: String,
+    pub resource: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_selector: Option<LabelSelector>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace_selector: Option<LabelSelector>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub names: Option<Vec<String>>,
+}
+
+/// Any JSON value, skipped without being built.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IgnoredObject;
+
+impl<'de> Deserialize<'de> for IgnoredObject {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        IgnoredAny::deserialize(d).map(|_| IgnoredObject)
+    }
+}
+
+/// The objects of a request map (`{"Kind.group/version": {"key": object}}`),
+/// flattened in the order they appear. Keys are dropped on purpose: see the
+/// module documentation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObjectMap<T> {
+    objects: Vec<T>,
+}
+
+impl<T> ObjectMap<T> {
+    pub fn empty() -> Self {
+        Self {
+            objects: Vec::new(),
+        }
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, T> {
+        self.objects.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+}
+
+impl<T> FromIterator<T> for ObjectMap<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        Self {
+            objects: iter.into_iter().collect(),
+        }
+    }
+}
+
+impl<'a, T> IntoIterator for &'a ObjectMap<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.objects.iter()
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectMap<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(GroupsVisitor(PhantomData))
+    }
+}
+
+/// Visits the outer map (one entry per object type).
+struct GroupsVisitor<T>(PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for GroupsVisitor<T> {
+    type Value = ObjectMap<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a map of object types (\"Kind.group/version\") to maps of objects")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut objects = Vec::new();
+        while map.next_key::<IgnoredAny>()?.is_some() {
+            map.next_value_seed(ObjectsSeed(&mut objects))?;
+        }
+        Ok(ObjectMap { objects })
+    }
+}
+
+/// Appends the objects of one inner map (`{"key": object}`) to a shared list.
+struct ObjectsSeed<'a, T>(&'a mut Vec<T>);
+
+impl<'de, T: Deserialize<'de>> serde::de::DeserializeSeed<'de> for ObjectsSeed<'_, T> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectsSeed<'_, T> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a map of object keys (\"name\" or \"namespace/name\") to objects")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while map.next_key::<IgnoredAny>()?.is_some() {
+            self.0.push(map.next_value()?);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,117 @@
+//! The table of controllers and their hooks: the one place the service, the
+//! `render` command and the driver look a hook up. A new controller is one
+//! module plus one entry here (and one manifest in `metacontroller/`).
+
+use crate::decode::{DecodeError, decode};
+use crate::hello;
+use jiff::Timestamp;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use std::fmt;
+
+/// The hooks Metacontroller calls on a CompositeController.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HookKind {
+    Sync,
+    Finalize,
+    Customize,
+}
+
+impl HookKind {
+    pub const ALL: [HookKind; 3] = [HookKind::Sync, HookKind::Finalize, HookKind::Customize];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookKind::Sync => "sync",
+            HookKind::Finalize => "finalize",
+            HookKind::Customize => "customize",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|h| h.as_str() == name)
+    }
+}
+
+impl fmt::Display for HookKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A hook as the table holds it: request bytes and the time in, response
+/// bytes out.
+pub type Handler = fn(&[u8], Timestamp) -> Result<Vec<u8>, HookError>;
+
+/// One controller: its name (the first path segment of its hooks), the hooks
+/// it implements, and the CRDs it owns.
+pub struct Controller {
+    pub name: &'static str,
+    pub hooks: &'static [(HookKind, Handler)],
+    pub crds: fn() -> Vec<CustomResourceDefinition>,
+}
+
+impl Controller {
+    pub fn hook(&self, kind: HookKind) -> Option<Handler> {
+        self.hooks
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, handler)| *handler)
+    }
+}
+
+impl fmt::Debug for Controller {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let hooks: Vec<_> = self.hooks.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("Controller")
+            .field("name", &self.name)
+            .field("hooks", &hooks)
+            .finish()
+    }
+}
+
+pub static CONTROLLERS: &[Controller] = &[Controller {
+    name: "hello",
+    hooks: &[
+        (HookKind::Sync, |body, now| run(body, now, hello::sync)),
+        (HookKind::Finalize, |body, now| {
+            run(body, now, hello::finalize)
+        }),
+    ],
+    crds: hello::crds,
+}];
+
+/// Looks a controller up by name.
+pub fn controller(name: &str) -> Option<&'static Controller> {
+    CONTROLLERS.iter().find(|c| c.name == name)
+}
+
+/// Every CRD of every controller, in table order.
+pub fn all_crds() -> Vec<CustomResourceDefinition> {
+    CONTROLLERS.iter().flat_map(|c| (c.crds)()).collect()
+}
+
+/// What went wrong running a hook on a request.
+#[derive(Debug, thiserror::Error)]
+pub enum HookError {
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    #[error("encoding the response failed: {0}")]
+    Encode(#[from] serde_json::Error),
+}
+
+/// Decodes the request, runs the pure hook, encodes the response.
+pub fn run<Req, Resp>(
+    body: &[u8],
+    now: Timestamp,
+    hook: fn(&Req, Timestamp) -> Resp,
+) -> Result<Vec<u8>, HookError>
+where
+    Req: DeserializeOwned,
+    Resp: Serialize,
+{
+    let request: Req = decode(body)?;
+    let response = hook(&request, now);
+    Ok(serde_json::to_vec(&response)?)
+}

@@ -1,0 +1,51 @@
+//! The `metahook` binary's library: everything that touches the world. The
+//! decisions live in the `metahook-hooks` crate; this crate moves bytes.
+#![forbid(unsafe_code)]
+
+pub mod cli;
+pub mod crds;
+pub mod render;
+pub mod server;
+pub mod telemetry;
+
+use cli::{Cli, Command};
+
+/// What failed, by command.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("serving failed")]
+    Serve(#[from] server::ServeError),
+    #[error("rendering failed")]
+    Render(#[from] render::RenderError),
+    #[error("writing the CRDs failed")]
+    Crds(#[from] crds::CrdsError),
+    #[error("setting up logging failed")]
+    Telemetry(#[from] telemetry::TelemetryError),
+}
+
+/// Runs the command line.
+pub fn run(cli: Cli) -> Result<(), Error> {
+    match cli.command {
+        None => serve(cli.serve),
+        Some(Command::Serve(args)) => serve(args),
+        Some(Command::Crds(args)) => Ok(crds::run(&args)?),
+        Some(Command::Render(args)) => Ok(render::run(&args)?),
+    }
+}
+
+fn serve(args: cli::ServeArgs) -> Result<(), Error> {
+    telemetry::init(args.log_format)?;
+    Ok(server::run_blocking(args.into())?)
+}
+
+/// An error and its sources, one after another: "a: b: c".
+pub fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

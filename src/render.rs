@@ -1,0 +1,138 @@
+//! `metahook render`: run one hook on a request file and print the response,
+//! offline. The same code path as the service, minus HTTP.
+
+use crate::cli::RenderArgs;
+use metahook_hooks::registry::{self, HookError, HookKind};
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("reading {path} failed")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} is neither JSON nor YAML")]
+    Yaml {
+        path: PathBuf,
+        #[source]
+        source: serde_saphyr::Error,
+    },
+    #[error("unknown controller {0:?}; known: {known}", known = known_controllers())]
+    UnknownController(String),
+    #[error("controller {controller} has no {hook:?} hook; it has: {known}")]
+    UnknownHook {
+        controller: String,
+        hook: String,
+        known: String,
+    },
+    #[error("the {controller} {hook} hook rejected the request")]
+    Hook {
+        controller: String,
+        hook: HookKind,
+        #[source]
+        source: HookError,
+    },
+    #[error("writing the response failed")]
+    Write(#[source] std::io::Error),
+}
+
+fn known_controllers() -> String {
+    registry::CONTROLLERS
+        .iter()
+        .map(|c| c.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub fn run(args: &RenderArgs) -> Result<(), RenderError> {
+    let (path, input) = read_input(args.file.as_ref())?;
+    let body = to_json(&path, input)?;
+    let response = render(&args.controller, &args.hook, &body, args.now)?;
+    let text = if args.compact {
+        response
+    } else {
+        pretty(&response)
+    };
+    let mut out = std::io::stdout().lock();
+    out.write_all(&text)
+        .and_then(|()| out.write_all(b"\n"))
+        .map_err(RenderError::Write)
+}
+
+/// Runs `controller`'s `hook` on a JSON request, at `now` (or the present).
+pub fn render(
+    controller: &str,
+    hook: &str,
+    body: &[u8],
+    now: Option<jiff::Timestamp>,
+) -> Result<Vec<u8>, RenderError> {
+    let found = registry::controller(controller)
+        .ok_or_else(|| RenderError::UnknownController(controller.to_owned()))?;
+    let kind = HookKind::parse(hook);
+    let handler = kind
+        .and_then(|k| found.hook(k))
+        .ok_or_else(|| RenderError::UnknownHook {
+            controller: controller.to_owned(),
+            hook: hook.to_owned(),
+            known: found
+                .hooks
+                .iter()
+                .map(|(k, _)| k.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
+    handler(body, now.unwrap_or_else(jiff::Timestamp::now)).map_err(|source| RenderError::Hook {
+        controller: controller.to_owned(),
+        hook: kind.unwrap_or(HookKind::Sync),
+        source,
+    })
+}
+
+fn read_input(file: Option<&PathBuf>) -> Result<(PathBuf, Vec<u8>), RenderError> {
+    let stdin = PathBuf::from("-");
+    let path = file.unwrap_or(&stdin).clone();
+    let mut input = Vec::new();
+    let result = if path == stdin {
+        std::io::stdin().read_to_end(&mut input).map(|_| ())
+    } else {
+        std::fs::read(&path).map(|bytes| input = bytes)
+    };
+    result.map_err(|source| RenderError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    Ok((path, input))
+}
+
+/// JSON passes through untouched (so errors point at the user's own lines);
+/// anything else is read as YAML and re-encoded as JSON.
+fn to_json(path: &std::path::Path, input: Vec<u8>) -> Result<Vec<u8>, RenderError> {
+    let looks_like_json = input
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|b| *b == b'{' || *b == b'[');
+    if looks_like_json {
+        return Ok(input);
+    }
+    let value: serde_json::Value =
+        serde_saphyr::from_slice(&input).map_err(|source| RenderError::Yaml {
+            path: path.to_owned(),
+            source,
+        })?;
+    Ok(value.to_string().into_bytes())
+}
+
+/// Indents a response without reordering its keys.
+fn pretty(compact: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(compact.len() * 2);
+    let mut de = serde_json::Deserializer::from_slice(compact);
+    let mut ser = serde_json::Serializer::pretty(&mut out);
+    match serde_transcode::transcode(&mut de, &mut ser) {
+        Ok(()) => out,
+        // The hooks only emit valid JSON; fall back to it as it is.
+        Err(_) => compact.to_vec(),
+    }
+}

@@ -1,0 +1,150 @@
+//! Every error the service answers with: a status code and a JSON body
+//! (`status`, `reason`, `message`, and where it helps `line`, `column`,
+//! `path`) that says what to fix.
+
+use actix_web::http::{StatusCode, header};
+use actix_web::{HttpRequest, HttpResponse, ResponseError};
+use metahook_hooks::DecodeError;
+use serde::Serialize;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("no route for {method} {path}; hooks are POST /{{controller}}/{{hook}}")]
+    NoRoute { method: String, path: String },
+    #[error("unknown controller {name:?}; known controllers: {known}")]
+    UnknownController { name: String, known: String },
+    #[error("controller {controller:?} has no {hook:?} hook; it has: {known}")]
+    UnknownHook {
+        controller: String,
+        hook: String,
+        known: String,
+    },
+    #[error("{method} is not allowed here; hooks take POST")]
+    MethodNotAllowed { method: String },
+    #[error("the body must be JSON (Content-Type: application/json), got {got:?}")]
+    UnsupportedMediaType { got: String },
+    #[error("the body is larger than {limit} bytes (see --max-body-bytes)")]
+    TooLarge { limit: usize },
+    #[error("the body did not arrive within {seconds}s")]
+    BodyTimeout { seconds: u64 },
+    #[error("reading the body failed: {0}")]
+    BodyRead(String),
+    #[error("too many requests in flight; retry after a second")]
+    Overloaded,
+    #[error(transparent)]
+    Decode(DecodeError),
+    #[error("encoding the response failed: {0}")]
+    Encode(String),
+    #[error("the {controller} {hook} hook panicked: {message}")]
+    HookPanicked {
+        controller: &'static str,
+        hook: &'static str,
+        message: String,
+    },
+    #[error("encoding the metrics failed")]
+    Metrics,
+}
+
+/// The JSON body of every error.
+#[derive(Debug, Serialize)]
+struct Body<'a> {
+    status: u16,
+    reason: &'static str,
+    message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    column: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<&'a str>,
+}
+
+impl ApiError {
+    /// A short, stable name for the kind of error.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            ApiError::NoRoute { .. } => "NotFound",
+            ApiError::UnknownController { .. } => "UnknownController",
+            ApiError::UnknownHook { .. } => "UnknownHook",
+            ApiError::MethodNotAllowed { .. } => "MethodNotAllowed",
+            ApiError::UnsupportedMediaType { .. } => "UnsupportedMediaType",
+            ApiError::TooLarge { .. } => "PayloadTooLarge",
+            ApiError::BodyTimeout { .. } => "RequestTimeout",
+            ApiError::BodyRead(_) => "BadBody",
+            ApiError::Overloaded => "Overloaded",
+            ApiError::Decode(DecodeError::Syntax { .. }) => "MalformedJson",
+            ApiError::Decode(DecodeError::Shape { .. }) => "InvalidRequest",
+            ApiError::Encode(_) => "EncodeFailed",
+            ApiError::HookPanicked { .. } => "HookPanicked",
+            ApiError::Metrics => "MetricsFailed",
+        }
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            ApiError::NoRoute { .. }
+            | ApiError::UnknownController { .. }
+            | ApiError::UnknownHook { .. } => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::BodyTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
+            ApiError::BodyRead(_) | ApiError::Decode(DecodeError::Syntax { .. }) => {
+                StatusCode::BAD_REQUEST
+            }
+            ApiError::Decode(DecodeError::Shape { .. }) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::Overloaded => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::Encode(_) | ApiError::HookPanicked { .. } | ApiError::Metrics => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let status = self.status_code();
+        let (line, column, path) = match self {
+            ApiError::Decode(DecodeError::Syntax { line, column, .. }) => {
+                (Some(*line), Some(*column), None)
+            }
+            ApiError::Decode(DecodeError::Shape { path, .. }) => (None, None, Some(path.as_str())),
+            _ => (None, None, None),
+        };
+        let mut response = HttpResponse::build(status);
+        match self {
+            ApiError::Overloaded => {
+                response.insert_header((header::RETRY_AFTER, "1"));
+            }
+            ApiError::MethodNotAllowed { .. } => {
+                response.insert_header((header::ALLOW, "POST"));
+            }
+            _ => {}
+        }
+        response.json(Body {
+            status: status.as_u16(),
+            reason: self.reason(),
+            message: self.to_string(),
+            line,
+            column,
+            path,
+        })
+    }
+}
+
+/// The default service: anything no route matched.
+pub async fn not_found(req: HttpRequest) -> HttpResponse {
+    ApiError::NoRoute {
+        method: req.method().to_string(),
+        path: req.path().to_owned(),
+    }
+    .error_response()
+}
+
+/// A hook path with a method other than POST.
+pub async fn method_not_allowed(req: HttpRequest) -> HttpResponse {
+    ApiError::MethodNotAllowed {
+        method: req.method().to_string(),
+    }
+    .error_response()
+}

@@ -1,0 +1,122 @@
+//! `POST /{controller}/{hook}`: look the hook up in the controller table,
+//! admit the request, read the body, run the hook at the current time.
+
+use super::AppState;
+use super::body;
+use super::errors::{self, ApiError};
+use actix_web::http::header::ContentType;
+use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
+use metahook_hooks::registry::{Handler, HookError};
+use metahook_hooks::{Controller, HookKind};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Instant;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/{controller}/{hook}")
+            .route(web::post().to(hook))
+            .default_service(web::to(errors::method_not_allowed)),
+    );
+}
+
+/// Runs the request and records it in the metrics, whatever the outcome.
+async fn hook(
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> HttpResponse {
+    let start = Instant::now();
+    let (controller, hook) = path.into_inner();
+    let found = find(&state, &controller, &hook);
+    let (controller_label, hook_label) = match &found {
+        Ok((c, kind, _)) => (c.name, kind.as_str()),
+        Err(_) => ("unknown", "unknown"),
+    };
+    let response = match found {
+        Ok((c, kind, handler)) => answer(&req, payload, &state, c, kind, handler).await,
+        Err(err) => Err(err),
+    }
+    .unwrap_or_else(|err| err.error_response());
+    state.metrics.observe(
+        controller_label,
+        hook_label,
+        response.status().as_u16(),
+        start.elapsed(),
+    );
+    response
+}
+
+fn find(
+    state: &AppState,
+    controller: &str,
+    hook: &str,
+) -> Result<(&'static Controller, HookKind, Handler), ApiError> {
+    let found = state
+        .controllers
+        .iter()
+        .find(|c| c.name == controller)
+        .ok_or_else(|| ApiError::UnknownController {
+            name: controller.to_owned(),
+            known: state
+                .controllers
+                .iter()
+                .map(|c| c.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
+    HookKind::parse(hook)
+        .and_then(|kind| found.hook(kind).map(|handler| (found, kind, handler)))
+        .ok_or_else(|| ApiError::UnknownHook {
+            controller: controller.to_owned(),
+            hook: hook.to_owned(),
+            known: found
+                .hooks
+                .iter()
+                .map(|(k, _)| k.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+}
+
+async fn answer(
+    req: &HttpRequest,
+    payload: web::Payload,
+    state: &AppState,
+    controller: &'static Controller,
+    kind: HookKind,
+    handler: Handler,
+) -> Result<HttpResponse, ApiError> {
+    let _permit = state.in_flight.try_acquire().ok_or(ApiError::Overloaded)?;
+    body::require_json(req)?;
+    let bytes = body::read(req, payload, state.max_body_bytes, state.request_timeout).await?;
+    let now = (state.clock)();
+    // The hooks are pure and own nothing shared, so a panic leaves nothing
+    // half-changed behind: answer 500 and keep serving.
+    let outcome = catch_unwind(AssertUnwindSafe(|| handler(&bytes, now))).map_err(|panic| {
+        let message = panic_message(panic.as_ref());
+        tracing::error!(controller = controller.name, hook = kind.as_str(), %message, "hook panicked");
+        ApiError::HookPanicked {
+            controller: controller.name,
+            hook: kind.as_str(),
+            message,
+        }
+    })?;
+    match outcome {
+        Ok(body) => Ok(HttpResponse::Ok()
+            .insert_header(ContentType::json())
+            .body(body)),
+        Err(HookError::Decode(err)) => Err(ApiError::Decode(err)),
+        Err(HookError::Encode(err)) => Err(ApiError::Encode(err.to_string())),
+    }
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_owned()
+    }
+}

@@ -1,0 +1,170 @@
+//! The hook service: actix-web routes, limits, errors, health and metrics.
+//!
+//! `POST /{controller}/{hook}` runs a hook from the registry; `GET /healthz`,
+//! `/readyz` and `/metrics` are for the kubelet and Prometheus.
+
+mod body;
+mod errors;
+mod health;
+mod hooks;
+mod in_flight;
+mod metrics;
+
+pub use errors::ApiError;
+pub use in_flight::InFlight;
+pub use metrics::Metrics;
+
+use crate::cli::ServeArgs;
+use actix_web::{App, HttpServer, web};
+use metahook_hooks::Controller;
+use std::net::{SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use tracing_actix_web::TracingLogger;
+
+/// Everything the service is configured with.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub listen: SocketAddr,
+    pub max_body_bytes: usize,
+    pub max_in_flight: usize,
+    pub request_timeout: Duration,
+    pub shutdown_timeout: Duration,
+    pub workers: Option<usize>,
+}
+
+impl From<ServeArgs> for Settings {
+    fn from(args: ServeArgs) -> Self {
+        Settings {
+            listen: args.listen,
+            max_body_bytes: args.max_body_bytes,
+            max_in_flight: args.max_in_flight,
+            request_timeout: Duration::from_secs(args.request_timeout_seconds),
+            shutdown_timeout: Duration::from_secs(args.shutdown_timeout_seconds),
+            workers: args.workers,
+        }
+    }
+}
+
+impl Settings {
+    /// Defaults as the CLI has them, listening on `listen`.
+    pub fn new(listen: SocketAddr) -> Self {
+        Settings {
+            listen,
+            max_body_bytes: 32 * 1024 * 1024,
+            max_in_flight: 1024,
+            request_timeout: Duration::from_secs(10),
+            shutdown_timeout: Duration::from_secs(25),
+            workers: None,
+        }
+    }
+}
+
+/// State shared by every worker.
+pub struct AppState {
+    pub controllers: &'static [Controller],
+    pub max_body_bytes: usize,
+    pub request_timeout: Duration,
+    pub in_flight: InFlight,
+    pub metrics: Metrics,
+    /// Where hooks get `now` from: the system clock, or a pinned one in tests.
+    pub clock: fn() -> jiff::Timestamp,
+    ready: AtomicBool,
+}
+
+impl AppState {
+    pub fn new(controllers: &'static [Controller], settings: &Settings) -> Self {
+        let metrics = Metrics::new();
+        AppState {
+            controllers,
+            max_body_bytes: settings.max_body_bytes,
+            request_timeout: settings.request_timeout,
+            in_flight: InFlight::new(settings.max_in_flight, metrics.in_flight.clone()),
+            metrics,
+            clock: jiff::Timestamp::now,
+            ready: AtomicBool::new(false),
+        }
+    }
+
+    /// The same state with hooks seeing `clock()` as the time.
+    pub fn with_clock(mut self, clock: fn() -> jiff::Timestamp) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    pub fn set_ready(&self, ready: bool) {
+        self.ready.store(ready, Ordering::Release);
+    }
+
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Acquire)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("binding {addr} failed")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the HTTP server stopped with an error")]
+    Server(#[source] std::io::Error),
+}
+
+/// Routes, for the real server and for in-process tests alike.
+pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<AppState>) {
+    cfg.app_data(state)
+        .configure(health::configure)
+        .configure(metrics::configure)
+        .configure(hooks::configure)
+        .default_service(web::to(errors::not_found));
+}
+
+/// Binds `settings.listen` and starts serving `state`; the returned server
+/// runs until stopped (SIGTERM or SIGINT stop it gracefully).
+pub fn start(
+    settings: &Settings,
+    state: web::Data<AppState>,
+) -> Result<(actix_web::dev::Server, SocketAddr), ServeError> {
+    let listener = TcpListener::bind(settings.listen).map_err(|source| ServeError::Bind {
+        addr: settings.listen,
+        source,
+    })?;
+    let addr = listener.local_addr().map_err(|source| ServeError::Bind {
+        addr: settings.listen,
+        source,
+    })?;
+    let app_state = state.clone();
+    let mut server = HttpServer::new(move || {
+        let state = app_state.clone();
+        App::new()
+            .wrap(TracingLogger::default())
+            .configure(move |cfg| configure(cfg, state))
+    })
+    .client_request_timeout(settings.request_timeout)
+    .shutdown_timeout(settings.shutdown_timeout.as_secs());
+    if let Some(workers) = settings.workers {
+        server = server.workers(workers.max(1));
+    }
+    let server = server
+        .listen(listener)
+        .map_err(|source| ServeError::Bind {
+            addr: settings.listen,
+            source,
+        })?
+        .run();
+    state.set_ready(true);
+    Ok((server, addr))
+}
+
+/// Serves until SIGTERM or SIGINT, then drains requests in flight.
+pub fn run_blocking(settings: Settings) -> Result<(), ServeError> {
+    actix_web::rt::System::new().block_on(async move {
+        let state = web::Data::new(AppState::new(metahook_hooks::CONTROLLERS, &settings));
+        let (server, addr) = start(&settings, state)?;
+        tracing::info!(%addr, "serving hooks");
+        server.await.map_err(ServeError::Server)
+    })
+}
