@@ -207,16 +207,22 @@ fn spec_condition(spec: &Result<&HelloSpec, String>) -> Wanted {
     }
 }
 
-/// Ready once the Deployment reports `want` updated, ready and available
-/// pods. A missing Deployment counts as one with no pods, so creating it
-/// does not change the status by itself (no extra reconcile).
+/// Ready once the Deployment runs exactly `want` pods, all updated, ready
+/// and available. A missing Deployment counts as one with no pods, so
+/// creating it does not change the status by itself (no extra reconcile).
 fn ready_condition(observed: Option<&ObservedDeployment>, want: i32) -> Wanted {
     let counts = observed.map(|d| d.status.clone()).unwrap_or_default();
-    let ready = counts.available_replicas >= want
-        && counts.ready_replicas >= want
-        && counts.updated_replicas >= want;
-    let message = format!("{}/{want} replicas available", counts.available_replicas);
-    if ready {
+    let available = counts.available_replicas;
+    if counts.replicas > want {
+        return Wanted::new(
+            "Ready",
+            false,
+            "ScalingDown",
+            format!("{} replicas running, {want} wanted", counts.replicas),
+        );
+    }
+    let message = format!("{available}/{want} replicas available");
+    if available >= want && counts.ready_replicas >= want && counts.updated_replicas >= want {
         Wanted::new("Ready", true, "ReplicasAvailable", message)
     } else {
         Wanted::new("Ready", false, "ReplicasNotAvailable", message)

@@ -1,0 +1,61 @@
+//! Every fixture through its hook, at a pinned time; the responses are
+//! insta snapshots in `tests/snapshots/` (read each before accepting it).
+
+mod common;
+
+use common::{fixtures, now, pretty};
+use metahook_hooks::registry;
+
+#[test]
+fn every_fixture_matches_its_snapshot() {
+    let all = fixtures();
+    assert!(!all.is_empty(), "no fixtures found");
+    for fixture in all {
+        let controller = registry::controller(&fixture.controller)
+            .unwrap_or_else(|| panic!("fixtures/{} names no controller", fixture.controller));
+        let handler = controller.hook(fixture.hook).unwrap_or_else(|| {
+            panic!(
+                "{}: {} has no {} hook",
+                fixture.path.display(),
+                fixture.controller,
+                fixture.hook
+            )
+        });
+        let response = handler(&fixture.body(), now())
+            .unwrap_or_else(|e| panic!("{}: {e}", fixture.path.display()));
+        insta::assert_snapshot!(fixture.snapshot_name(), pretty(&response));
+    }
+}
+
+#[test]
+fn every_controller_has_fixtures_for_every_hook() {
+    let all = fixtures();
+    for controller in registry::CONTROLLERS {
+        for (hook, _) in controller.hooks {
+            assert!(
+                all.iter()
+                    .any(|f| f.controller == controller.name && f.hook == *hook),
+                "no fixture for {} {hook}",
+                controller.name
+            );
+        }
+    }
+}
+
+#[test]
+fn responses_are_byte_stable() {
+    for fixture in fixtures() {
+        let Some(handler) =
+            registry::controller(&fixture.controller).and_then(|c| c.hook(fixture.hook))
+        else {
+            continue;
+        };
+        let body = fixture.body();
+        assert_eq!(
+            handler(&body, now()).ok(),
+            handler(&body, now()).ok(),
+            "{}",
+            fixture.path.display()
+        );
+    }
+}
