@@ -198,7 +198,7 @@ pub struct Response {
 }
 
 impl Response {
-    fn parse(raw: &[u8]) -> Self {
+    pub fn parse(raw: &[u8]) -> Self {
         let split = raw
             .windows(4)
             .position(|w| w == b"\r\n\r\n")

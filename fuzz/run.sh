@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Fuzzes the request decoder and every hook in the registry for a bounded
+# time per target; fails if any target finds a crash, and keeps each crash
+# under fuzz/regressions/<target>/, where `cargo test` replays it
+# (tests/fuzz_regressions.rs).
+#
+#   fuzz/run.sh            # 60 s per target
+#   fuzz/run.sh 10         # 10 s per target (a smoke run)
+#   FUZZ_SANITIZER=address fuzz/run.sh   # with ASan (slower; the crates
+#                                        # forbid unsafe code, so off by default)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=${1:-${FUZZ_SECONDS:-60}}
+sanitizer=${FUZZ_SANITIZER:-none}
+targets=(decode hooks hooks_json)
+
+# cargo-fuzz passes nightly-only -Z flags; this machine has the stable
+# toolchain only, which accepts them with RUSTC_BOOTSTRAP=1.
+export RUSTC_BOOTSTRAP=1
+
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "== installing cargo-fuzz"
+    cargo install cargo-fuzz --locked
+fi
+
+echo "== building the fuzz targets (sanitizer: $sanitizer)"
+cargo fuzz build --release --sanitizer "$sanitizer"
+
+# Seed the byte-level targets with every fixture, as sent (compact) and as
+# written (indented), so the fuzzer starts from requests that reach the hooks.
+for target in decode hooks; do
+    mkdir -p "fuzz/corpus/$target"
+    for f in fixtures/*/*.json; do
+        seed="fuzz/corpus/$target/fixture-$(basename "$(dirname "$f")")-$(basename "$f")"
+        cp "$f" "$seed"
+        python3 -c 'import json,sys; sys.stdout.write(json.dumps(json.load(open(sys.argv[1])),separators=(",",":")))' \
+            "$f" >"${seed%.json}.compact.json"
+    done
+done
+mkdir -p fuzz/corpus/hooks_json
+
+failed=()
+for target in "${targets[@]}"; do
+    case $target in
+        hooks_json) max_len=4096 ; dict=() ;;
+        *)          max_len=65536; dict=(-dict=fuzz/json.dict) ;;
+    esac
+    artifacts="fuzz/artifacts/$target"
+    mkdir -p "$artifacts"
+    echo "== fuzzing $target for ${seconds}s"
+    # The kept regressions are a second, read-only corpus: every run starts
+    # by replaying them. -rss_limit_mb makes unbounded allocation a finding.
+    if ! cargo fuzz run --release --sanitizer "$sanitizer" "$target" \
+        "fuzz/corpus/$target" "fuzz/regressions/$target" -- \
+        -max_total_time="$seconds" -rss_limit_mb=512 -max_len="$max_len" \
+        -timeout=10 -print_final_stats=1 "${dict[@]}" \
+        -artifact_prefix="$artifacts/" 2>"fuzz/artifacts/$target.log"; then
+        failed+=("$target")
+        tail -40 "fuzz/artifacts/$target.log" >&2
+    fi
+    grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb)' "fuzz/artifacts/$target.log" || true
+    for crash in "$artifacts"/crash-* "$artifacts"/oom-* "$artifacts"/timeout-* "$artifacts"/slow-unit-*; do
+        [ -e "$crash" ] || continue
+        cp "$crash" "fuzz/regressions/$target/"
+        echo "kept $crash as fuzz/regressions/$target/$(basename "$crash")" >&2
+        rm "$crash"
+        failed+=("$target")
+    done
+done
+
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "FAILED: ${failed[*]} (inputs kept under fuzz/regressions/; replay: cargo test --test fuzz_regressions)" >&2
+    exit 1
+fi
+echo "== no crash in ${#targets[@]} targets × ${seconds}s"
