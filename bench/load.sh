@@ -79,7 +79,10 @@ start() {
 }
 
 ROWS=()
-# load NAME PID URL BODY CONNECTIONS [count] -> appends a table row, sets RPS
+# load NAME PID URL BODY CONNECTIONS [count|close] -> appends a table row,
+# sets RPS. `count` tallies answers by status; `close` is for a server that
+# ends every response by closing the connection (HTTP/1.0 without
+# Content-Length), which wrk counts as a read error after each response.
 load() {
     local name=$1 pid=$2 url=$3 body=$4 conns=$5 mode=${6:-}
     local stop peakfile
@@ -88,17 +91,27 @@ load() {
     local sampler=$!
     echo "== $name: wrk -t$THREADS -c$conns -d${DURATION}s ($(kb "$body") KiB body)"
     local line
-    line=$(wrk -t"$THREADS" -c"$conns" -d"${DURATION}s" --timeout 10s -s bench/post.lua "$url" -- "$body" $mode | grep '^RESULT' || true)
+    local count=""
+    [ "$mode" = count ] && count=count
+    line=$(wrk -t"$THREADS" -c"$conns" -d"${DURATION}s" --timeout 10s -s bench/post.lua "$url" -- "$body" $count | grep '^RESULT' || true)
     touch "$stop"
     wait "$sampler" 2>/dev/null || true
-    local peak
+    local peak after
     peak=$(cat "$peakfile")
+    sleep 1
+    after=$(rss_kb "$pid")
     rm -f "$peakfile" "$stop"
     [ -n "$line" ] || { echo "wrk printed no result for $name" >&2; exit 1; }
     # shellcheck disable=SC2086
     local $(echo "${line#RESULT }")
     RPS=$(python3 -c "print(round($requests / ($duration_us / 1e6)))")
     local errors=$((connect_errors + read_errors + write_errors + timeouts + non2xx))
+    local closes=""
+    if [ "$mode" = close ]; then
+        # One close per response is the protocol, not an error.
+        errors=$((errors - (read_errors < requests ? read_errors : requests)))
+        closes=" (+ $read_errors read errors: the server closes after each response)"
+    fi
     local p50 p99
     p50=$(python3 -c "print(f'{$p50_us/1000:.2f}')")
     p99=$(python3 -c "print(f'{$p99_us/1000:.2f}')")
@@ -106,8 +119,8 @@ load() {
     if [ "$mode" = count ]; then
         detail="200: $s200, 429: $s429 (without Retry-After: $retry_after_missing), other: $sother; $detail"
     fi
-    ROWS+=("| $name | $conns | $RPS | $p50 | $p99 | $errors ($detail) | $(( peak / 1024 )) |")
-    echo "   $RPS req/s, p50 $p50 ms, p99 $p99 ms, errors $errors ($detail), peak RSS $(( peak / 1024 )) MiB"
+    ROWS+=("| $name | $conns | $RPS | $p50 | $p99 | $errors$closes ($detail) | $(( peak / 1024 )) / $(( after / 1024 )) |")
+    echo "   $RPS req/s, p50 $p50 ms, p99 $p99 ms, errors $errors$closes ($detail), RSS peak $(( peak / 1024 )) MiB, 1 s after $(( after / 1024 )) MiB"
 }
 
 # --- the machine ---------------------------------------------------------
@@ -134,7 +147,7 @@ python3 bench/same_answers.py "$PORT_RUST" "$PORT_PLAIN" "$PORT_TUNED"
 # --- load -------------------------------------------------------------------
 load "metahook, Hello sync" "$RUST_PID" "http://127.0.0.1:$PORT_RUST/hello/sync" "$HELLO" "$CONNECTIONS"
 RUST_RPS=$RPS
-load "python, examples' style" "$PLAIN_PID" "http://127.0.0.1:$PORT_PLAIN/hello/sync" "$HELLO" "$CONNECTIONS"
+load "python, examples' style" "$PLAIN_PID" "http://127.0.0.1:$PORT_PLAIN/hello/sync" "$HELLO" "$CONNECTIONS" close
 PLAIN_RPS=$RPS
 kill "$PLAIN_PID" 2>/dev/null || true
 load "python, tuned" "$TUNED_PID" "http://127.0.0.1:$PORT_TUNED/hello/sync" "$HELLO" "$CONNECTIONS"
@@ -166,7 +179,7 @@ ratio() { python3 -c "print(f'{$1 / max($2, 1):.1f}')"; }
     echo "Machine: $CORES cores, $CPU; load average before: $LOADAVG."
     echo "Server and wrk share these cores (loopback). ${DURATION}s per run, wrk -t$THREADS."
     echo
-    echo "| run | connections | req/s | p50 ms | p99 ms | errors | peak RSS MiB |"
+    echo "| run | connections | req/s | p50 ms | p99 ms | errors | RSS MiB peak / after |"
     echo "|---|---|---|---|---|---|---|"
     printf '%s\n' "${ROWS[@]}"
     echo

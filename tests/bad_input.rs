@@ -135,11 +135,7 @@ fn the_matrix() {
             ready_bytes[..ready_bytes.len() / 2].to_vec(),
             err(400, "MalformedJson", has_position),
         ),
-        (
-            "empty",
-            Vec::new(),
-            err(400, "MalformedJson", has_position),
-        ),
+        ("empty", Vec::new(), err(400, "MalformedJson", has_position)),
         (
             "trailing garbage",
             [ready_bytes.as_slice(), b"}"].concat(),
@@ -152,7 +148,11 @@ fn the_matrix() {
         ),
         (
             "not UTF-8 inside a string",
-            [b"{\"parent\": {\"metadata\": {\"name\": \"".as_slice(), b"\xff\xfe\"}}}"].concat(),
+            [
+                b"{\"parent\": {\"metadata\": {\"name\": \"".as_slice(),
+                b"\xff\xfe\"}}}",
+            ]
+            .concat(),
             err(400, "MalformedJson", has_position),
         ),
         (
@@ -344,8 +344,8 @@ fn the_matrix() {
             "a huge string the hook reads",
             with(|r| r["parent"]["spec"]["image"] = json!("i".repeat(3 << 20))),
             ok(|response| {
-                let image = &response["children"][0]["spec"]["template"]["spec"]["containers"][0]
-                    ["image"];
+                let image =
+                    &response["children"][0]["spec"]["template"]["spec"]["containers"][0]["image"];
                 assert_eq!(image.as_str().map(str::len), Some(3 << 20));
             }),
         ),
@@ -390,11 +390,7 @@ fn the_matrix() {
         &ok(any),
     );
     let get = server.get("/hello/sync");
-    check(
-        "GET on a hook",
-        &get,
-        &err(405, "MethodNotAllowed", any),
-    );
+    check("GET on a hook", &get, &err(405, "MethodNotAllowed", any));
     assert_eq!(get.header("allow"), Some("POST"));
     for content_type in ["text/plain", "application/x-www-form-urlencoded", ""] {
         check(
@@ -454,11 +450,7 @@ fn a_stalled_client_is_timed_out_and_others_are_served() {
         .read_to_end(&mut raw)
         .expect("the server answers or closes");
     let response = Response::parse(&raw);
-    check(
-        "stalled body",
-        &response,
-        &err(408, "RequestTimeout", any),
-    );
+    check("stalled body", &response, &err(408, "RequestTimeout", any));
     assert_eq!(server.get("/healthz").status, 200);
 }
 

@@ -399,7 +399,7 @@ pub fn hikawa(n: usize) -> Value {
                 json!({"controller-uid": owner.uid}),
                 &[(HIKAWA_SAID_AT, &said_at)],
                 json!({"say": word}),
-                json!({}),
+                Value::Null,
                 i,
             )
         })
