@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 /// The metadata fields the hooks read.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, expecting = "object metadata")]
 pub struct Meta {
     pub name: String,
     pub namespace: Option<String>,
@@ -69,7 +69,7 @@ impl<'de, Spec: DeserializeOwned, Status: DeserializeOwned> Deserialize<'de>
 {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase")]
+        #[serde(rename_all = "camelCase", expecting = "a Kubernetes object")]
         struct Raw {
             #[serde(default)]
             api_version: String,
@@ -110,7 +110,7 @@ fn read_spec<Spec: DeserializeOwned>(value: serde_json::Value) -> Result<Spec, S
 
 /// An observed `apps/v1` Deployment, as far as the hooks read it.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, expecting = "a Deployment")]
 pub struct ObservedDeployment {
     pub api_version: String,
     pub kind: String,
