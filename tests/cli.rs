@@ -132,3 +132,40 @@ fn crds_prints_every_checked_in_crd() {
         assert_eq!(checked_in, yaml, "crds/{name}");
     }
 }
+
+#[test]
+fn serve_answers_then_stops_cleanly_on_sigterm() {
+    use std::io::{BufRead, BufReader, Read};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_metahook"))
+        .args(["--listen", "127.0.0.1:0", "--log-format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("metahook serves");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let addr = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|line| {
+            let event: serde_json::Value = serde_json::from_str(&line).ok()?;
+            (event["message"] == "serving hooks")
+                .then(|| event["addr"].as_str().map(str::to_owned))?
+        })
+        .expect("the service logs its address");
+    let mut stream = std::net::TcpStream::connect(&addr).expect("connect");
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .expect("write");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("read");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    let status = child.wait().expect("metahook exits");
+    assert!(status.success(), "exit after SIGTERM: {status:?}");
+}
