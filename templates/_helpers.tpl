@@ -130,3 +130,11 @@ The names of a list of CompositeControllers, comma-separated.
 {{- end }}
 {{- join "," $names }}
 {{- end }}
+
+{{/*
+The leader-election Role and RoleBinding: the full name with a suffix, still
+within 63 characters.
+*/}}
+{{- define "metahook.leaderElectionName" -}}
+{{- printf "%s-leader-election" (include "metahook.fullname" . | trunc 47 | trimSuffix "-") }}
+{{- end }}
