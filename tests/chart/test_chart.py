@@ -691,6 +691,11 @@ def test_extra_labels_cannot_break_the_selector(chart: helm_python.Chart) -> Non
     assert out.one("Service")["metadata"]["labels"]["app.kubernetes.io/name"] == "metahook"
 
 
+def test_listen_address_brackets_ipv6(chart: helm_python.Chart) -> None:
+    assert render(chart, {"server": {"host": "::"}}).env()["METAHOOK_LISTEN"] == "[::]:8080"
+    assert render(chart, {"server": {"host": "10.0.0.1", "port": 9000}}).env()["METAHOOK_LISTEN"] == "10.0.0.1:9000"
+
+
 def test_image_digest_wins_over_tag(chart: helm_python.Chart) -> None:
     digest = "sha256:" + "0123456789abcdef" * 4
     out = render(chart, {"image": {"tag": "9.9.9", "digest": digest}})
@@ -724,6 +729,7 @@ MALFORMED = [
     ("privileged port", {"server": {"port": 80}}, r"/server/port.*minimum"),
     ("service port too big", {"service": {"port": 70000}}, r"/service/port.*maximum"),
     ("bad log format", {"server": {"logFormat": "xml"}}, r"/server/logFormat"),
+    ("host name instead of an address", {"server": {"host": "localhost"}}, r"/server/host"),
     ("zero workers", {"server": {"workers": 0}}, r"/server/workers.*minimum"),
     ("bad quantity", {"resources": {"limits": {"memory": "lots"}}}, r"/resources/limits/memory"),
     ("unknown resources key", {"resources": {"request": {}}}, r"/resources.*'request' not allowed"),
