@@ -8,7 +8,6 @@ the CRDs in crds/ and the small schemas in tests/chart/schemas/.
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 from dataclasses import dataclass, field
@@ -397,16 +396,6 @@ def only(controller: str, **extra: Any) -> dict:
     values = {"controllers": {name: {"enabled": name == controller} for name in CONTROLLERS}}
     values.update(extra)
     return values
-
-
-def deep_merge(base: dict, override: dict) -> dict:
-    merged = copy.deepcopy(base)
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = deep_merge(merged[key], value)
-        else:
-            merged[key] = copy.deepcopy(value)
-    return merged
 
 
 # --------------------------------------------------------------------------

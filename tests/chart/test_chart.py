@@ -29,7 +29,6 @@ from conftest import (
     crd_files,
     crds_by_group_kind,
     custom_resource_schema,
-    deep_merge,
     expected_labels,
     kube_floor,
     load_yaml_documents,
