@@ -11,6 +11,9 @@
 
 ARG RUST_VERSION=1.95
 
+# Build on bookworm: the binary links against the build image's glibc, which
+# must not be newer than the runtime's (distroless cc-debian12 is bookworm).
+
 FROM rust:${RUST_VERSION}-slim-bookworm AS build
 WORKDIR /src
 COPY . .
