@@ -8,14 +8,15 @@
 //!   them; `children` only ever holds what this Foo controls, so this is how
 //!   sync sees a same-named Deployment that belongs to someone else.
 //! - sync: desire that Deployment (labels `app: nginx`, `controller: <foo>`);
-//!   report `availableReplicas` from the *observed* one, a `Ready` condition,
-//!   and a `Synced` condition that carries the seed's events (`Synced`,
-//!   `ErrResourceExists`) as a condition.
+//!   report `availableReplicas` from the *observed* one, a `Ready` condition
+//!   and a `SpecValid` condition.
 //! - a Deployment of that name exists and its controller owner reference is
 //!   not this Foo: desire nothing in its place, so Metacontroller never
-//!   touches it, and report `ErrResourceExists` with the seed's message.
+//!   touches it, and say so: `Ready=False`, reason `ErrResourceExists`, the
+//!   seed's message.
 //! - invalid spec (an empty or malformed `deploymentName`, negative
-//!   `replicas`, a spec that does not parse): create nothing.
+//!   `replicas`, a spec that does not parse): create nothing;
+//!   `SpecValid=False`, reason `InvalidSpec`.
 //! - in both of those cases every Deployment the Foo already runs is held
 //!   exactly as it is: nothing is deleted or changed until the Foo can be
 //!   reconciled again.
@@ -48,10 +49,8 @@ pub const DEFAULT_REPLICAS: i32 = 1;
 pub const DNS_SUBDOMAIN_PATTERN: &str =
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
 pub const DNS_SUBDOMAIN_MAX_LEN: usize = 253;
-/// The seed's reasons and messages.
-pub const SUCCESS_SYNCED: &str = "Synced";
+/// The seed's reason for a Deployment the Foo does not control.
 pub const ERR_RESOURCE_EXISTS: &str = "ErrResourceExists";
-pub const MESSAGE_RESOURCE_SYNCED: &str = "Foo synced successfully";
 /// The Foo's name is the `controller` label's value, and label values are at
 /// most 63 characters.
 const MAX_LABEL_VALUE_LEN: usize = 63;
@@ -113,7 +112,7 @@ pub struct FooStatus {
     /// `minReadySeconds`, from the Deployment's status.
     #[serde(default)]
     pub available_replicas: i32,
-    /// `Ready` and `Synced`.
+    /// `Ready` and `SpecValid`.
     #[serde(default)]
     pub conditions: Vec<Condition>,
 }
@@ -155,12 +154,7 @@ pub fn sync(req: &Request, now: Timestamp) -> Response {
             run.observed.into_iter().collect(),
             vec![
                 ready_condition(run.name, run.observed, run.replicas),
-                Wanted::new(
-                    "Synced",
-                    true,
-                    SUCCESS_SYNCED,
-                    MESSAGE_RESOURCE_SYNCED.to_owned(),
-                ),
+                spec_valid(),
             ],
         ),
         Err(blocked) => {
@@ -197,41 +191,44 @@ enum Blocked {
 }
 
 impl Blocked {
-    /// `Ready` and `Synced` while blocked; `kept` are the held Deployments.
+    /// `Ready` and `SpecValid` while blocked; `kept` are the held Deployments.
     fn conditions(&self, kept: &[&ObservedDeployment]) -> Vec<Wanted> {
-        let kept_note = match kept_names(kept) {
-            Some(names) => format!("Deployment {names} is kept as it is"),
-            None => "no Deployment is created".to_owned(),
-        };
         match self {
-            Blocked::InvalidSpec(why) => vec![
-                Wanted::new(
-                    "Ready",
-                    false,
-                    "InvalidSpec",
-                    format!("{kept_note} while the spec is invalid"),
-                ),
-                Wanted::new(
-                    "Synced",
-                    false,
-                    "InvalidSpec",
-                    format!("Invalid Foo spec: {why}"),
-                ),
-            ],
-            Blocked::ResourceExists(name) => {
-                let exists = message_resource_exists(name);
+            Blocked::InvalidSpec(why) => {
+                let kept = match kept_names(kept) {
+                    Some(names) => format!("Deployment {names} is kept as it is"),
+                    None => "no Deployment is created".to_owned(),
+                };
                 vec![
                     Wanted::new(
                         "Ready",
                         false,
-                        ERR_RESOURCE_EXISTS,
-                        format!("{exists}; {kept_note}"),
+                        "InvalidSpec",
+                        format!("{kept} while the spec is invalid"),
                     ),
-                    Wanted::new("Synced", false, ERR_RESOURCE_EXISTS, exists),
+                    Wanted::new(
+                        "SpecValid",
+                        false,
+                        "InvalidSpec",
+                        format!("Invalid Foo spec: {why}"),
+                    ),
                 ]
             }
+            Blocked::ResourceExists(name) => vec![
+                Wanted::new(
+                    "Ready",
+                    false,
+                    ERR_RESOURCE_EXISTS,
+                    message_resource_exists(name),
+                ),
+                spec_valid(),
+            ],
         }
     }
+}
+
+fn spec_valid() -> Wanted {
+    Wanted::new("SpecValid", true, "Valid", "the spec is valid".to_owned())
 }
 
 /// The seed's `MessageResourceExists`.

@@ -217,8 +217,8 @@ fn previous_status() -> impl Strategy<Value = Option<Value>> {
         json!({"observedGeneration": 1, "availableReplicas": available, "conditions": [
             {"type": "Ready", "status": status, "reason": "ReplicasAvailable", "message": "",
              "lastTransitionTime": "2026-11-22T01:00:00Z", "observedGeneration": 1},
-            {"type": "Synced", "status": "True", "reason": "Synced",
-             "message": "Foo synced successfully",
+            {"type": "SpecValid", "status": "True", "reason": "Valid",
+             "message": "the spec is valid",
              "lastTransitionTime": "2026-11-22T01:00:00Z", "observedGeneration": 1}]})
     }))
 }
@@ -345,9 +345,10 @@ proptest! {
                 &observed["spec"]["template"]["spec"]["containers"]
             );
         }
-        let synced = &response["status"]["conditions"][1];
-        prop_assert_eq!(&synced["type"], &json!("Synced"));
-        prop_assert_eq!(&synced["reason"], &json!("InvalidSpec"));
+        let spec_valid = &response["status"]["conditions"][1];
+        prop_assert_eq!(&spec_valid["type"], &json!("SpecValid"));
+        prop_assert_eq!(&spec_valid["status"], &json!("False"));
+        prop_assert_eq!(&spec_valid["reason"], &json!("InvalidSpec"));
     }
 
     #[test]
@@ -360,10 +361,11 @@ proptest! {
             if spec_is_valid(&case.spec) && case.deployment_name() == Some(name) {
                 // Refused: the Foo's own Deployments are held, nothing new.
                 prop_assert_eq!(desired.len(), case.children.len());
-                let synced = &response["status"]["conditions"][1];
-                prop_assert_eq!(&synced["reason"], &json!("ErrResourceExists"));
+                let ready = &response["status"]["conditions"][0];
+                prop_assert_eq!(&ready["type"], &json!("Ready"));
+                prop_assert_eq!(&ready["reason"], &json!("ErrResourceExists"));
                 prop_assert_eq!(
-                    &synced["message"],
+                    &ready["message"],
                     &json!(format!("Resource \"{name}\" already exists and is not managed by Foo"))
                 );
             }
