@@ -8,6 +8,7 @@
 
 pub mod conditions;
 pub mod decode;
+pub mod foo;
 pub mod hello;
 pub mod objects;
 pub mod protocol;

@@ -31,6 +31,15 @@ impl Meta {
             .iter()
             .find(|r| r.controller == Some(true))
     }
+
+    /// Whether the object's controller is the object with this UID. An
+    /// unknown UID controls nothing: when in doubt, the object is not ours.
+    pub fn is_controlled_by(&self, uid: Option<&str>) -> bool {
+        match (self.controller(), uid) {
+            (Some(owner), Some(uid)) => owner.uid == uid,
+            _ => false,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -132,6 +141,11 @@ impl ObservedDeployment {
             .containers
             .first()
             .and_then(|c| c.image.as_deref())
+    }
+
+    /// `spec.replicas` as the API server reads it: absent means 1.
+    pub fn replicas(&self) -> i32 {
+        self.spec.replicas.unwrap_or(1)
     }
 }
 
