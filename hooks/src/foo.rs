@@ -26,16 +26,17 @@
 //!   the old pods stop while the new ones start. If the new name is taken by a
 //!   Deployment the Foo does not control, the old one is held instead.
 
+use crate::children;
 use crate::conditions::{self, Wanted};
 use crate::objects::{ObservedDeployment, Parent};
 use crate::protocol::{
     CustomizeRequest, CustomizeResponse, RelatedResourceRule, SyncRequest, SyncResponse,
 };
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
-use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Container;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{CustomResource, CustomResourceExt};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -153,7 +154,11 @@ pub fn sync(req: &Request, now: Timestamp) -> Response {
             vec![deployment(parent, run.name, run.replicas, IMAGE)],
             run.observed.into_iter().collect(),
             vec![
-                ready_condition(run.name, run.observed, run.replicas),
+                conditions::deployment_ready(
+                    run.observed,
+                    run.replicas,
+                    Some(&format!("Deployment \"{}\"", run.name)),
+                ),
                 spec_valid(),
             ],
         ),
@@ -337,31 +342,6 @@ fn is_dns_label(part: &str) -> bool {
     }
 }
 
-/// Ready once the Deployment runs exactly `want` pods, all updated, ready and
-/// available. A missing Deployment counts as one with no pods, so creating it
-/// does not change the status by itself (no extra reconcile).
-fn ready_condition(name: &str, observed: Option<&ObservedDeployment>, want: i32) -> Wanted {
-    let counts = observed.map(|d| d.status.clone()).unwrap_or_default();
-    if counts.replicas > want {
-        return Wanted::new(
-            "Ready",
-            false,
-            "ScalingDown",
-            format!(
-                "Deployment \"{name}\": {} replicas running, {want} wanted",
-                counts.replicas
-            ),
-        );
-    }
-    let available = counts.available_replicas;
-    let message = format!("Deployment \"{name}\": {available}/{want} replicas available");
-    if available >= want && counts.ready_replicas >= want && counts.updated_replicas >= want {
-        Wanted::new("Ready", true, "ReplicasAvailable", message)
-    } else {
-        Wanted::new("Ready", false, "ReplicasNotAvailable", message)
-    }
-}
-
 /// `counted` are the Deployments whose pods the status reports: the one the
 /// spec names, or the held ones.
 fn status(
@@ -407,38 +387,17 @@ pub fn labels(foo_name: &str) -> BTreeMap<String, String> {
 /// The seed's `newDeployment`. The controller owner reference and the
 /// `controller-uid` label are Metacontroller's to add.
 fn deployment(parent: &FooParent, name: &str, replicas: i32, image: &str) -> Deployment {
-    let labels = labels(&parent.metadata.name);
-    Deployment {
-        metadata: ObjectMeta {
-            name: Some(name.to_owned()),
-            namespace: parent.metadata.namespace.clone(),
-            labels: Some(labels.clone()),
-            ..ObjectMeta::default()
+    children::deployment(
+        name,
+        parent.metadata.namespace.as_deref(),
+        labels(&parent.metadata.name),
+        replicas,
+        Container {
+            name: "nginx".to_owned(),
+            image: Some(image.to_owned()),
+            ..Container::default()
         },
-        spec: Some(DeploymentSpec {
-            replicas: Some(replicas),
-            selector: LabelSelector {
-                match_labels: Some(labels.clone()),
-                match_expressions: None,
-            },
-            template: PodTemplateSpec {
-                metadata: Some(ObjectMeta {
-                    labels: Some(labels),
-                    ..ObjectMeta::default()
-                }),
-                spec: Some(PodSpec {
-                    containers: vec![Container {
-                        name: "nginx".to_owned(),
-                        image: Some(image.to_owned()),
-                        ..Container::default()
-                    }],
-                    ..PodSpec::default()
-                }),
-            },
-            ..DeploymentSpec::default()
-        }),
-        status: None,
-    }
+    )
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! reads the clock and moves the bytes, and passes `now` in.
 #![forbid(unsafe_code)]
 
+pub mod children;
 pub mod conditions;
 pub mod decode;
 pub mod foo;
