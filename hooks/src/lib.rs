@@ -9,6 +9,7 @@
 pub mod conditions;
 pub mod decode;
 pub mod hello;
+pub mod hikawa;
 pub mod objects;
 pub mod protocol;
 pub mod registry;

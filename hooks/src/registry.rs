@@ -71,16 +71,25 @@ impl fmt::Debug for Controller {
     }
 }
 
-pub static CONTROLLERS: &[Controller] = &[Controller {
-    name: "hello",
-    hooks: &[
-        (HookKind::Sync, |body, now| run(body, now, hello::sync)),
-        (HookKind::Finalize, |body, now| {
-            run(body, now, hello::finalize)
-        }),
-    ],
-    crds: hello::crds,
-}];
+pub static CONTROLLERS: &[Controller] = &[
+    Controller {
+        name: "hello",
+        hooks: &[
+            (HookKind::Sync, |body, now| run(body, now, hello::sync)),
+            (HookKind::Finalize, |body, now| {
+                run(body, now, hello::finalize)
+            }),
+        ],
+        crds: hello::crds,
+    },
+    Controller {
+        name: "hikawa",
+        hooks: &[(HookKind::Sync, |body, now| {
+            run(body, now, crate::hikawa::sync)
+        })],
+        crds: crate::hikawa::crds,
+    },
+];
 
 /// Looks a controller up by name.
 pub fn controller(name: &str) -> Option<&'static Controller> {
