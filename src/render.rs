@@ -17,8 +17,9 @@ pub enum RenderError {
     #[error("{path} is neither JSON nor YAML")]
     Yaml {
         path: PathBuf,
+        // Boxed: the parser's error is large, and every Result here carries it.
         #[source]
-        source: serde_saphyr::Error,
+        source: Box<serde_saphyr::Error>,
     },
     #[error("unknown controller {0:?}; known: {known}", known = known_controllers())]
     UnknownController(String),
@@ -120,7 +121,7 @@ fn to_json(path: &std::path::Path, input: Vec<u8>) -> Result<Vec<u8>, RenderErro
     let value: serde_json::Value =
         serde_saphyr::from_slice(&input).map_err(|source| RenderError::Yaml {
             path: path.to_owned(),
-            source,
+            source: Box::new(source),
         })?;
     Ok(value.to_string().into_bytes())
 }
