@@ -650,6 +650,240 @@ fn held(parent: &Parent<HikawaSpec, PreviousStatus>, observed: &ObservedWord) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{Value, json};
+
+    fn at(s: &str) -> Timestamp {
+        s.parse().unwrap()
+    }
+
+    fn request(name: &str, spec: Value, zundokos: &[(u32, &str)]) -> Request {
+        let children: serde_json::Map<String, Value> = zundokos
+            .iter()
+            .map(|(n, said_at)| {
+                let name = zundoko_name(name, *n);
+                let child = json!({
+                    "apiVersion": API_VERSION, "kind": "Zundoko",
+                    "metadata": {"name": name, "namespace": "default",
+                                 "annotations": {SAID_AT: said_at}},
+                    "spec": {"say": word("uid-1", *n).as_str()}
+                });
+                (name, child)
+            })
+            .collect();
+        serde_json::from_value(json!({
+            "parent": {
+                "apiVersion": API_VERSION, "kind": "Hikawa",
+                "metadata": {"name": name, "namespace": "default", "uid": "uid-1",
+                             "generation": 2, "creationTimestamp": "2026-11-22T02:00:00Z"},
+                "spec": spec
+            },
+            "children": {
+                format!("Zundoko.{API_VERSION}"): children,
+                format!("Kiyoshi.{API_VERSION}"): {}
+            }
+        }))
+        .unwrap()
+    }
+
+    fn condition<'a>(response: &'a Response, type_: &str) -> &'a Condition {
+        response
+            .status
+            .conditions
+            .iter()
+            .find(|c| c.type_ == type_)
+            .unwrap()
+    }
+
+    #[test]
+    fn the_seed_manifest_applies_unchanged() {
+        let hikawa: Hikawa = serde_json::from_value(json!({
+            "apiVersion": "zundokokiyoshi.kaitoy.github.com/v1beta1",
+            "kind": "Hikawa",
+            "metadata": {"labels": {"controller-tools.k8s.io": "1.0"}, "name": "hikawa-sample"},
+            "spec": {"intervalMillis": 500}
+        }))
+        .unwrap();
+        assert_eq!(hikawa.spec.interval_millis, 500);
+        assert_eq!(hikawa.spec.max_zundokos, DEFAULT_MAX_ZUNDOKOS);
+    }
+
+    #[test]
+    fn crds_carry_the_seed_names_and_the_bounds() {
+        let crds = crds();
+        let names: Vec<_> = crds.iter().map(|c| c.spec.names.plural.as_str()).collect();
+        assert_eq!(names, ["hikawas", "zundokos", "kiyoshis"]);
+        for crd in &crds {
+            assert_eq!(crd.spec.group, GROUP);
+            assert_eq!(crd.spec.scope, "Namespaced");
+            assert_eq!(crd.spec.versions[0].name, "v1beta1");
+        }
+        let hikawa = &crds[0].spec.versions[0];
+        assert!(
+            hikawa
+                .subresources
+                .as_ref()
+                .is_some_and(|s| s.status.is_some())
+        );
+        let columns: Vec<_> = hikawa
+            .additional_printer_columns
+            .iter()
+            .flatten()
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(columns, ["Said", "Kiyoshied", "Age"]);
+        let schema = serde_json::to_value(&hikawa.schema).unwrap();
+        let root = &schema["openAPIV3Schema"]["properties"];
+        let interval = &root["spec"]["properties"]["intervalMillis"];
+        assert_eq!(interval["minimum"], json!(0.0));
+        assert_eq!(interval["maximum"], json!(3_600_000.0));
+        assert_eq!(root["spec"]["required"], json!(["intervalMillis"]));
+        assert_eq!(
+            root["spec"]["properties"]["maxZundokos"]["default"],
+            json!(1000)
+        );
+        // Metacontroller writes it; a structural schema would prune it.
+        assert_eq!(
+            root["status"]["properties"]["observedGeneration"]["type"],
+            "integer"
+        );
+        for (crd, words) in [
+            (&crds[1], json!(["Zun", "Doko"])),
+            (&crds[2], json!(["Kiyoshi!"])),
+        ] {
+            let schema = serde_json::to_value(&crd.spec.versions[0].schema).unwrap();
+            let say = &schema["openAPIV3Schema"]["properties"]["spec"]["properties"]["say"];
+            assert_eq!(say["enum"], words);
+        }
+    }
+
+    #[test]
+    fn an_invalid_spec_holds_the_song_and_says_why() {
+        let req = request(
+            "h",
+            json!({"intervalMillis": -1, "maxZundokos": 0}),
+            &[(1, "2026-11-22T02:00:01Z")],
+        );
+        let resp = sync(&req, at("2026-11-22T03:00:00Z"));
+        assert_eq!(resp.children.len(), 1);
+        assert_eq!(resp.resync_after_seconds, None);
+        let valid = condition(&resp, "SpecValid");
+        assert_eq!(valid.status, "False");
+        assert!(
+            valid.message.contains("intervalMillis: -1"),
+            "{}",
+            valid.message
+        );
+        assert!(
+            valid.message.contains("maxZundokos: 0"),
+            "{}",
+            valid.message
+        );
+        assert_eq!(condition(&resp, "Finished").reason, "InvalidSpec");
+        assert_eq!(resp.status.num_zundokos_said, 1);
+    }
+
+    #[test]
+    fn an_unreadable_spec_names_the_field() {
+        let req = request("h", json!({"intervalMillis": "fast"}), &[]);
+        let resp = sync(&req, at("2026-11-22T03:00:00Z"));
+        assert!(resp.children.is_empty());
+        let valid = condition(&resp, "SpecValid");
+        assert!(
+            valid.message.contains("spec.intervalMillis"),
+            "{}",
+            valid.message
+        );
+    }
+
+    #[test]
+    fn a_name_too_long_for_its_zundokos_is_refused() {
+        let long = "h".repeat(MAX_NAME_LEN - ZUNDOKO_INFIX.len() - 3);
+        let ok = sync(
+            &request(&long, json!({"intervalMillis": 0, "maxZundokos": 999}), &[]),
+            at("2026-11-22T03:00:00Z"),
+        );
+        assert_eq!(ok.children.len(), 1);
+        let refused = sync(
+            &request(
+                &long,
+                json!({"intervalMillis": 0, "maxZundokos": 1000}),
+                &[],
+            ),
+            at("2026-11-22T03:00:00Z"),
+        );
+        assert!(refused.children.is_empty());
+        assert_eq!(condition(&refused, "SpecValid").status, "False");
+    }
+
+    #[test]
+    fn the_next_word_waits_for_the_newest_said_at_and_resyncs_in_fractions() {
+        let req = request(
+            "h",
+            json!({"intervalMillis": 1500}),
+            &[(1, "2026-11-22T02:59:57Z"), (2, "2026-11-22T02:59:59.25Z")],
+        );
+        let early = sync(&req, at("2026-11-22T03:00:00Z"));
+        assert_eq!(early.children.len(), 2);
+        assert_eq!(early.resync_after_seconds, Some(0.75));
+        let due = sync(&req, at("2026-11-22T03:00:00.75Z"));
+        assert_eq!(due.children.len(), 3);
+        assert_eq!(due.resync_after_seconds, Some(1.5));
+        // Time moves nothing in the status but the stamps of conditions
+        // first set: it is the observed song.
+        let text = |r: &Response| {
+            let messages: Vec<String> = r
+                .status
+                .conditions
+                .iter()
+                .map(|c| c.message.clone())
+                .collect();
+            (r.status.song.clone(), r.status.phase, messages)
+        };
+        assert_eq!(text(&early), text(&due));
+    }
+
+    #[test]
+    fn a_gap_never_reuses_a_name() {
+        let req = request(
+            "h",
+            json!({"intervalMillis": 0}),
+            &[(1, "2026-11-22T02:59:57Z"), (3, "2026-11-22T02:59:58Z")],
+        );
+        let resp = sync(&req, at("2026-11-22T03:00:00Z"));
+        let names: Vec<_> = resp
+            .children
+            .iter()
+            .map(|c| match c {
+                Child::Zundoko(z) => z.metadata.name.clone().unwrap(),
+                Child::Kiyoshi(k) => k.metadata.name.clone().unwrap(),
+            })
+            .collect();
+        assert_eq!(names, ["h-zundoko-001", "h-zundoko-003", "h-zundoko-004"]);
+    }
+
+    #[test]
+    fn a_thousand_zundokos_are_the_default_bound() {
+        let times: Vec<(u32, String)> = (1..=DEFAULT_MAX_ZUNDOKOS)
+            .map(|n| {
+                (
+                    n,
+                    format!("2026-11-22T02:{:02}:{:02}Z", n / 60 % 60, n % 60),
+                )
+            })
+            .collect();
+        let refs: Vec<(u32, &str)> = times.iter().map(|(n, t)| (*n, t.as_str())).collect();
+        let req = request("h", json!({"intervalMillis": 500}), &refs);
+        let resp = sync(&req, at("2026-11-22T03:00:00Z"));
+        // Every word held, no 1001st Zundoko (a Kiyoshi only if the
+        // thousandth word completes Zun Zun Zun Zun Doko).
+        let words: Vec<Word> = (1..=DEFAULT_MAX_ZUNDOKOS)
+            .map(|n| word("uid-1", n))
+            .collect();
+        let kiyoshi = usize::from(ready_to_kiyoshi(&words));
+        assert_eq!(resp.children.len(), DEFAULT_MAX_ZUNDOKOS as usize + kiyoshi);
+        assert_eq!(resp.status.num_zundokos_said, DEFAULT_MAX_ZUNDOKOS);
+        assert_eq!(resp.status.phase == Phase::GaveUp, kiyoshi == 0);
+    }
 
     #[test]
     fn word_is_pinned() {

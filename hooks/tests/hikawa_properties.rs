@@ -24,7 +24,7 @@ fn interval() -> impl Strategy<Value = i64> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(48))]
+    #![proptest_config(ProptestConfig::with_cases(32))]
 
     /// Every song ends with Zun Zun Zun Zun Doko Kiyoshi! (at its first
     /// Zun×4+Doko), or gives up at exactly the bound; and every state on
