@@ -2,10 +2,14 @@
 //! random, one `Zundoko` child per word, until it has sung Zun, Zun, Zun,
 //! Zun, Doko; then it says "Kiyoshi!" with one `Kiyoshi` child and stops.
 //!
-//! - sync: return every observed word unchanged and at most one new one, and
-//!   only once `spec.intervalMillis` has passed since the newest word (since
-//!   the Hikawa's `creationTimestamp` for the first). Zundokos are named
-//!   `<hikawa>-zundoko-001`, `-002`, …; the Kiyoshi `<hikawa>-kiyoshi`.
+//! - sync: return every observed word as it was sung, and at most one new
+//!   one, only once `spec.intervalMillis` has passed since the newest word
+//!   (since the Hikawa's `creationTimestamp` for the first). Zundokos are
+//!   named `<hikawa>-zundoko-001`, `-002`, … (after the highest number
+//!   observed); the Kiyoshi `<hikawa>-kiyoshi`. A word edited by hand is put
+//!   back (it is `word(uid, n)`); a child not named like that (adopted by the
+//!   `controller-uid` label) is held exactly as observed and is not part of
+//!   the song.
 //! - the n-th word is [`word`]`(uid, n)`: pseudo-random but deterministic,
 //!   so a call on a stale cache desires the very same child again.
 //! - pacing: each child carries the time it was first desired in the
@@ -18,7 +22,12 @@
 //!   said, and the status says why.
 //!
 //! The status is a function of the observed children and the spec only (not
-//! of `now`), so it changes exactly when a word appears.
+//! of `now`), so it changes exactly when a word appears. The first word is
+//! paced from `creationTimestamp`, which the API server truncates to the
+//! second: it may come up to a second sooner after the real creation than an
+//! interval. A child that lost its annotation is paced from its own
+//! `creationTimestamp` plus one second (late rather than early), and that
+//! time is written back as its annotation.
 
 use crate::conditions::{self, Wanted};
 use crate::objects::{Meta, Parent};
