@@ -459,14 +459,18 @@ fn step(
     let Ok(spec) = spec else {
         return Step::Held;
     };
+    // After the highest number, so a gap (a Zundoko deleted by hand) never
+    // makes two children share a name; past u32::MAX there is no next name.
+    let next_number = match song.zundokos.keys().next_back() {
+        Some(n) => n.checked_add(1),
+        None => Some(1),
+    };
     let next = if ready_to_kiyoshi(words) {
         Next::Kiyoshi
-    } else if words.len() >= spec.max_zundokos as usize {
-        return Step::GaveUp;
+    } else if let Some(n) = next_number.filter(|_| words.len() < spec.max_zundokos as usize) {
+        Next::Zundoko(n)
     } else {
-        // After the highest number, so a gap (a Zundoko deleted by hand)
-        // never makes two children share a name.
-        Next::Zundoko(song.zundokos.keys().next_back().map_or(1, |n| n + 1))
+        return Step::GaveUp;
     };
     let since = song
         .newest()
@@ -530,7 +534,7 @@ fn status(
                 "Finished",
                 true,
                 "Kiyoshied",
-                format!("Kiyoshi! after {said} Zundokos"),
+                format!("Kiyoshi! after {}", zundokos(said)),
             ),
         ),
         Step::GaveUp => (
@@ -540,7 +544,8 @@ fn status(
                 true,
                 "GaveUp",
                 format!(
-                    "gave up after {said} Zundokos (spec.maxZundokos) without Zun Zun Zun Zun Doko"
+                    "gave up after {} (spec.maxZundokos) without Zun Zun Zun Zun Doko",
+                    zundokos(said)
                 ),
             ),
         ),
@@ -550,7 +555,10 @@ fn status(
                 "Finished",
                 false,
                 "InvalidSpec",
-                format!("{said} Zundokos said; nothing more is said while the spec is invalid"),
+                format!(
+                    "{} said; nothing more is said while the spec is invalid",
+                    zundokos(said)
+                ),
             ),
         ),
         Step::Due(next, due) => {
@@ -564,7 +572,7 @@ fn status(
                     "Finished",
                     false,
                     "Singing",
-                    format!("{said} Zundokos said; {what} is due at {due}"),
+                    format!("{} said; {what} is due at {due}", zundokos(said)),
                 ),
             )
         }
@@ -595,6 +603,15 @@ fn status(
             parent.metadata.generation,
             now,
         ),
+    }
+}
+
+/// "1 Zundoko", "2 Zundokos".
+fn zundokos(n: usize) -> String {
+    if n == 1 {
+        "1 Zundoko".to_owned()
+    } else {
+        format!("{n} Zundokos")
     }
 }
 
@@ -868,6 +885,18 @@ mod tests {
             })
             .collect();
         assert_eq!(names, ["h-zundoko-001", "h-zundoko-003", "h-zundoko-004"]);
+    }
+
+    #[test]
+    fn the_highest_possible_number_gives_up_instead_of_overflowing() {
+        let req = request(
+            "h",
+            json!({"intervalMillis": 0}),
+            &[(u32::MAX, "2026-11-22T02:59:57Z")],
+        );
+        let resp = sync(&req, at("2026-11-22T03:00:00Z"));
+        assert_eq!(resp.children.len(), 1);
+        assert_eq!(resp.status.phase, Phase::GaveUp);
     }
 
     #[test]
