@@ -11,6 +11,7 @@ pub mod conditions;
 pub mod decode;
 pub mod foo;
 pub mod hello;
+pub mod hikawa;
 pub mod objects;
 pub mod protocol;
 pub mod registry;

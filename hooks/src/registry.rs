@@ -3,7 +3,7 @@
 //! module plus one entry here (and one manifest in `metacontroller/`).
 
 use crate::decode::{DecodeError, decode};
-use crate::hello;
+use crate::{foo, hello, hikawa};
 use jiff::Timestamp;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde::Serialize;
@@ -83,14 +83,19 @@ pub static CONTROLLERS: &[Controller] = &[
         crds: hello::crds,
     },
     Controller {
+        name: "hikawa",
+        hooks: &[(HookKind::Sync, |body, now| run(body, now, hikawa::sync))],
+        crds: hikawa::crds,
+    },
+    Controller {
         name: "foo",
         hooks: &[
             (HookKind::Customize, |body, now| {
-                run(body, now, crate::foo::customize)
+                run(body, now, foo::customize)
             }),
-            (HookKind::Sync, |body, now| run(body, now, crate::foo::sync)),
+            (HookKind::Sync, |body, now| run(body, now, foo::sync)),
         ],
-        crds: crate::foo::crds,
+        crds: foo::crds,
     },
 ];
 
