@@ -347,7 +347,7 @@ impl Chaos {
 
     /// True one time in `n`.
     pub fn one_in(&mut self, n: u64) -> bool {
-        self.next() % n == 0
+        self.next().is_multiple_of(n)
     }
 
     /// A fraction in [0, 1).
@@ -366,10 +366,11 @@ pub fn play(sim: &mut Sim, mut chaos: Option<Chaos>) -> Value {
     let limit = 1_000_000;
     loop {
         assert!(sim.calls < limit, "the song never ends");
-        if let Some(c) = chaos.as_mut() {
-            if !sim.said.is_empty() && c.one_in(3) {
-                sim.reconcile(View::WithoutNewest, now);
-            }
+        if let Some(c) = chaos.as_mut()
+            && !sim.said.is_empty()
+            && c.one_in(3)
+        {
+            sim.reconcile(View::WithoutNewest, now);
         }
         let (response, created) = sim.reconcile(View::Fresh, now);
         let resync = response.get("resyncAfterSeconds").and_then(Value::as_f64);
