@@ -2,7 +2,7 @@
 //! offline. The same code path as the service, minus HTTP.
 
 use crate::cli::RenderArgs;
-use metahook_hooks::registry::{self, HookError, HookKind};
+use metahook_hooks::registry::{self, HookError, HookKind, LookupError};
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
@@ -18,16 +18,10 @@ pub enum RenderError {
     Yaml {
         path: PathBuf,
         #[source]
-        source: serde_saphyr::Error,
+        source: Box<serde_saphyr::Error>,
     },
-    #[error("unknown controller {0:?}; known: {known}", known = known_controllers())]
-    UnknownController(String),
-    #[error("controller {controller} has no {hook:?} hook; it has: {known}")]
-    UnknownHook {
-        controller: String,
-        hook: String,
-        known: String,
-    },
+    #[error(transparent)]
+    Lookup(#[from] LookupError),
     #[error("the {controller} {hook} hook rejected the request")]
     Hook {
         controller: String,
@@ -37,14 +31,6 @@ pub enum RenderError {
     },
     #[error("writing the response failed")]
     Write(#[source] std::io::Error),
-}
-
-fn known_controllers() -> String {
-    registry::CONTROLLERS
-        .iter()
-        .map(|c| c.name)
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 pub fn run(args: &RenderArgs) -> Result<(), RenderError> {
@@ -69,24 +55,10 @@ pub fn render(
     body: &[u8],
     now: Option<jiff::Timestamp>,
 ) -> Result<Vec<u8>, RenderError> {
-    let found = registry::controller(controller)
-        .ok_or_else(|| RenderError::UnknownController(controller.to_owned()))?;
-    let kind = HookKind::parse(hook);
-    let handler = kind
-        .and_then(|k| found.hook(k))
-        .ok_or_else(|| RenderError::UnknownHook {
-            controller: controller.to_owned(),
-            hook: hook.to_owned(),
-            known: found
-                .hooks
-                .iter()
-                .map(|(k, _)| k.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-        })?;
+    let (_, kind, handler) = registry::lookup(registry::CONTROLLERS, controller, hook)?;
     handler(body, now.unwrap_or_else(jiff::Timestamp::now)).map_err(|source| RenderError::Hook {
         controller: controller.to_owned(),
-        hook: kind.unwrap_or(HookKind::Sync),
+        hook: kind,
         source,
     })
 }
@@ -120,7 +92,7 @@ fn to_json(path: &std::path::Path, input: Vec<u8>) -> Result<Vec<u8>, RenderErro
     let value: serde_json::Value =
         serde_saphyr::from_slice(&input).map_err(|source| RenderError::Yaml {
             path: path.to_owned(),
-            source,
+            source: Box::new(source),
         })?;
     Ok(value.to_string().into_bytes())
 }

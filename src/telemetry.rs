@@ -14,7 +14,12 @@ pub fn init(format: LogFormat) -> Result<(), TelemetryError> {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let registry = tracing_subscriber::registry().with(filter);
     let result = match format {
-        LogFormat::Text => registry.with(tracing_subscriber::fmt::layer()).try_init(),
+        LogFormat::Text => registry
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout())),
+            )
+            .try_init(),
         LogFormat::Json => registry
             .with(tracing_subscriber::fmt::layer().json().flatten_event(true))
             .try_init(),

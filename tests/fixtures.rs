@@ -59,3 +59,36 @@ fn responses_are_byte_stable() {
         );
     }
 }
+
+/// Metacontroller decodes a v2 hook's response strictly: any other top-level
+/// key fails the reconcile. Sync and finalize always send a full status and
+/// the full child list.
+#[test]
+fn responses_carry_only_the_protocol_keys() {
+    for fixture in fixtures() {
+        let Some(handler) =
+            registry::controller(&fixture.controller).and_then(|c| c.hook(fixture.hook))
+        else {
+            continue;
+        };
+        let response: serde_json::Value =
+            serde_json::from_slice(&handler(&fixture.body(), now()).expect("answers"))
+                .expect("JSON");
+        let object = response.as_object().expect("an object");
+        let allowed: &[&str] = match fixture.hook {
+            metahook_hooks::HookKind::Customize => &["relatedResources"],
+            _ => &["status", "children", "resyncAfterSeconds", "finalized"],
+        };
+        for key in object.keys() {
+            assert!(
+                allowed.contains(&key.as_str()),
+                "{}: unexpected key {key}",
+                fixture.path.display()
+            );
+        }
+        if fixture.hook != metahook_hooks::HookKind::Customize {
+            assert!(object["status"].is_object(), "{}", fixture.path.display());
+            assert!(object["children"].is_array(), "{}", fixture.path.display());
+        }
+    }
+}

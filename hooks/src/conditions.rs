@@ -5,6 +5,7 @@
 //! the parent's current status while a condition's status is unchanged, so
 //! the same request always yields the same bytes and times mean something.
 
+use crate::objects::ObservedDeployment;
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
@@ -56,6 +57,38 @@ pub fn build(
             }
         })
         .collect()
+}
+
+/// `Ready` for a controller that runs one Deployment: true once it runs
+/// exactly `want` pods, all updated, ready and available. A missing
+/// Deployment counts as one with no pods, so creating it does not change the
+/// status by itself (no extra reconcile). `subject`, when given, starts the
+/// message (`Deployment "web": 2/3 replicas available`).
+pub fn deployment_ready(
+    observed: Option<&ObservedDeployment>,
+    want: i32,
+    subject: Option<&str>,
+) -> Wanted {
+    let counts = observed.map(|d| d.status.clone()).unwrap_or_default();
+    let prefix = subject.map(|s| format!("{s}: ")).unwrap_or_default();
+    if counts.replicas > want {
+        return Wanted::new(
+            "Ready",
+            false,
+            "ScalingDown",
+            format!(
+                "{prefix}{} replicas running, {want} wanted",
+                counts.replicas
+            ),
+        );
+    }
+    let available = counts.available_replicas;
+    let message = format!("{prefix}{available}/{want} replicas available");
+    if available >= want && counts.ready_replicas >= want && counts.updated_replicas >= want {
+        Wanted::new("Ready", true, "ReplicasAvailable", message)
+    } else {
+        Wanted::new("Ready", false, "ReplicasNotAvailable", message)
+    }
 }
 
 #[cfg(test)]

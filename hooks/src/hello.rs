@@ -8,14 +8,15 @@
 //!   Deployment exactly as it is and say why in the status; create nothing.
 //! - finalize: desire no children; `finalized` once none is observed.
 
+use crate::children;
 use crate::conditions::{self, Wanted};
 use crate::objects::{ObservedDeployment, Parent};
 use crate::protocol::{SyncRequest, SyncResponse};
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
-use k8s_openapi::api::core::v1::{Container, ContainerPort, PodSpec, PodTemplateSpec};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{Container, ContainerPort};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{CustomResource, CustomResourceExt};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -30,6 +31,8 @@ const MAX_NAME_LEN: usize = 63;
 
 /// A Hello runs `replicas` copies of a small web server that answers with
 /// its own name and address.
+// clippy reads two printer columns of the same type as a duplicated attribute.
+#[allow(clippy::duplicated_attributes)]
 #[derive(CustomResource, Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "fraim.co.jp",
@@ -112,7 +115,7 @@ pub fn sync(req: &Request, now: Timestamp) -> Response {
         Err(_) => observed.map(|d| d.spec.replicas.unwrap_or(1)),
     };
     let ready = match target {
-        Some(want) => ready_condition(observed, want),
+        Some(want) => conditions::deployment_ready(observed, want, None),
         None => Wanted::new(
             "Ready",
             false,
@@ -207,28 +210,6 @@ fn spec_condition(spec: &Result<&HelloSpec, String>) -> Wanted {
     }
 }
 
-/// Ready once the Deployment runs exactly `want` pods, all updated, ready
-/// and available. A missing Deployment counts as one with no pods, so
-/// creating it does not change the status by itself (no extra reconcile).
-fn ready_condition(observed: Option<&ObservedDeployment>, want: i32) -> Wanted {
-    let counts = observed.map(|d| d.status.clone()).unwrap_or_default();
-    let available = counts.available_replicas;
-    if counts.replicas > want {
-        return Wanted::new(
-            "Ready",
-            false,
-            "ScalingDown",
-            format!("{} replicas running, {want} wanted", counts.replicas),
-        );
-    }
-    let message = format!("{available}/{want} replicas available");
-    if available >= want && counts.ready_replicas >= want && counts.updated_replicas >= want {
-        Wanted::new("Ready", true, "ReplicasAvailable", message)
-    } else {
-        Wanted::new("Ready", false, "ReplicasNotAvailable", message)
-    }
-}
-
 fn status(
     parent: &Parent<HelloSpec, HelloStatus>,
     observed: Option<&ObservedDeployment>,
@@ -280,42 +261,21 @@ pub fn labels(name: &str) -> BTreeMap<String, String> {
 
 fn deployment(parent: &Parent<HelloSpec, HelloStatus>, replicas: i32, image: &str) -> Deployment {
     let name = &parent.metadata.name;
-    let labels = labels(name);
-    Deployment {
-        metadata: ObjectMeta {
-            name: Some(name.clone()),
-            namespace: parent.metadata.namespace.clone(),
-            labels: Some(labels.clone()),
-            ..ObjectMeta::default()
+    children::deployment(
+        name,
+        parent.metadata.namespace.as_deref(),
+        labels(name),
+        replicas,
+        Container {
+            name: "hello".to_owned(),
+            image: Some(image.to_owned()),
+            ports: Some(vec![ContainerPort {
+                name: Some("http".to_owned()),
+                container_port: CONTAINER_PORT,
+                protocol: Some("TCP".to_owned()),
+                ..ContainerPort::default()
+            }]),
+            ..Container::default()
         },
-        spec: Some(DeploymentSpec {
-            replicas: Some(replicas),
-            selector: LabelSelector {
-                match_labels: Some(labels.clone()),
-                match_expressions: None,
-            },
-            template: PodTemplateSpec {
-                metadata: Some(ObjectMeta {
-                    labels: Some(labels),
-                    ..ObjectMeta::default()
-                }),
-                spec: Some(PodSpec {
-                    containers: vec![Container {
-                        name: "hello".to_owned(),
-                        image: Some(image.to_owned()),
-                        ports: Some(vec![ContainerPort {
-                            name: Some("http".to_owned()),
-                            container_port: CONTAINER_PORT,
-                            protocol: Some("TCP".to_owned()),
-                            ..ContainerPort::default()
-                        }]),
-                        ..Container::default()
-                    }],
-                    ..PodSpec::default()
-                }),
-            },
-            ..DeploymentSpec::default()
-        }),
-        status: None,
-    }
+    )
 }

@@ -6,9 +6,12 @@
 //! reads the clock and moves the bytes, and passes `now` in.
 #![forbid(unsafe_code)]
 
+pub mod children;
 pub mod conditions;
 pub mod decode;
+pub mod foo;
 pub mod hello;
+pub mod hikawa;
 pub mod objects;
 pub mod protocol;
 pub mod registry;

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 /// The metadata fields the hooks read.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, expecting = "object metadata")]
 pub struct Meta {
     pub name: String,
     pub namespace: Option<String>,
@@ -30,6 +30,15 @@ impl Meta {
         self.owner_references
             .iter()
             .find(|r| r.controller == Some(true))
+    }
+
+    /// Whether the object's controller is the object with this UID. An
+    /// unknown UID controls nothing: when in doubt, the object is not ours.
+    pub fn is_controlled_by(&self, uid: Option<&str>) -> bool {
+        match (self.controller(), uid) {
+            (Some(owner), Some(uid)) => owner.uid == uid,
+            _ => false,
+        }
     }
 }
 
@@ -69,7 +78,7 @@ impl<'de, Spec: DeserializeOwned, Status: DeserializeOwned> Deserialize<'de>
 {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase")]
+        #[serde(rename_all = "camelCase", expecting = "a Kubernetes object")]
         struct Raw {
             #[serde(default)]
             api_version: String,
@@ -110,7 +119,7 @@ fn read_spec<Spec: DeserializeOwned>(value: serde_json::Value) -> Result<Spec, S
 
 /// An observed `apps/v1` Deployment, as far as the hooks read it.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, expecting = "a Deployment")]
 pub struct ObservedDeployment {
     pub api_version: String,
     pub kind: String,
@@ -132,6 +141,11 @@ impl ObservedDeployment {
             .containers
             .first()
             .and_then(|c| c.image.as_deref())
+    }
+
+    /// `spec.replicas` as the API server reads it: absent means 1.
+    pub fn replicas(&self) -> i32 {
+        self.spec.replicas.unwrap_or(1)
     }
 }
 

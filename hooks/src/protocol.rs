@@ -16,7 +16,10 @@ use std::marker::PhantomData;
 
 /// A `sync` or `finalize` request (§1.3). `finalizing` tells them apart.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(bound(deserialize = "P: DeserializeOwned, C: DeserializeOwned, R: DeserializeOwned"))]
+#[serde(
+    bound(deserialize = "P: DeserializeOwned, C: DeserializeOwned, R: DeserializeOwned"),
+    expecting = "a sync request: an object with parent and children"
+)]
 pub struct SyncRequest<P, C, R = IgnoredObject> {
     /// The CompositeController itself; no hook here reads it.
     #[serde(default)]
@@ -49,7 +52,10 @@ pub struct SyncResponse<S, C> {
 
 /// A `customize` request (§1.6).
 #[derive(Debug, Clone, Deserialize)]
-#[serde(bound(deserialize = "P: DeserializeOwned"))]
+#[serde(
+    bound(deserialize = "P: DeserializeOwned"),
+    expecting = "a customize request: an object with parent"
+)]
 pub struct CustomizeRequest<P> {
     #[serde(default)]
     pub controller: IgnoredObject,

@@ -3,7 +3,7 @@
 //! module plus one entry here (and one manifest in `metacontroller/`).
 
 use crate::decode::{DecodeError, decode};
-use crate::hello;
+use crate::{foo, hello, hikawa};
 use jiff::Timestamp;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde::Serialize;
@@ -71,20 +71,77 @@ impl fmt::Debug for Controller {
     }
 }
 
-pub static CONTROLLERS: &[Controller] = &[Controller {
-    name: "hello",
-    hooks: &[
-        (HookKind::Sync, |body, now| run(body, now, hello::sync)),
-        (HookKind::Finalize, |body, now| {
-            run(body, now, hello::finalize)
-        }),
-    ],
-    crds: hello::crds,
-}];
+pub static CONTROLLERS: &[Controller] = &[
+    Controller {
+        name: "hello",
+        hooks: &[
+            (HookKind::Sync, |body, now| run(body, now, hello::sync)),
+            (HookKind::Finalize, |body, now| {
+                run(body, now, hello::finalize)
+            }),
+        ],
+        crds: hello::crds,
+    },
+    Controller {
+        name: "hikawa",
+        hooks: &[(HookKind::Sync, |body, now| run(body, now, hikawa::sync))],
+        crds: hikawa::crds,
+    },
+    Controller {
+        name: "foo",
+        hooks: &[
+            (HookKind::Customize, |body, now| {
+                run(body, now, foo::customize)
+            }),
+            (HookKind::Sync, |body, now| run(body, now, foo::sync)),
+        ],
+        crds: foo::crds,
+    },
+];
 
 /// Looks a controller up by name.
 pub fn controller(name: &str) -> Option<&'static Controller> {
     CONTROLLERS.iter().find(|c| c.name == name)
+}
+
+/// Why a `(controller, hook)` pair names no hook. The messages list what
+/// does exist, so a typo is easy to fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LookupError {
+    #[error("unknown controller {name:?}; known controllers: {known}")]
+    UnknownController { name: String, known: String },
+    #[error("controller {controller:?} has no {hook:?} hook; it has: {known}")]
+    UnknownHook {
+        controller: String,
+        hook: String,
+        known: String,
+    },
+}
+
+/// Finds `controller`'s `hook` in `table`.
+pub fn lookup(
+    table: &'static [Controller],
+    controller: &str,
+    hook: &str,
+) -> Result<(&'static Controller, HookKind, Handler), LookupError> {
+    let found = table.iter().find(|c| c.name == controller).ok_or_else(|| {
+        LookupError::UnknownController {
+            name: controller.to_owned(),
+            known: table.iter().map(|c| c.name).collect::<Vec<_>>().join(", "),
+        }
+    })?;
+    HookKind::parse(hook)
+        .and_then(|kind| found.hook(kind).map(|handler| (found, kind, handler)))
+        .ok_or_else(|| LookupError::UnknownHook {
+            controller: controller.to_owned(),
+            hook: hook.to_owned(),
+            known: found
+                .hooks
+                .iter()
+                .map(|(k, _)| k.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
 }
 
 /// Every CRD of every controller, in table order.

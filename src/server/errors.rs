@@ -5,20 +5,15 @@
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, ResponseError};
 use metahook_hooks::DecodeError;
+use metahook_hooks::registry::LookupError;
 use serde::Serialize;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     #[error("no route for {method} {path}; hooks are POST /{{controller}}/{{hook}}")]
     NoRoute { method: String, path: String },
-    #[error("unknown controller {name:?}; known controllers: {known}")]
-    UnknownController { name: String, known: String },
-    #[error("controller {controller:?} has no {hook:?} hook; it has: {known}")]
-    UnknownHook {
-        controller: String,
-        hook: String,
-        known: String,
-    },
+    #[error(transparent)]
+    Lookup(LookupError),
     #[error("{method} is not allowed here; hooks take POST")]
     MethodNotAllowed { method: String },
     #[error("the body must be JSON (Content-Type: application/json), got {got:?}")]
@@ -64,8 +59,8 @@ impl ApiError {
     pub fn reason(&self) -> &'static str {
         match self {
             ApiError::NoRoute { .. } => "NotFound",
-            ApiError::UnknownController { .. } => "UnknownController",
-            ApiError::UnknownHook { .. } => "UnknownHook",
+            ApiError::Lookup(LookupError::UnknownController { .. }) => "UnknownController",
+            ApiError::Lookup(LookupError::UnknownHook { .. }) => "UnknownHook",
             ApiError::MethodNotAllowed { .. } => "MethodNotAllowed",
             ApiError::UnsupportedMediaType { .. } => "UnsupportedMediaType",
             ApiError::TooLarge { .. } => "PayloadTooLarge",
@@ -84,9 +79,7 @@ impl ApiError {
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {
-            ApiError::NoRoute { .. }
-            | ApiError::UnknownController { .. }
-            | ApiError::UnknownHook { .. } => StatusCode::NOT_FOUND,
+            ApiError::NoRoute { .. } | ApiError::Lookup(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,

@@ -6,7 +6,7 @@ use super::body;
 use super::errors::{self, ApiError};
 use actix_web::http::header::ContentType;
 use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
-use metahook_hooks::registry::{Handler, HookError};
+use metahook_hooks::registry::{self, Handler, HookError};
 use metahook_hooks::{Controller, HookKind};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
@@ -28,7 +28,7 @@ async fn hook(
 ) -> HttpResponse {
     let start = Instant::now();
     let (controller, hook) = path.into_inner();
-    let found = find(&state, &controller, &hook);
+    let found = registry::lookup(state.controllers, &controller, &hook).map_err(ApiError::Lookup);
     let (controller_label, hook_label) = match &found {
         Ok((c, kind, _)) => (c.name, kind.as_str()),
         Err(_) => ("unknown", "unknown"),
@@ -45,38 +45,6 @@ async fn hook(
         start.elapsed(),
     );
     response
-}
-
-fn find(
-    state: &AppState,
-    controller: &str,
-    hook: &str,
-) -> Result<(&'static Controller, HookKind, Handler), ApiError> {
-    let found = state
-        .controllers
-        .iter()
-        .find(|c| c.name == controller)
-        .ok_or_else(|| ApiError::UnknownController {
-            name: controller.to_owned(),
-            known: state
-                .controllers
-                .iter()
-                .map(|c| c.name)
-                .collect::<Vec<_>>()
-                .join(", "),
-        })?;
-    HookKind::parse(hook)
-        .and_then(|kind| found.hook(kind).map(|handler| (found, kind, handler)))
-        .ok_or_else(|| ApiError::UnknownHook {
-            controller: controller.to_owned(),
-            hook: hook.to_owned(),
-            known: found
-                .hooks
-                .iter()
-                .map(|(k, _)| k.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-        })
 }
 
 async fn answer(

@@ -1,0 +1,33 @@
+# syntax=docker/dockerfile:1
+#
+# metahook: a release build in the Rust image, run from distroless as the
+# non-root user 65532. Build from the repository root:
+#
+#   docker build -t ghcr.io/metahook/metahook:0.1.0 .
+#
+# The runtime image holds the binary and glibc/libgcc only: no shell, no
+# package manager. It matches the chart's defaults (uid/gid 65532, read-only
+# root filesystem, port 8080).
+
+ARG RUST_VERSION=1.95
+
+# Build on bookworm: the binary links against the build image's glibc, which
+# must not be newer than the runtime's (distroless cc-debian12 is bookworm).
+
+FROM rust:${RUST_VERSION}-slim-bookworm AS build
+WORKDIR /src
+COPY . .
+# Cache mounts keep the registry and target/ between builds; the binary is
+# copied out of the cached target/ so the next stage can see it.
+RUN --mount=type=cache,target=/usr/local/cargo/registry \
+    --mount=type=cache,target=/usr/local/cargo/git \
+    --mount=type=cache,target=/src/target \
+    cargo build --release --locked --bin metahook \
+    && install -D -m 0755 target/release/metahook /out/metahook
+
+FROM gcr.io/distroless/cc-debian12:nonroot
+COPY --from=build /out/metahook /usr/local/bin/metahook
+USER 65532:65532
+EXPOSE 8080
+ENTRYPOINT ["/usr/local/bin/metahook"]
+CMD ["serve"]

