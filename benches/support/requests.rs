@@ -102,21 +102,33 @@ fn fields_v1(value: &Value) -> Value {
     }
 }
 
+/// What a child is, before it is dressed as the API server stores it.
+pub struct Child<'a> {
+    pub api_version: &'a str,
+    pub kind: &'a str,
+    pub name: &'a str,
+    pub namespace: &'a str,
+    pub labels: Value,
+    pub annotations: &'a [(&'a str, &'a str)],
+    pub spec: Value,
+    /// `Value::Null` for none.
+    pub status: Value,
+}
+
 /// A child object as stored: desired part applied by Metacontroller (its
 /// last-applied annotation, its managedFields entry), status written by
-/// another manager.
-pub fn child(
-    api_version: &str,
-    kind: &str,
-    name: &str,
-    namespace: &str,
-    owner: &Owner,
-    labels: Value,
-    annotations: &[(&str, &str)],
-    spec: Value,
-    status: Value,
-    n: usize,
-) -> Value {
+/// another manager. `n` makes its uid and resourceVersion unique.
+pub fn child(c: Child, owner: &Owner, n: usize) -> Value {
+    let Child {
+        api_version,
+        kind,
+        name,
+        namespace,
+        labels,
+        annotations,
+        spec,
+        status,
+    } = c;
     let mut applied_annotations = Map::new();
     for (k, v) in annotations {
         applied_annotations.insert((*k).to_owned(), json!(v));
@@ -241,15 +253,17 @@ pub fn deployment(
         ]
     });
     let mut object = child(
-        "apps/v1",
-        "Deployment",
-        name,
-        namespace,
+        Child {
+            api_version: "apps/v1",
+            kind: "Deployment",
+            name,
+            namespace,
+            labels,
+            annotations: &[],
+            spec,
+            status,
+        },
         owner,
-        labels,
-        &[],
-        spec,
-        status,
         n,
     );
     object["metadata"]["annotations"]["deployment.kubernetes.io/revision"] = json!("1");
@@ -364,8 +378,8 @@ pub fn hello(n: usize) -> Value {
 }
 
 pub const HIKAWA_API: &str = "zundokokiyoshi.kaitoy.github.com/v1beta1";
-/// Where the Hikawa hook records when a word was said. The hook is being
-/// written as this lands; keep this in step with `hooks/src/hikawa.rs`.
+/// Where the Hikawa hook records when a word was said (`hikawa::SAID_AT`;
+/// spelled out so the generator stands without the hooks crate).
 pub const HIKAWA_SAID_AT: &str = "zundokokiyoshi.kaitoy.github.com/said-at";
 
 /// A Hikawa sync request mid-song with `n` observed Zundokos (no Kiyoshi
@@ -375,7 +389,7 @@ pub fn hikawa(n: usize) -> Value {
         HIKAWA_API,
         "Hikawa",
         "hikawa",
-        json!({"intervalMillis": 500}),
+        json!({"intervalMillis": 500, "maxZundokos": 10_000}),
         json!({"numZundokosSaid": n, "kiyoshied": false}),
     );
     let owner = owner_of(&parent);
@@ -391,15 +405,17 @@ pub fn hikawa(n: usize) -> Value {
                 (i % 2) * 500
             );
             child(
-                HIKAWA_API,
-                "Zundoko",
-                &name,
-                "default",
+                Child {
+                    api_version: HIKAWA_API,
+                    kind: "Zundoko",
+                    name: &name,
+                    namespace: "default",
+                    labels: json!({"controller-uid": owner.uid}),
+                    annotations: &[(HIKAWA_SAID_AT, &said_at)],
+                    spec: json!({"say": word}),
+                    status: Value::Null,
+                },
                 &owner,
-                json!({"controller-uid": owner.uid}),
-                &[(HIKAWA_SAID_AT, &said_at)],
-                json!({"say": word}),
-                Value::Null,
                 i,
             )
         })
