@@ -50,7 +50,7 @@ pub fn decode<T: DeserializeOwned>(body: &[u8]) -> Result<T, DecodeError> {
 
 /// serde_json appends " at line L column C" to its messages; the error
 /// variants carry the position separately, so drop it from the text.
-fn strip_position(err: &serde_json::Error) -> String {
+pub(crate) fn strip_position(err: &serde_json::Error) -> String {
     let text = err.to_string();
     match text.rfind(" at line ") {
         Some(i) => text[..i].to_owned(),
