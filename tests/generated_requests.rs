@@ -42,7 +42,11 @@ fn foo_customize_and_sync_accept_their_requests() {
     let related = answer("foo", HookKind::Customize, &requests::foo_customize());
     assert_eq!(related["relatedResources"][0]["resource"], "deployments");
     let synced = answer("foo", HookKind::Sync, &requests::foo_sync());
-    assert_eq!(synced["children"].as_array().map(Vec::len), Some(1), "{synced}");
+    assert_eq!(
+        synced["children"].as_array().map(Vec::len),
+        Some(1),
+        "{synced}"
+    );
     assert_eq!(synced["status"]["availableReplicas"], 1);
 }
 

@@ -115,10 +115,11 @@ pub enum ServeError {
 
 /// Routes, for the real server and for in-process tests alike.
 pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<AppState>) {
+    let controllers = state.controllers;
     cfg.app_data(state)
         .configure(health::configure)
         .configure(metrics::configure)
-        .configure(hooks::configure)
+        .configure(|cfg| hooks::configure(cfg, controllers))
         .default_service(web::to(errors::not_found));
 }
 
