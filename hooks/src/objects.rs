@@ -6,10 +6,11 @@
 
 use crate::decode::strip_position;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
+use std::fmt;
 
 /// The metadata fields the hooks read.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -22,8 +23,45 @@ pub struct Meta {
     pub creation_timestamp: Option<Time>,
     pub deletion_timestamp: Option<Time>,
     pub labels: BTreeMap<String, String>,
+    /// Without the last-applied copies of the whole object (see
+    /// [`LAST_APPLIED`]).
+    #[serde(deserialize_with = "annotations")]
     pub annotations: BTreeMap<String, String>,
     pub owner_references: Vec<OwnerRef>,
+}
+
+/// Annotations holding a copy of the whole object as last applied, by
+/// `kubectl apply` and by Metacontroller on every child. No hook reads them,
+/// and unescaping them was most of the cost of decoding a child: they are
+/// skipped, not kept.
+pub const LAST_APPLIED: [&str; 2] = [
+    "kubectl.kubernetes.io/last-applied-configuration",
+    "metacontroller.k8s.io/last-applied-configuration",
+];
+
+fn annotations<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, String>, D::Error> {
+    struct Annotations;
+    impl<'de> Visitor<'de> for Annotations {
+        type Value = BTreeMap<String, String>;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a map")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = BTreeMap::new();
+            while let Some(key) = map.next_key::<String>()? {
+                if LAST_APPLIED.contains(&key.as_str()) {
+                    map.next_value::<IgnoredAny>()?;
+                } else {
+                    let value = map.next_value()?;
+                    out.insert(key, value);
+                }
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_map(Annotations)
 }
 
 impl Meta {
@@ -197,4 +235,37 @@ pub struct ObservedDeploymentStatus {
     pub available_replicas: i32,
     pub updated_replicas: i32,
     pub observed_generation: Option<i64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn last_applied_copies_are_skipped_and_other_annotations_kept() {
+        let meta: Meta = serde_json::from_value(json!({
+            "name": "x",
+            "annotations": {
+                "kubectl.kubernetes.io/last-applied-configuration": "{\"kind\":\"X\"}",
+                "metacontroller.k8s.io/last-applied-configuration": "{\"kind\":\"X\"}",
+                "zundokokiyoshi.kaitoy.github.com/said-at": "2026-11-22T03:00:00Z"
+            }
+        }))
+        .unwrap();
+        assert_eq!(
+            meta.annotations,
+            BTreeMap::from([(
+                "zundokokiyoshi.kaitoy.github.com/said-at".to_owned(),
+                "2026-11-22T03:00:00Z".to_owned()
+            )])
+        );
+    }
+
+    #[test]
+    fn annotations_of_the_wrong_shape_are_still_refused() {
+        assert!(serde_json::from_value::<Meta>(json!({"annotations": {"a": 1}})).is_err());
+        assert!(serde_json::from_value::<Meta>(json!({"annotations": null})).is_err());
+        assert!(serde_json::from_value::<Meta>(json!({"annotations": []})).is_err());
+    }
 }
