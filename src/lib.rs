@@ -4,6 +4,7 @@
 
 pub mod cli;
 pub mod crds;
+pub mod driver;
 pub mod render;
 pub mod server;
 pub mod telemetry;

@@ -1,0 +1,391 @@
+//! The executor: performs a plan's operations against the API server, in
+//! order, and decides nothing. Which errors end a reconcile, and which are
+//! swallowed, follows METACONTROLLER.md §5.
+
+use super::memory::ApplyMemory;
+use super::metrics::DriverMetrics;
+use super::model::Driven;
+use super::plan::{EventType, Op, Target};
+use kube::api::{
+    Api, DeleteParams, DynamicObject, Patch, PatchParams, Preconditions, PropagationPolicy,
+};
+use kube::runtime::events::{Event, EventType as KubeEventType, Recorder};
+use kube::{Client, Resource as _};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// The field manager of every server-side apply.
+pub const FIELD_MANAGER: &str = "metahook";
+
+/// What failed, named after the operation.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecuteError {
+    #[error("adding the finalizer to {parent} failed")]
+    AddFinalizer {
+        parent: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("removing the finalizer from {parent} failed")]
+    RemoveFinalizer {
+        parent: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("reading {parent} from the API server before adopting failed")]
+    VerifyParent {
+        parent: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("{parent} is gone, was replaced or is being deleted: not adopting")]
+    ParentChanged { parent: String },
+    #[error("adopting {kind} {name} failed")]
+    AdoptChild {
+        kind: String,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("releasing {kind} {name} failed")]
+    ReleaseChild {
+        kind: String,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("applying {kind} {name} failed")]
+    ApplyChild {
+        kind: String,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("deleting {kind} {name} failed")]
+    DeleteChild {
+        kind: String,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("writing the status of {parent} failed")]
+    WriteStatus {
+        parent: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("the plan names child type {0}, which the controller does not have")]
+    UnknownChildType(usize),
+    #[error("building a JSON patch failed")]
+    BuildPatch(#[source] serde_json::Error),
+}
+
+/// Child operations that failed; the others went ahead.
+#[derive(Debug, thiserror::Error)]
+#[error("{} operation(s) failed: {}", .0.len(), .0.iter().map(|e| crate::error_chain(e)).collect::<Vec<_>>().join("; "))]
+pub struct ExecuteErrors(pub Vec<ExecuteError>);
+
+/// After a plan: the parent as it now is (a finalizer change returns it),
+/// and the errors of operations that do not stop a plan.
+#[derive(Debug)]
+pub struct Outcome {
+    pub parent: DynamicObject,
+    pub errors: Vec<ExecuteError>,
+}
+
+#[derive(Clone)]
+pub struct Executor {
+    client: Client,
+    recorder: Option<Recorder>,
+    memory: Arc<ApplyMemory>,
+    metrics: Arc<DriverMetrics>,
+}
+
+fn status_code(err: &kube::Error) -> Option<u16> {
+    match err {
+        kube::Error::Api(status) => Some(status.code),
+        _ => None,
+    }
+}
+
+fn patch_from(value: Value) -> Result<json_patch::Patch, ExecuteError> {
+    serde_json::from_value(value).map_err(ExecuteError::BuildPatch)
+}
+
+impl Executor {
+    /// `recorder`: where Events go (none in tests that do not script them).
+    pub fn new(
+        client: Client,
+        recorder: Option<Recorder>,
+        memory: Arc<ApplyMemory>,
+        metrics: Arc<DriverMetrics>,
+    ) -> Self {
+        Executor {
+            client,
+            recorder,
+            memory,
+            metrics,
+        }
+    }
+
+    /// What this executor last applied: the planner's input.
+    pub fn memory(&self) -> &Arc<ApplyMemory> {
+        &self.memory
+    }
+
+    fn parent_api(&self, ctl: &Driven, parent: &DynamicObject) -> Api<DynamicObject> {
+        match parent.metadata.namespace.as_deref() {
+            Some(ns) if ctl.parent.namespaced => {
+                Api::namespaced_with(self.client.clone(), ns, &ctl.parent.api)
+            }
+            _ => Api::all_with(self.client.clone(), &ctl.parent.api),
+        }
+    }
+
+    fn child_api(
+        &self,
+        ctl: &Driven,
+        type_index: usize,
+        namespace: Option<&str>,
+    ) -> Result<(Api<DynamicObject>, String), ExecuteError> {
+        let child = ctl
+            .children
+            .get(type_index)
+            .ok_or(ExecuteError::UnknownChildType(type_index))?;
+        let api = match namespace {
+            Some(ns) if child.resource.namespaced => {
+                Api::namespaced_with(self.client.clone(), ns, &child.resource.api)
+            }
+            _ => Api::all_with(self.client.clone(), &child.resource.api),
+        };
+        Ok((api, child.resource.api.kind.clone()))
+    }
+
+    fn count(&self, ctl: &Driven, operation: &'static str, kind: &str, result: &Result<(), u16>) {
+        self.metrics
+            .api_operation(ctl.name(), operation, kind, result.err().unwrap_or(200));
+    }
+
+    /// Performs `ops` in order. A finalizer change or a failed parent check
+    /// ends the plan with an error; other failures are collected and the
+    /// remaining operations still run (the status is written even when a
+    /// child operation failed).
+    pub async fn execute(
+        &self,
+        ctl: &Driven,
+        mut parent: DynamicObject,
+        ops: Vec<Op>,
+    ) -> Result<Outcome, ExecuteError> {
+        let parent_name = parent.metadata.name.clone().unwrap_or_default();
+        let parent_key = format!("{} {}", ctl.parent.api.kind, super::model::object_key(&parent));
+        let parent_uid = parent.metadata.uid.clone().unwrap_or_default();
+        let parent_kind = ctl.parent.api.kind.clone();
+        let mut errors = Vec::new();
+        for op in ops {
+            match op {
+                Op::AddFinalizer { before, after } | Op::RemoveFinalizer { before, after } => {
+                    let adding = after.len() > before.as_ref().map_or(0, Vec::len);
+                    // The test ops make this a compare-and-swap on the cached
+                    // list: a stale cache fails and the reconcile is retried.
+                    let patch = patch_from(json!([
+                        {"op": "test", "path": "/metadata/uid", "value": parent_uid},
+                        {"op": "test", "path": "/metadata/finalizers", "value": before},
+                        {"op": "add", "path": "/metadata/finalizers", "value": after},
+                    ]))?;
+                    let api = self.parent_api(ctl, &parent);
+                    let result = api
+                        .patch(&parent_name, &PatchParams::default(), &Patch::Json::<()>(patch))
+                        .await;
+                    let operation = if adding { "add_finalizer" } else { "remove_finalizer" };
+                    self.count(ctl, operation, &parent_kind, &result.as_ref().map(|_| ()).map_err(|e| status_code(e).unwrap_or(0)));
+                    match result {
+                        Ok(updated) => parent = updated,
+                        Err(source) if adding => {
+                            return Err(ExecuteError::AddFinalizer { parent: parent_key, source });
+                        }
+                        Err(source) => {
+                            return Err(ExecuteError::RemoveFinalizer { parent: parent_key, source });
+                        }
+                    }
+                }
+                Op::VerifyParent => {
+                    let api = self.parent_api(ctl, &parent);
+                    let live = api.get_opt(&parent_name).await;
+                    self.count(ctl, "get_parent", &parent_kind, &live.as_ref().map(|_| ()).map_err(|e| status_code(e).unwrap_or(0)));
+                    match live {
+                        Ok(Some(live))
+                            if live.metadata.uid.as_deref() == Some(parent_uid.as_str())
+                                && live.metadata.deletion_timestamp.is_none() => {}
+                        Ok(_) => return Err(ExecuteError::ParentChanged { parent: parent_key }),
+                        Err(source) => {
+                            return Err(ExecuteError::VerifyParent { parent: parent_key, source });
+                        }
+                    }
+                }
+                Op::Adopt { child, before, after } | Op::Release { child, before, after } => {
+                    let adopting = after.iter().any(|r| r.uid == parent_uid);
+                    if let Err(e) = self.set_owners(ctl, &child, before, after, adopting).await {
+                        errors.push(e);
+                    }
+                }
+                Op::DeleteChild { child, .. } => {
+                    if let Err(e) = self.delete_child(ctl, &child).await {
+                        errors.push(e);
+                    }
+                }
+                Op::ApplyChild {
+                    type_index,
+                    namespace,
+                    name,
+                    body,
+                    fingerprint,
+                } => {
+                    let (api, kind) = self.child_api(ctl, type_index, namespace.as_deref())?;
+                    let params = PatchParams::apply(FIELD_MANAGER).force();
+                    let result = api.patch(&name, &params, &Patch::Apply(&body)).await;
+                    self.count(ctl, "apply", &kind, &result.as_ref().map(|_| ()).map_err(|e| status_code(e).unwrap_or(0)));
+                    match result {
+                        Ok(applied) => {
+                            self.memory
+                                .record(type_index, namespace.as_deref(), &name, fingerprint, &applied);
+                        }
+                        // Conflict and NotFound are swallowed: the watch
+                        // event that follows syncs again (§5).
+                        Err(e) if matches!(status_code(&e), Some(404 | 409)) => {
+                            tracing::debug!(%kind, %name, error = %e, "apply swallowed");
+                        }
+                        Err(source) => errors.push(ExecuteError::ApplyChild { kind, name, source }),
+                    }
+                }
+                Op::WriteStatus { status } => {
+                    // `add` on an existing member replaces it: the whole
+                    // status is replaced, as Metacontroller does; the `test`
+                    // makes sure it is still the same object.
+                    let patch = patch_from(json!([
+                        {"op": "test", "path": "/metadata/uid", "value": parent_uid},
+                        {"op": "add", "path": "/status", "value": status},
+                    ]))?;
+                    let api = self.parent_api(ctl, &parent);
+                    let result = api
+                        .patch_status(&parent_name, &PatchParams::default(), &Patch::Json::<()>(patch))
+                        .await;
+                    self.count(ctl, "write_status", &parent_kind, &result.as_ref().map(|_| ()).map_err(|e| status_code(e).unwrap_or(0)));
+                    match result {
+                        Ok(updated) => parent = updated,
+                        // Gone (404), replaced (the UID test fails: 422), or
+                        // changed under us (409): the next event re-syncs.
+                        Err(e) if matches!(status_code(&e), Some(404 | 409 | 422)) => {
+                            tracing::debug!(parent = %parent_key, error = %e, "status write swallowed");
+                        }
+                        Err(source) => errors.push(ExecuteError::WriteStatus {
+                            parent: parent_key.clone(),
+                            source,
+                        }),
+                    }
+                }
+                Op::Event { kind, reason, note } => {
+                    self.publish(ctl, &parent, kind, reason, note).await;
+                }
+            }
+        }
+        Ok(Outcome { parent, errors })
+    }
+
+    async fn set_owners(
+        &self,
+        ctl: &Driven,
+        child: &Target,
+        before: Option<Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference>>,
+        after: Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference>,
+        adopting: bool,
+    ) -> Result<(), ExecuteError> {
+        let (api, kind) = self.child_api(ctl, child.type_index, child.namespace.as_deref())?;
+        let patch = patch_from(json!([
+            {"op": "test", "path": "/metadata/uid", "value": child.uid},
+            {"op": "test", "path": "/metadata/ownerReferences", "value": before},
+            {"op": "add", "path": "/metadata/ownerReferences", "value": after},
+        ]))?;
+        let result = api
+            .patch(&child.name, &PatchParams::default(), &Patch::Json::<()>(patch))
+            .await;
+        let operation = if adopting { "adopt" } else { "release" };
+        self.count(ctl, operation, &kind, &result.as_ref().map(|_| ()).map_err(|e| status_code(e).unwrap_or(0)));
+        let name = child.name.clone();
+        match result {
+            Ok(_) => Ok(()),
+            // Releasing something already gone is done (§3.5).
+            Err(e) if !adopting && matches!(status_code(&e), Some(404 | 410)) => Ok(()),
+            Err(source) if adopting => Err(ExecuteError::AdoptChild { kind, name, source }),
+            Err(source) => Err(ExecuteError::ReleaseChild { kind, name, source }),
+        }
+    }
+
+    async fn delete_child(&self, ctl: &Driven, child: &Target) -> Result<(), ExecuteError> {
+        let (api, kind) = self.child_api(ctl, child.type_index, child.namespace.as_deref())?;
+        // Explicit Background propagation so that, e.g., a Job's pods go too;
+        // the UID precondition makes sure a same-named successor survives.
+        let params = DeleteParams {
+            propagation_policy: Some(PropagationPolicy::Background),
+            preconditions: Some(Preconditions {
+                uid: Some(child.uid.clone()),
+                resource_version: None,
+            }),
+            ..DeleteParams::default()
+        };
+        let result = api.delete(&child.name, &params).await;
+        self.count(ctl, "delete", &kind, &result.as_ref().map(|_| ()).map_err(|e| status_code(e).unwrap_or(0)));
+        match result {
+            Ok(_) => {
+                self.memory
+                    .forget(child.type_index, child.namespace.as_deref(), &child.name);
+                Ok(())
+            }
+            Err(e) if status_code(&e) == Some(404) => Ok(()),
+            Err(source) => Err(ExecuteError::DeleteChild {
+                kind,
+                name: child.name.clone(),
+                source,
+            }),
+        }
+    }
+
+    /// Publishes an Event on the parent; a failure is logged, never fatal.
+    pub async fn publish(
+        &self,
+        ctl: &Driven,
+        parent: &DynamicObject,
+        kind: EventType,
+        reason: String,
+        note: String,
+    ) {
+        let Some(recorder) = &self.recorder else {
+            return;
+        };
+        let reference = parent.object_ref(&ctl.parent.api);
+        let event = Event {
+            type_: match kind {
+                EventType::Normal => KubeEventType::Normal,
+                EventType::Warning => KubeEventType::Warning,
+            },
+            reason,
+            // The API server caps notes at 1 kB.
+            note: Some(truncate(&note, 1000)),
+            action: "Reconcile".to_owned(),
+            secondary: None,
+        };
+        if let Err(err) = recorder.publish(&event, &reference).await {
+            tracing::warn!(error = %err, "publishing an event failed");
+        }
+    }
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
