@@ -6,11 +6,11 @@
 
 use super::model::Resource;
 use futures::StreamExt;
+use kube::Client;
 use kube::api::{Api, DynamicObject};
+use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
-use kube::runtime::WatchStreamExt;
-use kube::Client;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -100,7 +100,10 @@ impl Caches {
 
     /// The cache of `resource`, started on first use.
     pub fn get_or_start(&self, resource: &Resource) -> Arc<TypeCache> {
-        let key = (resource.api.api_version.clone(), resource.api.plural.clone());
+        let key = (
+            resource.api.api_version.clone(),
+            resource.api.plural.clone(),
+        );
         let mut types = self.types.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(cache) = types.get(&key) {
             return Arc::clone(cache);

@@ -222,7 +222,11 @@ impl Check<'_> {
         }
     }
 
-    fn object<'v>(&self, value: &'v Value, field: &str) -> Result<&'v Map<String, Value>, ConfigError> {
+    fn object<'v>(
+        &self,
+        value: &'v Value,
+        field: &str,
+    ) -> Result<&'v Map<String, Value>, ConfigError> {
         value
             .as_object()
             .ok_or_else(|| self.invalid(field, "must be a mapping"))
@@ -255,7 +259,12 @@ impl Check<'_> {
         Ok(())
     }
 
-    fn string(&self, map: &Map<String, Value>, field: &str, key: &str) -> Result<String, ConfigError> {
+    fn string(
+        &self,
+        map: &Map<String, Value>,
+        field: &str,
+        key: &str,
+    ) -> Result<String, ConfigError> {
         let path = join(field, key);
         match map.get(key) {
             Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
@@ -268,7 +277,11 @@ impl Check<'_> {
 
     fn controller(&self, object: Value) -> Result<ControllerConfig, ConfigError> {
         let root = self.object(&object, "(document)")?;
-        self.only(root, "", &["apiVersion", "kind", "metadata", "spec", "status"])?;
+        self.only(
+            root,
+            "",
+            &["apiVersion", "kind", "metadata", "spec", "status"],
+        )?;
         let api_version = self.string(root, "", "apiVersion")?;
         if api_version != "metacontroller.k8s.io/v1alpha1" {
             return Err(self.invalid("apiVersion", "must be metacontroller.k8s.io/v1alpha1"));
@@ -451,7 +464,9 @@ impl Check<'_> {
         let (url, path) = if webhook.contains_key("url") {
             let url = self.string(webhook, &field, "url")?;
             let path = url_path(&url)
-                .ok_or_else(|| self.invalid(&join(&field, "url"), "must be an http:// or https:// URL"))?
+                .ok_or_else(|| {
+                    self.invalid(&join(&field, "url"), "must be an http:// or https:// URL")
+                })?
                 .to_owned();
             (url, path)
         } else {
@@ -462,7 +477,11 @@ impl Check<'_> {
                     return Err(self.invalid(&field, "needs either url, or service and path"));
                 }
             };
-            self.only(service, &service_field, &["name", "namespace", "port", "protocol"])?;
+            self.only(
+                service,
+                &service_field,
+                &["name", "namespace", "port", "protocol"],
+            )?;
             let name = self.string(service, &service_field, "name")?;
             let namespace = self.string(service, &service_field, "namespace")?;
             let port = match service.get("port") {
@@ -470,13 +489,17 @@ impl Check<'_> {
                 Some(v) => v
                     .as_u64()
                     .filter(|p| (1..=65535).contains(p))
-                    .ok_or_else(|| self.invalid(&join(&service_field, "port"), "must be a port number"))?,
+                    .ok_or_else(|| {
+                        self.invalid(&join(&service_field, "port"), "must be a port number")
+                    })?,
             };
             let protocol = match service.get("protocol") {
                 None | Some(Value::Null) => "http".to_owned(),
                 Some(Value::String(p)) if p == "http" || p == "https" => p.clone(),
                 Some(_) => {
-                    return Err(self.invalid(&join(&service_field, "protocol"), "must be http or https"));
+                    return Err(
+                        self.invalid(&join(&service_field, "protocol"), "must be http or https")
+                    );
                 }
             };
             let path = self.string(webhook, &field, "path")?;
@@ -484,7 +507,10 @@ impl Check<'_> {
                 return Err(self.invalid(&join(&field, "path"), "must begin with /"));
             }
             // No `.svc` suffix: Metacontroller builds exactly this (§1.1).
-            (format!("{protocol}://{name}.{namespace}:{port}{path}"), path)
+            (
+                format!("{protocol}://{name}.{namespace}:{port}{path}"),
+                path,
+            )
         };
         Ok(Hook {
             version,
@@ -618,22 +644,27 @@ spec:
     fn unsupported_fields_are_named() {
         let endpoint = with_spec("  endpointConfigs: []\n");
         assert!(err(&endpoint).contains("`spec.endpointConfigs` is not supported"));
-        let history = MINIMAL.replace("resource: things}", "resource: things, revisionHistory: {}}");
+        let history = MINIMAL.replace(
+            "resource: things}",
+            "resource: things, revisionHistory: {}}",
+        );
         assert!(err(&history).contains("`spec.parentResource.revisionHistory` is not supported"));
         let rolling = MINIMAL.replace(
             "{apiVersion: v1, resource: configmaps}",
             "{apiVersion: v1, resource: configmaps, updateStrategy: {method: RollingInPlace}}",
         );
-        assert!(err(&rolling).contains("spec.childResources[0].updateStrategy.method: RollingInPlace` is not supported"));
+        assert!(err(&rolling).contains(
+            "spec.childResources[0].updateStrategy.method: RollingInPlace` is not supported"
+        ));
         let checks = MINIMAL.replace(
             "{apiVersion: v1, resource: configmaps}",
             "{apiVersion: v1, resource: configmaps, updateStrategy: {method: InPlace, statusChecks: {}}}",
         );
-        assert!(err(&checks).contains("`spec.childResources[0].updateStrategy.statusChecks` is not supported"));
-        let etag = MINIMAL.replace(
-            "webhook: {url:",
-            "webhook: {etag: {enabled: true}, url:",
+        assert!(
+            err(&checks)
+                .contains("`spec.childResources[0].updateStrategy.statusChecks` is not supported")
         );
+        let etag = MINIMAL.replace("webhook: {url:", "webhook: {etag: {enabled: true}, url:");
         assert!(err(&etag).contains("`spec.hooks.sync.webhook.etag` is not supported"));
         let auth = MINIMAL.replace("webhook: {url:", "webhook: {caBundle: x, url:");
         assert!(err(&auth).contains("`spec.hooks.sync.webhook.caBundle`"));
@@ -648,19 +679,31 @@ spec:
 
     #[test]
     fn invalid_values_are_named() {
-        assert!(err(&MINIMAL.replace("CompositeController", "DecoratorController"))
-            .contains("DecoratorControllers are not supported"));
-        assert!(err(&MINIMAL.replace("resource: things", "resource: \"\"")).contains("`spec.parentResource.resource` is required"));
-        assert!(err(&MINIMAL.replace("  hooks:\n    sync:\n", "  hooks:\n    finalize:\n"))
-            .contains("`spec.hooks.sync` is required"));
+        assert!(
+            err(&MINIMAL.replace("CompositeController", "DecoratorController"))
+                .contains("DecoratorControllers are not supported")
+        );
+        assert!(
+            err(&MINIMAL.replace("resource: things", "resource: \"\""))
+                .contains("`spec.parentResource.resource` is required")
+        );
+        assert!(
+            err(&MINIMAL.replace("  hooks:\n    sync:\n", "  hooks:\n    finalize:\n"))
+                .contains("`spec.hooks.sync` is required")
+        );
         let bad_timeout = MINIMAL.replace("webhook: {url:", "webhook: {timeout: soon, url:");
-        assert!(err(&bad_timeout).contains("`spec.hooks.sync.webhook.timeout` must be a Go duration"));
+        assert!(
+            err(&bad_timeout).contains("`spec.hooks.sync.webhook.timeout` must be a Go duration")
+        );
         let no_path = MINIMAL.replace(
             "webhook: {url: \"http://hooks.example:8080/demo/sync\"}",
             "webhook: {service: {name: s, namespace: tools}}",
         );
         let got = err(&no_path);
-        assert!(got.contains("`spec.hooks.sync.webhook.path` is required"), "{got}");
+        assert!(
+            got.contains("`spec.hooks.sync.webhook.path` is required"),
+            "{got}"
+        );
         let bad_method = MINIMAL.replace(
             "{apiVersion: v1, resource: configmaps}",
             "{apiVersion: v1, resource: configmaps, updateStrategy: {method: Sometimes}}",
@@ -682,7 +725,10 @@ spec:
         )
         .replace("    sync:\n      {", "    sync: {");
         let c = parse("m.yaml", &text).unwrap();
-        assert_eq!(c.hooks.sync.webhook.url, "http://hooks.tools:8080/demo/sync");
+        assert_eq!(
+            c.hooks.sync.webhook.url,
+            "http://hooks.tools:8080/demo/sync"
+        );
         assert_eq!(c.hooks.sync.webhook.timeout, Duration::from_secs(90));
         assert_eq!(c.hooks.sync.version, HookVersion::V2);
     }
@@ -705,12 +751,25 @@ spec:
         let dir = std::env::temp_dir().join(format!("metahook-config-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("b.yaml"), MINIMAL).unwrap();
-        std::fs::write(dir.join("a.yml"), MINIMAL.replace("name: demo", "name: alpha")).unwrap();
+        std::fs::write(
+            dir.join("a.yml"),
+            MINIMAL.replace("name: demo", "name: alpha"),
+        )
+        .unwrap();
         std::fs::write(dir.join("notes.txt"), "ignored").unwrap();
-        let names: Vec<_> = from_dir(&dir).unwrap().into_iter().map(|c| c.name).collect();
+        let names: Vec<_> = from_dir(&dir)
+            .unwrap()
+            .into_iter()
+            .map(|c| c.name)
+            .collect();
         assert_eq!(names, ["alpha", "demo"]);
         std::fs::write(dir.join("c.yaml"), MINIMAL).unwrap();
-        assert!(from_dir(&dir).unwrap_err().to_string().contains("already defined"));
+        assert!(
+            from_dir(&dir)
+                .unwrap_err()
+                .to_string()
+                .contains("already defined")
+        );
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(matches!(from_dir(&dir), Err(ConfigError::Read { .. })));
     }

@@ -177,7 +177,11 @@ impl Executor {
         ops: Vec<Op>,
     ) -> Result<Outcome, ExecuteError> {
         let parent_name = parent.metadata.name.clone().unwrap_or_default();
-        let parent_key = format!("{} {}", ctl.parent.api.kind, super::model::object_key(&parent));
+        let parent_key = format!(
+            "{} {}",
+            ctl.parent.api.kind,
+            super::model::object_key(&parent)
+        );
         let parent_uid = parent.metadata.uid.clone().unwrap_or_default();
         let parent_kind = ctl.parent.api.kind.clone();
         let mut errors = Vec::new();
@@ -194,35 +198,77 @@ impl Executor {
                     ]))?;
                     let api = self.parent_api(ctl, &parent);
                     let result = api
-                        .patch(&parent_name, &PatchParams::default(), &Patch::Json::<()>(patch))
+                        .patch(
+                            &parent_name,
+                            &PatchParams::default(),
+                            &Patch::Json::<()>(patch),
+                        )
                         .await;
-                    let operation = if adding { "add_finalizer" } else { "remove_finalizer" };
-                    self.count(ctl, operation, &parent_kind, &result.as_ref().map(|_| ()).map_err(|e| status_code(e).unwrap_or(0)));
+                    let operation = if adding {
+                        "add_finalizer"
+                    } else {
+                        "remove_finalizer"
+                    };
+                    self.count(
+                        ctl,
+                        operation,
+                        &parent_kind,
+                        &result
+                            .as_ref()
+                            .map(|_| ())
+                            .map_err(|e| status_code(e).unwrap_or(0)),
+                    );
                     match result {
                         Ok(updated) => parent = updated,
                         Err(source) if adding => {
-                            return Err(ExecuteError::AddFinalizer { parent: parent_key, source });
+                            return Err(ExecuteError::AddFinalizer {
+                                parent: parent_key,
+                                source,
+                            });
                         }
                         Err(source) => {
-                            return Err(ExecuteError::RemoveFinalizer { parent: parent_key, source });
+                            return Err(ExecuteError::RemoveFinalizer {
+                                parent: parent_key,
+                                source,
+                            });
                         }
                     }
                 }
                 Op::VerifyParent => {
                     let api = self.parent_api(ctl, &parent);
                     let live = api.get_opt(&parent_name).await;
-                    self.count(ctl, "get_parent", &parent_kind, &live.as_ref().map(|_| ()).map_err(|e| status_code(e).unwrap_or(0)));
+                    self.count(
+                        ctl,
+                        "get_parent",
+                        &parent_kind,
+                        &live
+                            .as_ref()
+                            .map(|_| ())
+                            .map_err(|e| status_code(e).unwrap_or(0)),
+                    );
                     match live {
                         Ok(Some(live))
                             if live.metadata.uid.as_deref() == Some(parent_uid.as_str())
                                 && live.metadata.deletion_timestamp.is_none() => {}
                         Ok(_) => return Err(ExecuteError::ParentChanged { parent: parent_key }),
                         Err(source) => {
-                            return Err(ExecuteError::VerifyParent { parent: parent_key, source });
+                            return Err(ExecuteError::VerifyParent {
+                                parent: parent_key,
+                                source,
+                            });
                         }
                     }
                 }
-                Op::Adopt { child, before, after } | Op::Release { child, before, after } => {
+                Op::Adopt {
+                    child,
+                    before,
+                    after,
+                }
+                | Op::Release {
+                    child,
+                    before,
+                    after,
+                } => {
                     let adopting = after.iter().any(|r| r.uid == parent_uid);
                     if let Err(e) = self.set_owners(ctl, &child, before, after, adopting).await {
                         errors.push(e);
@@ -243,11 +289,24 @@ impl Executor {
                     let (api, kind) = self.child_api(ctl, type_index, namespace.as_deref())?;
                     let params = PatchParams::apply(FIELD_MANAGER).force();
                     let result = api.patch(&name, &params, &Patch::Apply(&body)).await;
-                    self.count(ctl, "apply", &kind, &result.as_ref().map(|_| ()).map_err(|e| status_code(e).unwrap_or(0)));
+                    self.count(
+                        ctl,
+                        "apply",
+                        &kind,
+                        &result
+                            .as_ref()
+                            .map(|_| ())
+                            .map_err(|e| status_code(e).unwrap_or(0)),
+                    );
                     match result {
                         Ok(applied) => {
-                            self.memory
-                                .record(type_index, namespace.as_deref(), &name, fingerprint, &applied);
+                            self.memory.record(
+                                type_index,
+                                namespace.as_deref(),
+                                &name,
+                                fingerprint,
+                                &applied,
+                            );
                         }
                         // Conflict and NotFound are swallowed: the watch
                         // event that follows syncs again (§5).
@@ -267,9 +326,21 @@ impl Executor {
                     ]))?;
                     let api = self.parent_api(ctl, &parent);
                     let result = api
-                        .patch_status(&parent_name, &PatchParams::default(), &Patch::Json::<()>(patch))
+                        .patch_status(
+                            &parent_name,
+                            &PatchParams::default(),
+                            &Patch::Json::<()>(patch),
+                        )
                         .await;
-                    self.count(ctl, "write_status", &parent_kind, &result.as_ref().map(|_| ()).map_err(|e| status_code(e).unwrap_or(0)));
+                    self.count(
+                        ctl,
+                        "write_status",
+                        &parent_kind,
+                        &result
+                            .as_ref()
+                            .map(|_| ())
+                            .map_err(|e| status_code(e).unwrap_or(0)),
+                    );
                     match result {
                         Ok(updated) => parent = updated,
                         // Gone (404), replaced (the UID test fails: 422), or
@@ -306,10 +377,22 @@ impl Executor {
             {"op": "add", "path": "/metadata/ownerReferences", "value": after},
         ]))?;
         let result = api
-            .patch(&child.name, &PatchParams::default(), &Patch::Json::<()>(patch))
+            .patch(
+                &child.name,
+                &PatchParams::default(),
+                &Patch::Json::<()>(patch),
+            )
             .await;
         let operation = if adopting { "adopt" } else { "release" };
-        self.count(ctl, operation, &kind, &result.as_ref().map(|_| ()).map_err(|e| status_code(e).unwrap_or(0)));
+        self.count(
+            ctl,
+            operation,
+            &kind,
+            &result
+                .as_ref()
+                .map(|_| ())
+                .map_err(|e| status_code(e).unwrap_or(0)),
+        );
         let name = child.name.clone();
         match result {
             Ok(_) => Ok(()),
@@ -333,7 +416,15 @@ impl Executor {
             ..DeleteParams::default()
         };
         let result = api.delete(&child.name, &params).await;
-        self.count(ctl, "delete", &kind, &result.as_ref().map(|_| ()).map_err(|e| status_code(e).unwrap_or(0)));
+        self.count(
+            ctl,
+            "delete",
+            &kind,
+            &result
+                .as_ref()
+                .map(|_| ())
+                .map_err(|e| status_code(e).unwrap_or(0)),
+        );
         match result {
             Ok(_) => {
                 self.memory

@@ -65,7 +65,11 @@ pub enum HookCallError {
     #[error("{url} did not answer within {timeout:?}")]
     Timeout { url: String, timeout: Duration },
     #[error("{url} answered {code}: {body}")]
-    Status { url: String, code: u16, body: String },
+    Status {
+        url: String,
+        code: u16,
+        body: String,
+    },
     /// 429: retry after this long, without an error event or backoff.
     #[error("{url} asked to retry after {retry_after:?} (429)")]
     TooManyRequests { url: String, retry_after: Duration },
@@ -247,7 +251,10 @@ mod tests {
             parse_retry_after("Sun, 22 Nov 2026 03:00:30 GMT", now),
             Duration::from_secs(30)
         );
-        assert_eq!(parse_retry_after("Sun, 22 Nov 2026 02:00:00 GMT", now), Duration::ZERO);
+        assert_eq!(
+            parse_retry_after("Sun, 22 Nov 2026 02:00:00 GMT", now),
+            Duration::ZERO
+        );
         assert_eq!(parse_retry_after("soon", now), Duration::ZERO);
     }
 
@@ -266,10 +273,19 @@ mod tests {
     #[tokio::test]
     async fn in_process_panics_become_errors() {
         let panicking = target(|_, _| panic!("boom"));
-        let err = caller().call("demo", &panicking, b"{}".to_vec()).await.unwrap_err();
-        assert!(matches!(err, HookCallError::Panicked { ref message, .. } if message == "boom"), "{err}");
+        let err = caller()
+            .call("demo", &panicking, b"{}".to_vec())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, HookCallError::Panicked { ref message, .. } if message == "boom"),
+            "{err}"
+        );
         let echo = target(|body, _| Ok(body.to_vec()));
-        assert_eq!(caller().call("demo", &echo, b"{}".to_vec()).await.unwrap(), b"{}");
+        assert_eq!(
+            caller().call("demo", &echo, b"{}".to_vec()).await.unwrap(),
+            b"{}"
+        );
     }
 
     /// A one-shot HTTP server answering `response` to the first request and
@@ -290,7 +306,11 @@ mod tests {
                 if let Some(head_end) = text.find("\r\n\r\n") {
                     let len = text
                         .lines()
-                        .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length: ").map(|v| v.trim().parse::<usize>().unwrap()))
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length: ")
+                                .map(|v| v.trim().parse::<usize>().unwrap())
+                        })
                         .unwrap_or(0);
                     if got.len() >= head_end + 4 + len {
                         break;
@@ -328,11 +348,19 @@ mod tests {
             "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}",
         )
         .await;
-        let body = http_caller().call("demo", &http_target(url), b"{\"a\":1}".to_vec()).await.unwrap();
+        let body = http_caller()
+            .call("demo", &http_target(url), b"{\"a\":1}".to_vec())
+            .await
+            .unwrap();
         assert_eq!(body, b"{}");
         let request = server.await.unwrap();
         assert!(request.starts_with("POST /demo/sync HTTP/1.1"), "{request}");
-        assert!(request.to_ascii_lowercase().contains("content-type: application/json\r\n"), "{request}");
+        assert!(
+            request
+                .to_ascii_lowercase()
+                .contains("content-type: application/json\r\n"),
+            "{request}"
+        );
         assert!(request.ends_with("{\"a\":1}"), "{request}");
     }
 
@@ -342,7 +370,10 @@ mod tests {
             "HTTP/1.1 429 Too Many Requests\r\nretry-after: 12\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
         )
         .await;
-        let err = http_caller().call("demo", &http_target(url), b"{}".to_vec()).await.unwrap_err();
+        let err = http_caller()
+            .call("demo", &http_target(url), b"{}".to_vec())
+            .await
+            .unwrap_err();
         assert!(
             matches!(err, HookCallError::TooManyRequests { retry_after, .. } if retry_after == Duration::from_secs(12)),
             "{err}"
@@ -355,7 +386,13 @@ mod tests {
             "HTTP/1.1 201 Created\r\ncontent-length: 4\r\nconnection: close\r\n\r\nnope",
         )
         .await;
-        let err = http_caller().call("demo", &http_target(url), b"{}".to_vec()).await.unwrap_err();
-        assert!(matches!(err, HookCallError::Status { code: 201, ref body, .. } if body == "nope"), "{err}");
+        let err = http_caller()
+            .call("demo", &http_target(url), b"{}".to_vec())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, HookCallError::Status { code: 201, ref body, .. } if body == "nope"),
+            "{err}"
+        );
     }
 }

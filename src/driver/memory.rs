@@ -32,7 +32,11 @@ impl ApplyMemory {
             fingerprint,
             uid: applied.metadata.uid.clone().unwrap_or_default(),
             generation: applied.metadata.generation.unwrap_or(0),
-            resource_version: applied.metadata.resource_version.clone().unwrap_or_default(),
+            resource_version: applied
+                .metadata
+                .resource_version
+                .clone()
+                .unwrap_or_default(),
         };
         // A poisoned lock only means another worker panicked mid-insert; the
         // map is still a valid cache.

@@ -141,7 +141,13 @@ impl DriverMetrics {
             .observe(took.as_secs_f64());
     }
 
-    pub fn hook_called(&self, controller: &str, hook: &'static str, result: &'static str, took: Duration) {
+    pub fn hook_called(
+        &self,
+        controller: &str,
+        hook: &'static str,
+        result: &'static str,
+        took: Duration,
+    ) {
         self.hook_calls
             .get_or_create(&HookResultLabels {
                 controller: controller.to_owned(),

@@ -15,13 +15,16 @@ pub mod plan;
 pub mod selector;
 pub mod wire;
 
-#[cfg(test)]
-mod plan_tests;
+pub mod cache;
 pub mod execute;
+pub mod hook_call;
 pub mod memory;
 pub mod metrics;
-pub mod hook_call;
 pub mod queue;
-pub mod cache;
 pub mod related;
 pub mod worker;
+
+#[cfg(test)]
+mod execute_tests;
+#[cfg(test)]
+mod plan_tests;

@@ -186,11 +186,7 @@ fn is_deleting(obj: &DynamicObject) -> bool {
 }
 
 fn has_finalizer(obj: &DynamicObject, name: &str) -> bool {
-    obj.metadata
-        .finalizers
-        .iter()
-        .flatten()
-        .any(|f| f == name)
+    obj.metadata.finalizers.iter().flatten().any(|f| f == name)
 }
 
 fn controller_ref(obj: &DynamicObject) -> Option<&OwnerReference> {
@@ -283,7 +279,11 @@ pub fn prelude(
         ops.push(Op::AddFinalizer { before, after });
         has_after = true;
     } else if !finalize_hook && has {
-        let after = current.iter().filter(|f| **f != finalizer).cloned().collect();
+        let after = current
+            .iter()
+            .filter(|f| **f != finalizer)
+            .cloned()
+            .collect();
         ops.push(Op::RemoveFinalizer { before, after });
         has_after = false;
         // Step 2 again, on the parent without the finalizer.
@@ -451,7 +451,11 @@ fn check_desired(
     children: &[Value],
 ) -> Result<Vec<Desired>, PlanError> {
     let selector = child_selector(ctl, parent)?;
-    let parent_ns = parent.metadata.namespace.clone().filter(|ns| !ns.is_empty());
+    let parent_ns = parent
+        .metadata
+        .namespace
+        .clone()
+        .filter(|ns| !ns.is_empty());
     let parent_uid = parent.metadata.uid.clone().unwrap_or_default();
     let mut out: Vec<Desired> = Vec::new();
     for (index, child) in children.iter().enumerate() {
@@ -500,7 +504,9 @@ fn check_desired(
         let namespace = match (child_type.resource.namespaced, &parent_ns) {
             (false, _) => {
                 if given_ns.is_some() {
-                    return Err(bad("a cluster-scoped object cannot have metadata.namespace"));
+                    return Err(bad(
+                        "a cluster-scoped object cannot have metadata.namespace",
+                    ));
                 }
                 None
             }
@@ -559,7 +565,9 @@ fn check_desired(
         // A later duplicate replaces an earlier one, as in Metacontroller's
         // index of desired children.
         match out.iter_mut().find(|d| {
-            d.type_index == desired.type_index && d.namespace == desired.namespace && d.name == desired.name
+            d.type_index == desired.type_index
+                && d.namespace == desired.namespace
+                && d.name == desired.name
         }) {
             Some(existing) => *existing = desired,
             None => out.push(desired),
@@ -578,7 +586,12 @@ fn manage_children(
 ) {
     let same = |d: &Desired, type_index: usize, obj: &DynamicObject| {
         d.type_index == type_index
-            && d.namespace.as_deref() == obj.metadata.namespace.as_deref().filter(|ns| !ns.is_empty())
+            && d.namespace.as_deref()
+                == obj
+                    .metadata
+                    .namespace
+                    .as_deref()
+                    .filter(|ns| !ns.is_empty())
             && Some(d.name.as_str()) == obj.metadata.name.as_deref()
     };
     // Deletes first, then applies, as Metacontroller orders them.
@@ -640,7 +653,9 @@ fn manage_children(
 /// body produced: same object (UID), and not changed since (generation, or
 /// resourceVersion for types without a generation).
 fn still_as_applied(applied: &Applied, fingerprint: u64, obs: &DynamicObject) -> bool {
-    if applied.fingerprint != fingerprint || Some(applied.uid.as_str()) != obs.metadata.uid.as_deref() {
+    if applied.fingerprint != fingerprint
+        || Some(applied.uid.as_str()) != obs.metadata.uid.as_deref()
+    {
         return false;
     }
     match obs.metadata.generation {
@@ -658,10 +673,12 @@ fn object_value(obj: &DynamicObject) -> Value {
 /// defaulted do not count as a difference.
 pub fn contains(observed: &Value, desired: &Value) -> bool {
     match (observed, desired) {
-        (Value::Object(o), Value::Object(d)) => d
-            .iter()
-            .all(|(k, dv)| o.get(k).is_some_and(|ov| contains(ov, dv)) || (dv.is_null() && !o.contains_key(k))),
-        (Value::Array(o), Value::Array(d)) => o.len() == d.len() && o.iter().zip(d).all(|(ov, dv)| contains(ov, dv)),
+        (Value::Object(o), Value::Object(d)) => d.iter().all(|(k, dv)| {
+            o.get(k).is_some_and(|ov| contains(ov, dv)) || (dv.is_null() && !o.contains_key(k))
+        }),
+        (Value::Array(o), Value::Array(d)) => {
+            o.len() == d.len() && o.iter().zip(d).all(|(ov, dv)| contains(ov, dv))
+        }
         _ => observed == desired,
     }
 }
@@ -736,7 +753,12 @@ fn condition_events(old: Option<&Value>, new: &Value) -> Vec<Op> {
             .unwrap_or_default()
     };
     let old = conditions(old);
-    let text = |c: &Value, key: &str| c.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+    let text = |c: &Value, key: &str| {
+        c.get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
     conditions(Some(new))
         .iter()
         .filter_map(|c| {
@@ -757,7 +779,11 @@ fn condition_events(old: Option<&Value>, new: &Value) -> Vec<Op> {
                 } else {
                     EventType::Normal
                 },
-                reason: if reason.is_empty() { type_.clone() } else { reason },
+                reason: if reason.is_empty() {
+                    type_.clone()
+                } else {
+                    reason
+                },
                 note: if message.is_empty() {
                     format!("{type_} is {status}")
                 } else {

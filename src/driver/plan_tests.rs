@@ -76,7 +76,10 @@ struct Obj(DynamicObject);
 impl Obj {
     fn new(api_version_kind: (&str, &str, &str), name: &str) -> Self {
         let (g, v, k) = api_version_kind;
-        let mut o = DynamicObject::new(name, &ApiResource::from_gvk(&GroupVersionKind::gvk(g, v, k)));
+        let mut o = DynamicObject::new(
+            name,
+            &ApiResource::from_gvk(&GroupVersionKind::gvk(g, v, k)),
+        );
         o.metadata.namespace = Some("shop".to_owned());
         o.metadata.uid = Some(format!("uid-{name}"));
         o.metadata.resource_version = Some("1".to_owned());
@@ -147,7 +150,9 @@ impl Obj {
 
 /// A child of `p1` under generateSelector.
 fn child(name: &str) -> Obj {
-    Obj::deployment(name).owned_by("p1").label("controller-uid", "p1")
+    Obj::deployment(name)
+        .owned_by("p1")
+        .label("controller-uid", "p1")
 }
 
 fn desired(name: &str, replicas: i64) -> Value {
@@ -198,7 +203,9 @@ fn hook_of(p: &Prelude) -> HookKind {
 #[test]
 fn finalizer_is_added_before_anything_else() {
     let parent = Obj::parent().finalizer("other").0;
-    let orphan = Obj::deployment("orphan").label("controller-uid", "p1").arc();
+    let orphan = Obj::deployment("orphan")
+        .label("controller-uid", "p1")
+        .arc();
     let p = prelude(&hello_like(), &parent, &[vec![orphan], vec![]]).unwrap();
     assert_eq!(kinds(&p.ops), ["AddFinalizer", "VerifyParent", "Adopt"]);
     assert_eq!(
@@ -265,7 +272,11 @@ fn finalized_removes_the_finalizer_first_and_then_leaves_children_alone() {
     // children would be managed, so that response's children are not
     // applied.
     let ctl = hello_like();
-    let parent = Obj::parent().finalizer("x").finalizer(FINALIZER).deleting().0;
+    let parent = Obj::parent()
+        .finalizer("x")
+        .finalizer(FINALIZER)
+        .deleting()
+        .0;
     let owned = child("web").arc();
     let mut resp = response(vec![desired("web", 2)]);
     resp.finalized = true;
@@ -288,23 +299,42 @@ fn gc_finalizer_leaves_children_to_the_garbage_collector() {
         .finalizer("foregroundDeletion")
         .deleting()
         .0;
-    let plan = after_hook(&ctl, &parent, &[vec![child("web").arc()], vec![]], response(vec![]), &NoMemory)
-        .unwrap();
+    let plan = after_hook(
+        &ctl,
+        &parent,
+        &[vec![child("web").arc()], vec![]],
+        response(vec![]),
+        &NoMemory,
+    )
+    .unwrap();
     assert_eq!(kinds(&plan.ops), ["WriteStatus"]);
 }
 
 #[test]
 fn label_filter_ignores_parents_that_are_not_ours() {
     let mut ctl = hello_like();
-    ctl.config.parent.label_selector = Some(serde_json::from_value(json!({"matchLabels": {"team": "a"}})).unwrap());
+    ctl.config.parent.label_selector =
+        Some(serde_json::from_value(json!({"matchLabels": {"team": "a"}})).unwrap());
     let theirs = Obj::parent().label("team", "b").0;
     let p = prelude(&ctl, &theirs, &[vec![], vec![]]).unwrap();
-    assert_eq!(p, Prelude { ops: vec![], next: Next::Stop });
+    assert_eq!(
+        p,
+        Prelude {
+            ops: vec![],
+            next: Next::Stop
+        }
+    );
     let ours = Obj::parent().label("team", "a").0;
-    assert_eq!(hook_of(&prelude(&ctl, &ours, &[vec![], vec![]]).unwrap()), HookKind::Sync);
+    assert_eq!(
+        hook_of(&prelude(&ctl, &ours, &[vec![], vec![]]).unwrap()),
+        HookKind::Sync
+    );
     // Opted out while holding the finalizer: finalized (§1.5).
     let leaving = Obj::parent().label("team", "b").finalizer(FINALIZER).0;
-    assert_eq!(hook_of(&prelude(&ctl, &leaving, &[vec![], vec![]]).unwrap()), HookKind::Finalize);
+    assert_eq!(
+        hook_of(&prelude(&ctl, &leaving, &[vec![], vec![]]).unwrap()),
+        HookKind::Finalize
+    );
 }
 
 #[test]
@@ -312,12 +342,23 @@ fn claim_adopts_releases_and_ignores_foreign() {
     let ctl = hello_like();
     let parent = Obj::parent().finalizer(FINALIZER).0;
     let owned = child("owned").arc();
-    let orphan = Obj::deployment("orphan").label("controller-uid", "p1").arc();
+    let orphan = Obj::deployment("orphan")
+        .label("controller-uid", "p1")
+        .arc();
     let orphan_unmatched = Obj::deployment("stranger").arc();
-    let foreign = Obj::deployment("foreign").owned_by("someone").label("controller-uid", "p1").arc();
-    let released = Obj::deployment("mislabelled").owned_by("p1").label("controller-uid", "zz").arc();
+    let foreign = Obj::deployment("foreign")
+        .owned_by("someone")
+        .label("controller-uid", "p1")
+        .arc();
+    let released = Obj::deployment("mislabelled")
+        .owned_by("p1")
+        .label("controller-uid", "zz")
+        .arc();
     let other_ns = child("elsewhere").namespace("other").arc();
-    let terminating_orphan = Obj::deployment("going").label("controller-uid", "p1").deleting().arc();
+    let terminating_orphan = Obj::deployment("going")
+        .label("controller-uid", "p1")
+        .deleting()
+        .arc();
     let p = prelude(
         &ctl,
         &parent,
@@ -337,7 +378,14 @@ fn claim_adopts_releases_and_ignores_foreign() {
     )
     .unwrap();
     assert_eq!(kinds(&p.ops), ["VerifyParent", "Adopt", "Release"]);
-    let Op::Adopt { child, before, after } = &p.ops[1] else { unreachable!() };
+    let Op::Adopt {
+        child,
+        before,
+        after,
+    } = &p.ops[1]
+    else {
+        unreachable!()
+    };
     assert_eq!(child.name, "orphan");
     assert_eq!(before, &None);
     assert_eq!(after.len(), 1);
@@ -345,11 +393,19 @@ fn claim_adopts_releases_and_ignores_foreign() {
     assert_eq!(after[0].kind, "Thing");
     assert_eq!(after[0].controller, Some(true));
     assert_eq!(after[0].block_owner_deletion, Some(true));
-    let Op::Release { child, after, .. } = &p.ops[2] else { unreachable!() };
-    assert_eq!((child.name.as_str(), child.uid.as_str()), ("mislabelled", "uid-mislabelled"));
+    let Op::Release { child, after, .. } = &p.ops[2] else {
+        unreachable!()
+    };
+    assert_eq!(
+        (child.name.as_str(), child.uid.as_str()),
+        ("mislabelled", "uid-mislabelled")
+    );
     assert!(after.is_empty());
     // Claimed: the owned one (once) and the adopted orphan as cached.
-    let names: Vec<_> = observed_of(&p)[0].iter().map(|o| o.metadata.name.clone().unwrap()).collect();
+    let names: Vec<_> = observed_of(&p)[0]
+        .iter()
+        .map(|o| o.metadata.name.clone().unwrap())
+        .collect();
     assert_eq!(names, ["owned", "orphan"]);
     assert!(observed_of(&p)[1].is_empty());
 }
@@ -358,7 +414,9 @@ fn claim_adopts_releases_and_ignores_foreign() {
 fn a_deleting_parent_adopts_nothing_and_releases_nothing() {
     let ctl = hello_like();
     let parent = Obj::parent().finalizer(FINALIZER).deleting().0;
-    let orphan = Obj::deployment("orphan").label("controller-uid", "p1").arc();
+    let orphan = Obj::deployment("orphan")
+        .label("controller-uid", "p1")
+        .arc();
     let mislabelled = Obj::deployment("m").owned_by("p1").arc();
     let p = prelude(&ctl, &parent, &[vec![orphan, mislabelled], vec![]]).unwrap();
     assert!(p.ops.is_empty());
@@ -369,8 +427,13 @@ fn a_deleting_parent_adopts_nothing_and_releases_nothing() {
 fn parent_selector_is_required_without_generate_selector() {
     let ctl = controller(UpdateStrategy::InPlace, false, false);
     let parent = Obj::parent().0;
-    assert_eq!(prelude(&ctl, &parent, &[vec![], vec![]]).unwrap_err(), PlanError::NoSelector);
-    let with = Obj::parent().data("spec", json!({"selector": {"matchLabels": {"app": "web"}}})).0;
+    assert_eq!(
+        prelude(&ctl, &parent, &[vec![], vec![]]).unwrap_err(),
+        PlanError::NoSelector
+    );
+    let with = Obj::parent()
+        .data("spec", json!({"selector": {"matchLabels": {"app": "web"}}}))
+        .0;
     let labelled = Obj::deployment("web").label("app", "web").arc();
     let p = prelude(&ctl, &with, &[vec![labelled], vec![]]).unwrap();
     assert_eq!(kinds(&p.ops), ["VerifyParent", "Adopt"]);
@@ -393,7 +456,10 @@ fn extras_are_deleted_with_their_uid() {
         &NoMemory,
     )
     .unwrap();
-    assert_eq!(kinds(&plan.ops), ["DeleteChild", "ApplyChild", "WriteStatus"]);
+    assert_eq!(
+        kinds(&plan.ops),
+        ["DeleteChild", "ApplyChild", "WriteStatus"]
+    );
     assert_eq!(
         plan.ops[0],
         Op::DeleteChild {
@@ -416,11 +482,28 @@ fn apply_body_defaults_namespace_and_labels_and_sets_the_owner() {
     want["status"] = json!({"replicas": 9});
     want["metadata"]["uid"] = json!("echoed");
     want["metadata"]["annotations"] = json!({LAST_APPLIED: "{}", "keep": "me"});
-    let plan = after_hook(&ctl, &parent, &[vec![], vec![]], response(vec![want]), &NoMemory).unwrap();
-    let Op::ApplyChild { type_index, namespace, name, body, .. } = &plan.ops[0] else {
+    let plan = after_hook(
+        &ctl,
+        &parent,
+        &[vec![], vec![]],
+        response(vec![want]),
+        &NoMemory,
+    )
+    .unwrap();
+    let Op::ApplyChild {
+        type_index,
+        namespace,
+        name,
+        body,
+        ..
+    } = &plan.ops[0]
+    else {
         panic!("{:?}", plan.ops)
     };
-    assert_eq!((*type_index, namespace.as_deref(), name.as_str()), (0, Some("shop"), "web"));
+    assert_eq!(
+        (*type_index, namespace.as_deref(), name.as_str()),
+        (0, Some("shop"), "web")
+    );
     assert_eq!(
         body,
         &json!({
@@ -448,7 +531,14 @@ fn selector_mismatch_fails_before_anything_is_written() {
     good["metadata"]["labels"] = json!({"app": "web"});
     let mut bad = desired("bad", 1);
     bad["metadata"]["labels"] = json!({"app": "other"});
-    let err = after_hook(&ctl, &parent, &[vec![], vec![]], response(vec![good, bad]), &NoMemory).unwrap_err();
+    let err = after_hook(
+        &ctl,
+        &parent,
+        &[vec![], vec![]],
+        response(vec![good, bad]),
+        &NoMemory,
+    )
+    .unwrap_err();
     assert_eq!(
         err,
         PlanError::SelectorMismatch {
@@ -463,9 +553,18 @@ fn desired_children_outside_the_contract_fail_the_reconcile() {
     let ctl = hello_like();
     let parent = Obj::parent().finalizer(FINALIZER).0;
     let cases = [
-        (json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}}), "not one of the controller's childResources"),
-        (json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {}}), "metadata.name is missing"),
-        (json!({"kind": "Deployment", "metadata": {"name": "x"}}), "apiVersion is missing"),
+        (
+            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}}),
+            "not one of the controller's childResources",
+        ),
+        (
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {}}),
+            "metadata.name is missing",
+        ),
+        (
+            json!({"kind": "Deployment", "metadata": {"name": "x"}}),
+            "apiVersion is missing",
+        ),
         (
             json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x", "namespace": "other"}}),
             "own namespace",
@@ -476,7 +575,14 @@ fn desired_children_outside_the_contract_fail_the_reconcile() {
         ),
     ];
     for (child, want) in cases {
-        let err = after_hook(&ctl, &parent, &[vec![], vec![]], response(vec![child]), &NoMemory).unwrap_err();
+        let err = after_hook(
+            &ctl,
+            &parent,
+            &[vec![], vec![]],
+            response(vec![child]),
+            &NoMemory,
+        )
+        .unwrap_err();
         assert!(err.to_string().contains(want), "{err}");
     }
 }
@@ -488,13 +594,18 @@ fn on_delete_creates_missing_children_but_never_updates() {
     let plan = after_hook(
         &ctl,
         &parent,
-        &[vec![child("old").data("spec", json!({"replicas": 1})).arc()], vec![]],
+        &[
+            vec![child("old").data("spec", json!({"replicas": 1})).arc()],
+            vec![],
+        ],
         response(vec![desired("old", 5), desired("new", 1)]),
         &NoMemory,
     )
     .unwrap();
     assert_eq!(kinds(&plan.ops), ["ApplyChild", "WriteStatus"]);
-    let Op::ApplyChild { name, .. } = &plan.ops[0] else { unreachable!() };
+    let Op::ApplyChild { name, .. } = &plan.ops[0] else {
+        unreachable!()
+    };
     assert_eq!(name, "new");
 }
 
@@ -511,7 +622,9 @@ fn in_place_applies_unless_nothing_changed_since_the_last_apply() {
         &NoMemory,
     )
     .unwrap();
-    let Op::ApplyChild { fingerprint, .. } = &first.ops[0] else { panic!("{:?}", first.ops) };
+    let Op::ApplyChild { fingerprint, .. } = &first.ops[0] else {
+        panic!("{:?}", first.ops)
+    };
 
     struct Remembers(Applied);
     impl AppliedMemory for Remembers {
@@ -525,15 +638,35 @@ fn in_place_applies_unless_nothing_changed_since_the_last_apply() {
         generation: 3,
         resource_version: "1".to_owned(),
     });
-    let again = after_hook(&ctl, &parent, &[vec![observed.clone()], vec![]], response(vec![desired("web", 2)]), &same)
-        .unwrap();
+    let again = after_hook(
+        &ctl,
+        &parent,
+        &[vec![observed.clone()], vec![]],
+        response(vec![desired("web", 2)]),
+        &same,
+    )
+    .unwrap();
     assert_eq!(kinds(&again.ops), ["WriteStatus"]);
     // Someone edited the child since (generation moved): applied again.
     let edited = child("web").generation(4).arc();
-    let drift = after_hook(&ctl, &parent, &[vec![edited], vec![]], response(vec![desired("web", 2)]), &same).unwrap();
+    let drift = after_hook(
+        &ctl,
+        &parent,
+        &[vec![edited], vec![]],
+        response(vec![desired("web", 2)]),
+        &same,
+    )
+    .unwrap();
     assert_eq!(kinds(&drift.ops), ["ApplyChild", "WriteStatus"]);
     // The hook wants something else: applied again.
-    let changed = after_hook(&ctl, &parent, &[vec![observed], vec![]], response(vec![desired("web", 3)]), &same).unwrap();
+    let changed = after_hook(
+        &ctl,
+        &parent,
+        &[vec![observed], vec![]],
+        response(vec![desired("web", 3)]),
+        &same,
+    )
+    .unwrap();
     assert_eq!(kinds(&changed.ops), ["ApplyChild", "WriteStatus"]);
 }
 
@@ -546,13 +679,32 @@ fn recreate_deletes_a_child_that_differs_and_keeps_one_that_does_not() {
     let same = child("web")
         .data("spec", json!({"replicas": 2, "revisionHistoryLimit": 10}))
         .arc();
-    let plan = after_hook(&ctl, &parent, &[vec![same], vec![]], response(vec![desired("web", 2)]), &NoMemory).unwrap();
+    let plan = after_hook(
+        &ctl,
+        &parent,
+        &[vec![same], vec![]],
+        response(vec![desired("web", 2)]),
+        &NoMemory,
+    )
+    .unwrap();
     assert_eq!(kinds(&plan.ops), ["WriteStatus"]);
     let differs = child("web").data("spec", json!({"replicas": 1})).arc();
-    let plan = after_hook(&ctl, &parent, &[vec![differs], vec![]], response(vec![desired("web", 2)]), &NoMemory).unwrap();
+    let plan = after_hook(
+        &ctl,
+        &parent,
+        &[vec![differs], vec![]],
+        response(vec![desired("web", 2)]),
+        &NoMemory,
+    )
+    .unwrap();
     assert_eq!(kinds(&plan.ops), ["DeleteChild", "WriteStatus"]);
-    let Op::DeleteChild { reason, child } = &plan.ops[0] else { unreachable!() };
-    assert_eq!((*reason, child.uid.as_str()), (DeleteReason::Recreate, "uid-web"));
+    let Op::DeleteChild { reason, child } = &plan.ops[0] else {
+        unreachable!()
+    };
+    assert_eq!(
+        (*reason, child.uid.as_str()),
+        (DeleteReason::Recreate, "uid-web")
+    );
 }
 
 #[test]
@@ -560,7 +712,14 @@ fn terminating_children_are_neither_updated_nor_deleted_again() {
     let ctl = controller(UpdateStrategy::InPlace, true, true);
     let parent = Obj::parent().finalizer(FINALIZER).0;
     let going = child("web").deleting().arc();
-    let plan = after_hook(&ctl, &parent, &[vec![going], vec![]], response(vec![desired("web", 2)]), &NoMemory).unwrap();
+    let plan = after_hook(
+        &ctl,
+        &parent,
+        &[vec![going], vec![]],
+        response(vec![desired("web", 2)]),
+        &NoMemory,
+    )
+    .unwrap();
     assert_eq!(kinds(&plan.ops), ["WriteStatus"]);
 }
 
@@ -570,7 +729,14 @@ fn terminating_children_are_neither_updated_nor_deleted_again() {
 fn status_is_replaced_with_observed_generation_and_skipped_when_equal() {
     let ctl = hello_like();
     let parent = Obj::parent().finalizer(FINALIZER).generation(7).0;
-    let plan = after_hook(&ctl, &parent, &[vec![], vec![]], response(vec![]), &NoMemory).unwrap();
+    let plan = after_hook(
+        &ctl,
+        &parent,
+        &[vec![], vec![]],
+        response(vec![]),
+        &NoMemory,
+    )
+    .unwrap();
     assert_eq!(
         plan.ops,
         [Op::WriteStatus {
@@ -582,12 +748,24 @@ fn status_is_replaced_with_observed_generation_and_skipped_when_equal() {
         .generation(7)
         .data("status", json!({"ok": true, "observedGeneration": 7}))
         .0;
-    let plan = after_hook(&ctl, &written, &[vec![], vec![]], response(vec![]), &NoMemory).unwrap();
+    let plan = after_hook(
+        &ctl,
+        &written,
+        &[vec![], vec![]],
+        response(vec![]),
+        &NoMemory,
+    )
+    .unwrap();
     assert!(plan.ops.is_empty());
     // No status in the response: the status is wiped to observedGeneration.
     let none = HookResponse::default();
     let plan = after_hook(&ctl, &written, &[vec![], vec![]], none, &NoMemory).unwrap();
-    assert_eq!(plan.ops, [Op::WriteStatus { status: json!({"observedGeneration": 7}) }]);
+    assert_eq!(
+        plan.ops,
+        [Op::WriteStatus {
+            status: json!({"observedGeneration": 7})
+        }]
+    );
 }
 
 #[test]
@@ -613,7 +791,14 @@ fn condition_changes_become_events_after_the_writes() {
         .unwrap()
         .clone(),
     );
-    let plan = after_hook(&ctl, &parent, &[vec![child("web").arc()], vec![]], resp, &NoMemory).unwrap();
+    let plan = after_hook(
+        &ctl,
+        &parent,
+        &[vec![child("web").arc()], vec![]],
+        resp,
+        &NoMemory,
+    )
+    .unwrap();
     assert_eq!(kinds(&plan.ops), ["DeleteChild", "WriteStatus", "Event"]);
     assert_eq!(
         plan.ops[2],
@@ -634,7 +819,12 @@ fn resync_after_seconds_is_a_requeue_decision() {
     let plan = after_hook(&ctl, &parent, &[vec![], vec![]], resp.clone(), &NoMemory).unwrap();
     assert_eq!(plan.resync_after, Some(Duration::from_millis(1500)));
     resp.resync_after_seconds = 0.0;
-    assert_eq!(after_hook(&ctl, &parent, &[vec![], vec![]], resp, &NoMemory).unwrap().resync_after, None);
+    assert_eq!(
+        after_hook(&ctl, &parent, &[vec![], vec![]], resp, &NoMemory)
+            .unwrap()
+            .resync_after,
+        None
+    );
 }
 
 #[test]
@@ -643,9 +833,20 @@ fn convergence_desired_fed_back_as_observed_plans_no_writes() {
     // (same hook answer, children as applied) must plan nothing.
     let ctl = hello_like();
     let parent = Obj::parent().finalizer(FINALIZER).0;
-    let first = after_hook(&ctl, &parent, &[vec![], vec![]], response(vec![desired("web", 2)]), &NoMemory).unwrap();
-    let Op::ApplyChild { fingerprint, .. } = &first.ops[0] else { unreachable!() };
-    let Op::WriteStatus { status } = &first.ops[1] else { unreachable!() };
+    let first = after_hook(
+        &ctl,
+        &parent,
+        &[vec![], vec![]],
+        response(vec![desired("web", 2)]),
+        &NoMemory,
+    )
+    .unwrap();
+    let Op::ApplyChild { fingerprint, .. } = &first.ops[0] else {
+        unreachable!()
+    };
+    let Op::WriteStatus { status } = &first.ops[1] else {
+        unreachable!()
+    };
     struct Once(u64);
     impl AppliedMemory for Once {
         fn applied(&self, _: usize, _: Option<&str>, _: &str) -> Option<Applied> {
@@ -657,10 +858,19 @@ fn convergence_desired_fed_back_as_observed_plans_no_writes() {
             })
         }
     }
-    let parent = Obj::parent().finalizer(FINALIZER).data("status", status.clone()).0;
+    let parent = Obj::parent()
+        .finalizer(FINALIZER)
+        .data("status", status.clone())
+        .0;
     let observed = child("web").arc();
-    let second = after_hook(&ctl, &parent, &[vec![observed], vec![]], response(vec![desired("web", 2)]), &Once(*fingerprint))
-        .unwrap();
+    let second = after_hook(
+        &ctl,
+        &parent,
+        &[vec![observed], vec![]],
+        response(vec![desired("web", 2)]),
+        &Once(*fingerprint),
+    )
+    .unwrap();
     assert!(second.ops.is_empty(), "{:?}", second.ops);
 }
 
@@ -668,8 +878,14 @@ fn convergence_desired_fed_back_as_observed_plans_no_writes() {
 fn contains_compares_desired_fields_only() {
     assert!(contains(&json!({"a": 1, "b": 2}), &json!({"a": 1})));
     assert!(!contains(&json!({"a": 1}), &json!({"a": 2})));
-    assert!(contains(&json!({"l": [{"n": 1, "d": true}]}), &json!({"l": [{"n": 1}]})));
-    assert!(!contains(&json!({"l": [{"n": 1}, {"n": 2}]}), &json!({"l": [{"n": 1}]})));
+    assert!(contains(
+        &json!({"l": [{"n": 1, "d": true}]}),
+        &json!({"l": [{"n": 1}]})
+    ));
+    assert!(!contains(
+        &json!({"l": [{"n": 1}, {"n": 2}]}),
+        &json!({"l": [{"n": 1}]})
+    ));
     // Type-strict, as Metacontroller's comparison is.
     assert!(!contains(&json!({"r": 3}), &json!({"r": 3.0})));
 }

@@ -18,7 +18,9 @@ pub enum RelatedError {
         "related rule {index}: a v1 customize hook of a namespaced parent can only select in the parent's namespace"
     )]
     OtherNamespaceInV1 { index: usize },
-    #[error("related rule {index}: namespaceSelector needs a v2 customize hook for a namespaced parent")]
+    #[error(
+        "related rule {index}: namespaceSelector needs a v2 customize hook for a namespaced parent"
+    )]
     NamespaceSelectorInV1 { index: usize },
     #[error("related rule {index}: the selector is invalid")]
     Selector {
@@ -91,8 +93,17 @@ pub fn select(
             .collect();
         objects
             .iter()
-            .filter(|o| o.metadata.namespace.as_deref().is_some_and(|ns| chosen.contains(&ns)))
-            .filter(|o| label_selector.as_ref().is_none_or(|s| s.matches(&labels(o))))
+            .filter(|o| {
+                o.metadata
+                    .namespace
+                    .as_deref()
+                    .is_some_and(|ns| chosen.contains(&ns))
+            })
+            .filter(|o| {
+                label_selector
+                    .as_ref()
+                    .is_none_or(|s| s.matches(&labels(o)))
+            })
             .cloned()
             .collect()
     } else if let Some(label_selector) = rule.label_selector.as_ref().filter(|_| !has_names) {
@@ -108,14 +119,17 @@ pub fn select(
             .iter()
             .filter(|o| in_namespace(o))
             .filter(|o| {
-                names.is_empty()
-                    || o.metadata.name.as_ref().is_some_and(|n| names.contains(n))
+                names.is_empty() || o.metadata.name.as_ref().is_some_and(|n| names.contains(n))
             })
             .cloned()
             .collect()
     } else {
         // No selector at all: every object of the type (in scope).
-        objects.iter().filter(|o| in_namespace(o)).cloned().collect()
+        objects
+            .iter()
+            .filter(|o| in_namespace(o))
+            .cloned()
+            .collect()
     };
     Ok(selected)
 }
@@ -130,7 +144,12 @@ mod tests {
         let ar = ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "ConfigMap"));
         let mut o = DynamicObject::new(name, &ar);
         o.metadata.namespace = ns.map(str::to_owned);
-        o.metadata.labels = Some(labels.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect());
+        o.metadata.labels = Some(
+            labels
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+        );
         Arc::new(o)
     }
 
@@ -140,7 +159,13 @@ mod tests {
 
     fn names(objs: &[Arc<DynamicObject>]) -> Vec<String> {
         objs.iter()
-            .map(|o| format!("{}/{}", o.metadata.namespace.clone().unwrap_or_default(), o.metadata.name.clone().unwrap()))
+            .map(|o| {
+                format!(
+                    "{}/{}",
+                    o.metadata.namespace.clone().unwrap_or_default(),
+                    o.metadata.name.clone().unwrap()
+                )
+            })
             .collect()
     }
 
@@ -165,30 +190,56 @@ mod tests {
 
     #[test]
     fn names_in_a_namespace() {
-        let r = rule(json!({"apiVersion": "v1", "resource": "configmaps", "namespace": "shop", "names": ["a"]}));
+        let r = rule(
+            json!({"apiVersion": "v1", "resource": "configmaps", "namespace": "shop", "names": ["a"]}),
+        );
         assert_eq!(names(&select(0, &r, &V2, &all(), &[]).unwrap()), ["shop/a"]);
         // v2 without a namespace: every namespace.
         let r = rule(json!({"apiVersion": "v1", "resource": "configmaps", "names": ["a"]}));
-        assert_eq!(names(&select(0, &r, &V2, &all(), &[]).unwrap()), ["shop/a", "other/a"]);
+        assert_eq!(
+            names(&select(0, &r, &V2, &all(), &[]).unwrap()),
+            ["shop/a", "other/a"]
+        );
         // v1: confined to the parent's namespace.
         assert_eq!(names(&select(0, &r, &V1, &all(), &[]).unwrap()), ["shop/a"]);
     }
 
     #[test]
     fn label_selectors_and_namespace_selectors() {
-        let r = rule(json!({"apiVersion": "v1", "resource": "configmaps", "labelSelector": {"matchLabels": {"app": "web"}}}));
-        assert_eq!(names(&select(0, &r, &V2, &all(), &[]).unwrap()), ["shop/a", "other/a"]);
+        let r = rule(
+            json!({"apiVersion": "v1", "resource": "configmaps", "labelSelector": {"matchLabels": {"app": "web"}}}),
+        );
+        assert_eq!(
+            names(&select(0, &r, &V2, &all(), &[]).unwrap()),
+            ["shop/a", "other/a"]
+        );
         let namespaces = vec![obj(None, "shop", &[("team", "x")]), obj(None, "other", &[])];
-        let r = rule(json!({"apiVersion": "v1", "resource": "configmaps", "namespaceSelector": {"matchLabels": {"team": "x"}}}));
-        assert_eq!(names(&select(0, &r, &V2, &all(), &namespaces).unwrap()), ["shop/a", "shop/b"]);
-        assert_eq!(select(0, &r, &V1, &all(), &namespaces), Err(RelatedError::NamespaceSelectorInV1 { index: 0 }));
+        let r = rule(
+            json!({"apiVersion": "v1", "resource": "configmaps", "namespaceSelector": {"matchLabels": {"team": "x"}}}),
+        );
+        assert_eq!(
+            names(&select(0, &r, &V2, &all(), &namespaces).unwrap()),
+            ["shop/a", "shop/b"]
+        );
+        assert_eq!(
+            select(0, &r, &V1, &all(), &namespaces),
+            Err(RelatedError::NamespaceSelectorInV1 { index: 0 })
+        );
     }
 
     #[test]
     fn invalid_rules() {
-        let r = rule(json!({"apiVersion": "v1", "resource": "configmaps", "names": ["a"], "labelSelector": {}}));
-        assert_eq!(select(3, &r, &V2, &all(), &[]), Err(RelatedError::NamesWithSelector { index: 3 }));
+        let r = rule(
+            json!({"apiVersion": "v1", "resource": "configmaps", "names": ["a"], "labelSelector": {}}),
+        );
+        assert_eq!(
+            select(3, &r, &V2, &all(), &[]),
+            Err(RelatedError::NamesWithSelector { index: 3 })
+        );
         let r = rule(json!({"apiVersion": "v1", "resource": "configmaps", "namespace": "other"}));
-        assert_eq!(select(0, &r, &V1, &all(), &[]), Err(RelatedError::OtherNamespaceInV1 { index: 0 }));
+        assert_eq!(
+            select(0, &r, &V1, &all(), &[]),
+            Err(RelatedError::OtherNamespaceInV1 { index: 0 })
+        );
     }
 }

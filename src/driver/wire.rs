@@ -29,7 +29,11 @@ pub fn object_map(
         let mut inner = Map::new();
         for obj in typed.objects {
             let name = obj.metadata.name.as_deref().unwrap_or_default();
-            let namespace = obj.metadata.namespace.as_deref().filter(|ns| !ns.is_empty());
+            let namespace = obj
+                .metadata
+                .namespace
+                .as_deref()
+                .filter(|ns| !ns.is_empty());
             let key = match (version, parent_namespace) {
                 (HookVersion::V2, _) => key_of(namespace, name),
                 (HookVersion::V1, Some(parent_ns)) => {
@@ -113,15 +117,18 @@ const SYNC_KEYS: &[&str] = &["status", "children", "resyncAfterSeconds", "finali
 
 /// Decodes a 200 body. `strict` (the v2 default) rejects unknown top-level
 /// keys; keys are case-sensitive either way. `{}` and `null` are valid.
-pub fn decode_sync_response(body: &[u8], strict: bool) -> Result<HookResponse, DecodeResponseError> {
+pub fn decode_sync_response(
+    body: &[u8],
+    strict: bool,
+) -> Result<HookResponse, DecodeResponseError> {
     let value: Value = serde_json::from_slice(body).map_err(DecodeResponseError::Json)?;
     let map = match value {
         Value::Null => return Ok(HookResponse::default()),
         Value::Object(map) => map,
         other => {
-            return Err(DecodeResponseError::Json(serde::de::Error::custom(format!(
-                "expected an object, got {other}"
-            ))));
+            return Err(DecodeResponseError::Json(serde::de::Error::custom(
+                format!("expected an object, got {other}"),
+            )));
         }
     };
     if strict && let Some(key) = map.keys().find(|k| !SYNC_KEYS.contains(&k.as_str())) {
@@ -133,7 +140,9 @@ pub fn decode_sync_response(body: &[u8], strict: bool) -> Result<HookResponse, D
     ) -> Result<T, DecodeResponseError> {
         match map.get(key) {
             None | Some(Value::Null) => Ok(T::default()),
-            Some(v) => T::deserialize(v).map_err(|source| DecodeResponseError::WrongType { key, source }),
+            Some(v) => {
+                T::deserialize(v).map_err(|source| DecodeResponseError::WrongType { key, source })
+            }
         }
     }
     let children: Vec<Value> = field(&map, "children")?;
@@ -158,9 +167,9 @@ pub fn decode_customize_response(
         Value::Null => return Ok(Vec::new()),
         Value::Object(map) => map,
         other => {
-            return Err(DecodeResponseError::Json(serde::de::Error::custom(format!(
-                "expected an object, got {other}"
-            ))));
+            return Err(DecodeResponseError::Json(serde::de::Error::custom(
+                format!("expected an object, got {other}"),
+            )));
         }
     };
     if strict && let Some(key) = map.keys().find(|k| *k != "relatedResources") {
@@ -199,11 +208,20 @@ mod tests {
     fn map_keys_follow_the_hook_version() {
         let deploy = resource("apps", "v1", "Deployment", true);
         let ns = resource("", "v1", "Namespace", false);
-        let deploys = [obj(&deploy, Some("shop"), "web"), obj(&deploy, Some("other"), "x")];
+        let deploys = [
+            obj(&deploy, Some("shop"), "web"),
+            obj(&deploy, Some("other"), "x"),
+        ];
         let namespaces = [obj(&ns, None, "shop")];
         let types = [
-            TypedObjects { resource: &deploy, objects: &deploys },
-            TypedObjects { resource: &ns, objects: &namespaces },
+            TypedObjects {
+                resource: &deploy,
+                objects: &deploys,
+            },
+            TypedObjects {
+                resource: &ns,
+                objects: &namespaces,
+            },
         ];
         let v2 = object_map(&types, HookVersion::V2, Some("shop"));
         let keys = |v: &Value, t: &str| -> Vec<String> {
@@ -220,7 +238,10 @@ mod tests {
         let v1c = object_map(&types, HookVersion::V1, None);
         assert_eq!(keys(&v1c, "Deployment.apps/v1"), ["other/x", "shop/web"]);
         assert_eq!(v1c["Deployment.apps/v1"]["shop/web"]["kind"], "Deployment");
-        assert_eq!(v1c["Deployment.apps/v1"]["shop/web"]["apiVersion"], "apps/v1");
+        assert_eq!(
+            v1c["Deployment.apps/v1"]["shop/web"]["apiVersion"],
+            "apps/v1"
+        );
     }
 
     #[test]
@@ -231,22 +252,36 @@ mod tests {
         assert_eq!(r.children.len(), 1);
         assert_eq!(r.resync_after_seconds, 1.5);
         assert!(r.finalized);
-        assert_eq!(decode_sync_response(b"{}", true).unwrap(), HookResponse::default());
-        assert_eq!(decode_sync_response(b"null", true).unwrap(), HookResponse::default());
+        assert_eq!(
+            decode_sync_response(b"{}", true).unwrap(),
+            HookResponse::default()
+        );
+        assert_eq!(
+            decode_sync_response(b"null", true).unwrap(),
+            HookResponse::default()
+        );
         assert!(decode_sync_response(b"", false).is_err());
         let unknown = br#"{"status":{},"Children":[]}"#;
         assert!(matches!(
             decode_sync_response(unknown, true),
             Err(DecodeResponseError::UnknownKey(k)) if k == "Children"
         ));
-        assert!(decode_sync_response(unknown, false).unwrap().children.is_empty());
+        assert!(
+            decode_sync_response(unknown, false)
+                .unwrap()
+                .children
+                .is_empty()
+        );
         assert!(matches!(
             decode_sync_response(br#"{"children":[null]}"#, false),
             Err(DecodeResponseError::ChildNotObject(0))
         ));
         assert!(matches!(
             decode_sync_response(br#"{"finalized":"yes"}"#, false),
-            Err(DecodeResponseError::WrongType { key: "finalized", .. })
+            Err(DecodeResponseError::WrongType {
+                key: "finalized",
+                ..
+            })
         ));
         let rules = decode_customize_response(
             br#"{"relatedResources":[{"apiVersion":"apps/v1","resource":"deployments","names":["a"]}]}"#,

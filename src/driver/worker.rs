@@ -54,7 +54,10 @@ pub enum ReconcileError {
     #[error("selecting related objects failed")]
     Related(#[from] RelatedError),
     #[error("related resource {api_version} {resource} is not known to the API server")]
-    UnknownRelated { api_version: String, resource: String },
+    UnknownRelated {
+        api_version: String,
+        resource: String,
+    },
     #[error("the cache of {0} has not synced yet")]
     NotSynced(String),
 }
@@ -63,7 +66,9 @@ impl ReconcileError {
     /// 429 from a hook: retry after this long, with no event and no backoff.
     fn retry_after(&self) -> Option<Duration> {
         match self {
-            ReconcileError::Hook(HookCallError::TooManyRequests { retry_after, .. }) => Some(*retry_after),
+            ReconcileError::Hook(HookCallError::TooManyRequests { retry_after, .. }) => {
+                Some(*retry_after)
+            }
             _ => None,
         }
     }
@@ -78,10 +83,12 @@ pub struct Hooks {
 }
 
 /// Resolves a related rule's `apiVersion` + `resource` to a type.
-pub type Discover = Arc<dyn Fn(&str, &str) -> futures::future::BoxFuture<'static, Option<Resource>> + Send + Sync>;
+pub type Discover =
+    Arc<dyn Fn(&str, &str) -> futures::future::BoxFuture<'static, Option<Resource>> + Send + Sync>;
 
 /// (parent UID, generation) → (when asked, parent key, rules).
-type CustomizeCache = Mutex<HashMap<(String, i64), (Instant, String, Arc<Vec<RelatedResourceRule>>)>>;
+type CustomizeCache =
+    Mutex<HashMap<(String, i64), (Instant, String, Arc<Vec<RelatedResourceRule>>)>>;
 
 pub struct ControllerRuntime {
     pub driven: Arc<Driven>,
@@ -116,7 +123,12 @@ impl ControllerRuntime {
             .iter()
             .map(|c| caches.get_or_start(&c.resource))
             .collect();
-        let executor = Executor::new(client, recorder, Arc::new(ApplyMemory::new()), metrics.clone());
+        let executor = Executor::new(
+            client,
+            recorder,
+            Arc::new(ApplyMemory::new()),
+            metrics.clone(),
+        );
         let runtime = Arc::new(ControllerRuntime {
             driven: Arc::new(driven),
             hooks,
@@ -166,7 +178,13 @@ impl ControllerRuntime {
     /// carries this controller's finalizer.
     fn is_ours(&self, parent: &DynamicObject) -> bool {
         let finalizer = self.driven.finalizer();
-        if parent.metadata.finalizers.iter().flatten().any(|f| *f == finalizer) {
+        if parent
+            .metadata
+            .finalizers
+            .iter()
+            .flatten()
+            .any(|f| *f == finalizer)
+        {
             return true;
         }
         match &self.driven.config.parent.label_selector {
@@ -216,7 +234,8 @@ impl ControllerRuntime {
                 let labels = obj.metadata.labels.clone().unwrap_or_default();
                 for parent in self.parents.list(namespace) {
                     if self.is_ours(&parent)
-                        && plan::child_selector(&self.driven, &parent).is_ok_and(|s| s.matches(&labels))
+                        && plan::child_selector(&self.driven, &parent)
+                            .is_ok_and(|s| s.matches(&labels))
                     {
                         self.queue.add(&object_key(&parent));
                     }
@@ -300,7 +319,10 @@ impl ControllerRuntime {
     }
 
     /// §3.3 for one key. `Ok` carries the requested resync.
-    pub async fn reconcile(self: &Arc<Self>, key: &str) -> Result<Option<Duration>, ReconcileError> {
+    pub async fn reconcile(
+        self: &Arc<Self>,
+        key: &str,
+    ) -> Result<Option<Duration>, ReconcileError> {
         let (namespace, name) = split_key(key);
         let Some(cached) = self.parents.get(namespace, name) else {
             return Ok(None);
@@ -310,7 +332,11 @@ impl ControllerRuntime {
             .children
             .iter()
             .map(|c| {
-                let ns = if ctl.parent.namespaced { namespace } else { None };
+                let ns = if ctl.parent.namespaced {
+                    namespace
+                } else {
+                    None
+                };
                 c.list(ns)
             })
             .collect();
@@ -361,7 +387,13 @@ impl ControllerRuntime {
         let body = self.caller.call(self.name(), target, request).await?;
         let response = wire::decode_sync_response(&body, target.strict())
             .map_err(|source| ReconcileError::Decode { hook, source })?;
-        let plan = plan::after_hook(ctl, &parent, &observed, response, self.executor.memory().as_ref())?;
+        let plan = plan::after_hook(
+            ctl,
+            &parent,
+            &observed,
+            response,
+            self.executor.memory().as_ref(),
+        )?;
         let outcome = self.executor.execute(ctl, parent, plan.ops).await?;
         if !outcome.errors.is_empty() {
             return Err(ReconcileError::Children(ExecuteErrors(outcome.errors)));
@@ -440,11 +472,17 @@ impl ControllerRuntime {
         self.customized
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(key, (Instant::now(), object_key(parent), Arc::clone(&rules)));
+            .insert(
+                key,
+                (Instant::now(), object_key(parent), Arc::clone(&rules)),
+            );
         Ok(rules)
     }
 
-    async fn related_type(self: &Arc<Self>, rule: &RelatedResourceRule) -> Result<Resource, ReconcileError> {
+    async fn related_type(
+        self: &Arc<Self>,
+        rule: &RelatedResourceRule,
+    ) -> Result<Resource, ReconcileError> {
         let key = (rule.api_version.clone(), rule.resource.clone());
         if let Some(r) = self
             .related_types
@@ -500,7 +538,11 @@ impl ControllerRuntime {
             let (parent_ns, _) = split_key(&key);
             let scope = Scope {
                 version,
-                parent_namespace: if self.driven.parent.namespaced { parent_ns } else { None },
+                parent_namespace: if self.driven.parent.namespaced {
+                    parent_ns
+                } else {
+                    None
+                },
                 resource_namespaced: resource.namespaced,
             };
             let selects = rules.iter().enumerate().any(|(i, rule)| {
@@ -518,8 +560,10 @@ impl ControllerRuntime {
 
 fn namespace_resource() -> Resource {
     Resource {
-        api: ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("", "v1", "Namespace"), "namespaces"),
+        api: ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("", "v1", "Namespace"),
+            "namespaces",
+        ),
         namespaced: false,
     }
 }
-
