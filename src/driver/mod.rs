@@ -5,23 +5,27 @@
 //!   cluster connection;
 //! - [`plan`]: every decision, pure; [`execute`]: performs a plan;
 //! - [`wire`]: hook requests and responses as Metacontroller builds and
-//!   reads them; [`hook_call`]: in-process or over HTTP;
+//!   reads them; [`hook_call`]: in-process or over HTTP; [`related`]:
+//!   customize rules;
 //! - [`cache`], [`queue`], [`worker`]: watching, queueing, reconciling;
-//! - [`leader`], [`metrics`]: running several replicas, and being seen.
-
-pub mod config;
-pub mod model;
-pub mod plan;
-pub mod selector;
-pub mod wire;
+//! - [`run`]: start-up and shutdown; [`leader`], [`metrics`]: several
+//!   replicas, and being seen.
 
 pub mod cache;
+pub mod config;
+pub mod discovery;
 pub mod execute;
 pub mod hook_call;
+pub mod leader;
 pub mod memory;
 pub mod metrics;
+pub mod model;
+pub mod plan;
 pub mod queue;
 pub mod related;
+pub mod run;
+pub mod selector;
+pub mod wire;
 pub mod worker;
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 
 use super::AppState;
 use super::errors::ApiError;
+use crate::driver::metrics::DriverMetrics;
 use actix_web::{HttpResponse, web};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -11,6 +12,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -33,6 +35,9 @@ pub struct Metrics {
     requests: Family<RequestLabels, Counter>,
     duration: HistogramFamily,
     pub in_flight: Gauge,
+    /// The bundled driver's metrics; registered always, populated only
+    /// when driving.
+    pub driver: Arc<DriverMetrics>,
 }
 
 fn latency_histogram() -> Histogram {
@@ -62,11 +67,13 @@ impl Metrics {
             "Hook requests being answered now",
             in_flight.clone(),
         );
+        let driver = Arc::new(DriverMetrics::register(&mut registry));
         Metrics {
             registry,
             requests,
             duration,
             in_flight,
+            driver,
         }
     }
 
