@@ -18,7 +18,7 @@ pub enum RenderError {
     Yaml {
         path: PathBuf,
         #[source]
-        source: serde_saphyr::Error,
+        source: Box<serde_saphyr::Error>,
     },
     #[error("unknown controller {0:?}; known: {known}", known = known_controllers())]
     UnknownController(String),
@@ -120,7 +120,7 @@ fn to_json(path: &std::path::Path, input: Vec<u8>) -> Result<Vec<u8>, RenderErro
     let value: serde_json::Value =
         serde_saphyr::from_slice(&input).map_err(|source| RenderError::Yaml {
             path: path.to_owned(),
-            source,
+            source: Box::new(source),
         })?;
     Ok(value.to_string().into_bytes())
 }

@@ -221,7 +221,7 @@ async fn e2e_driver() {
         hikawa(&client).await;
     }
     if registered("foo") && crds.iter().any(|c| c.starts_with("foos.")) {
-        foo(&client).await;
+        foo_refuses(&client).await;
     }
 }
 
@@ -395,7 +395,7 @@ async fn hikawa(client: &Client) {
 }
 
 /// Foo: refuses a same-named Deployment it does not control.
-async fn foo(client: &Client) {
+async fn foo_refuses(client: &Client) {
     let ns = namespace(client, "e2e-foo").await;
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
     let foreign: Deployment = serde_json::from_value(json!({
@@ -410,13 +410,13 @@ async fn foo(client: &Client) {
         .await
         .unwrap();
     let foos = dynamic(client, &ns, "samplecontroller.k8s.io", "v1alpha1", "Foo");
-    let foo: DynamicObject = serde_json::from_value(json!({
+    let parent: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
         "metadata": {"name": "example-foo", "namespace": ns},
         "spec": {"deploymentName": "taken", "replicas": 3}
     }))
     .unwrap();
-    foos.create(&PostParams::default(), &foo).await.unwrap();
+    foos.create(&PostParams::default(), &parent).await.unwrap();
     wait_for("a Warning event about the foreign Deployment", || async {
         let warnings = warnings_about(client, &ns, "example-foo").await;
         (!warnings.is_empty()).then_some(())

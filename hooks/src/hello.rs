@@ -30,6 +30,8 @@ const MAX_NAME_LEN: usize = 63;
 
 /// A Hello runs `replicas` copies of a small web server that answers with
 /// its own name and address.
+// clippy reads each `printcolumn(type_ = ...)` as a repeated attribute.
+#[allow(clippy::duplicated_attributes)]
 #[derive(CustomResource, Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "fraim.co.jp",

@@ -108,7 +108,7 @@ pub enum ConfigError {
     Yaml {
         source_name: String,
         #[source]
-        source: serde_saphyr::Error,
+        source: Box<serde_saphyr::Error>,
     },
     #[error("{source_name}: `{field}` is not supported by the bundled driver{hint}")]
     Unsupported {
@@ -195,7 +195,7 @@ fn collect(
 pub fn parse(source_name: &str, text: &str) -> Result<ControllerConfig, ConfigError> {
     let object: Value = serde_saphyr::from_str(text).map_err(|source| ConfigError::Yaml {
         source_name: source_name.to_owned(),
-        source,
+        source: Box::new(source),
     })?;
     Check { source_name }.controller(object)
 }

@@ -192,7 +192,7 @@ impl HookCaller {
             let body = Limited::new(body, MAX_RESPONSE_BYTES)
                 .collect()
                 .await
-                .map_err(|e| http_err(e))?
+                .map_err(&http_err)?
                 .to_bytes();
             Ok::<_, HookCallError>((parts, body))
         };

@@ -52,13 +52,13 @@ pub enum DriveError {
     #[error("no controller to drive: {0}")]
     NothingToDrive(String),
     #[error("connecting to the Kubernetes API server failed")]
-    Connect(#[source] kube::Error),
+    Connect(#[source] Box<kube::Error>),
     #[error("controller {controller}: resolving {what} failed")]
     Discovery {
         controller: String,
         what: &'static str,
         #[source]
-        source: DiscoveryError,
+        source: Box<DiscoveryError>,
     },
     #[error(transparent)]
     Leader(#[from] LeaderError),
@@ -177,7 +177,7 @@ async fn resolve_controller(
         move |source| DriveError::Discovery {
             controller,
             what,
-            source,
+            source: Box::new(source),
         }
     };
     let (parent, has_status) =
@@ -363,7 +363,9 @@ async fn lost(leadership: &mut Option<leader::Leadership>) {
 
 /// The kubeconfig the usual way: in-cluster, `KUBECONFIG`, `~/.kube/config`.
 pub async fn connect() -> Result<Client, DriveError> {
-    Client::try_default().await.map_err(DriveError::Connect)
+    Client::try_default()
+        .await
+        .map_err(|e| DriveError::Connect(Box::new(e)))
 }
 
 /// `LeaderSettings` defaults: lease named `metahook-driver` in the pod's
