@@ -121,6 +121,33 @@ impl Caches {
         cache
     }
 
+    /// A cache filled with `objects` and marked synced, without a watch:
+    /// for tests that script the API server.
+    #[cfg(test)]
+    pub fn preload(&self, resource: &Resource, objects: Vec<DynamicObject>) -> Arc<TypeCache> {
+        let mut writer = reflector::store::Writer::new(resource.api.clone());
+        writer.apply_watcher_event(&Event::Init);
+        for obj in objects {
+            writer.apply_watcher_event(&Event::InitApply(obj));
+        }
+        writer.apply_watcher_event(&Event::InitDone);
+        let cache = Arc::new(TypeCache {
+            resource: resource.clone(),
+            store: writer.as_reader(),
+            synced: AtomicBool::new(true),
+            subscribers: RwLock::new(Vec::new()),
+        });
+        let key = (
+            resource.api.api_version.clone(),
+            resource.api.plural.clone(),
+        );
+        self.types
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, Arc::clone(&cache));
+        cache
+    }
+
     /// Whether every started cache has listed its type once.
     pub fn all_synced(&self) -> bool {
         self.types

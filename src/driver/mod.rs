@@ -32,3 +32,5 @@ pub mod worker;
 mod execute_tests;
 #[cfg(test)]
 mod plan_tests;
+#[cfg(test)]
+mod worker_tests;

@@ -109,6 +109,11 @@ impl Queue {
         self.lock().failures.remove(key);
     }
 
+    /// Whether `key` waits for a delayed add.
+    pub fn is_scheduled(&self, key: &str) -> bool {
+        self.lock().scheduled.contains_key(key)
+    }
+
     /// Failures since the last success.
     pub fn failures(&self, key: &str) -> u32 {
         self.lock().failures.get(key).copied().unwrap_or(0)

@@ -273,7 +273,8 @@ impl ControllerRuntime {
         }
     }
 
-    async fn process(self: &Arc<Self>, key: &str) {
+    /// Reconciles `key` and requeues it per the outcome (§3.10).
+    pub async fn process(self: &Arc<Self>, key: &str) {
         let start = Instant::now();
         let result = self.reconcile(key).await;
         let took = start.elapsed();
