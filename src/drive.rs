@@ -87,7 +87,8 @@ pub fn serve_and_drive(
     let driver = std::thread::Builder::new()
         .name("metahook-driver".to_owned())
         .spawn(move || {
-            let metrics = driver_state.metrics.driver.clone();
+            // Registered by `gated_on_driver`; a fresh set only if not.
+            let metrics = driver_state.metrics.driver.clone().unwrap_or_default();
             let ready_state = driver_state.clone();
             let set_ready: Arc<dyn Fn(bool) + Send + Sync> =
                 Arc::new(move |ready| ready_state.set_driver_ready(ready));

@@ -127,7 +127,9 @@ impl HookCaller {
     ) -> Result<Vec<u8>, HookCallError> {
         let start = Instant::now();
         let result = match &target.endpoint {
-            Endpoint::InProcess(handler) => self.in_process_call(target.kind, *handler, &request),
+            Endpoint::InProcess(handler) => {
+                self.in_process_call(target.kind, *handler, request).await
+            }
             Endpoint::Http { url, timeout } => self.http_call(url, *timeout, request).await,
         };
         let outcome = match &result {
@@ -140,25 +142,35 @@ impl HookCaller {
         result
     }
 
-    fn in_process_call(
+    async fn in_process_call(
         &self,
         hook: HookKind,
         handler: Handler,
-        request: &[u8],
+        request: Vec<u8>,
     ) -> Result<Vec<u8>, HookCallError> {
         let now = (self.clock)();
-        // The hooks are pure: a panic leaves nothing half-changed, so it is
-        // a failed reconcile, not a dead driver.
-        match catch_unwind(AssertUnwindSafe(|| handler(request, now))) {
-            Ok(Ok(body)) => Ok(body),
-            Ok(Err(source)) => Err(HookCallError::InProcess { hook, source }),
-            Err(panic) => Err(HookCallError::Panicked {
+        // Off the async workers: decoding a large request takes milliseconds,
+        // and the watchers share those threads. The hooks are pure, so a
+        // panic leaves nothing half-changed: a failed reconcile, not a dead
+        // driver.
+        let joined = tokio::task::spawn_blocking(move || {
+            catch_unwind(AssertUnwindSafe(|| handler(&request, now)))
+        })
+        .await;
+        match joined {
+            Ok(Ok(Ok(body))) => Ok(body),
+            Ok(Ok(Err(source))) => Err(HookCallError::InProcess { hook, source }),
+            Ok(Err(panic)) => Err(HookCallError::Panicked {
                 hook,
                 message: panic
                     .downcast_ref::<&str>()
                     .map(|s| (*s).to_owned())
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "a panic without a message".to_owned()),
+            }),
+            Err(join) => Err(HookCallError::Panicked {
+                hook,
+                message: join.to_string(),
             }),
         }
     }

@@ -231,6 +231,43 @@ pub async fn run(
         }
     };
     metrics.set_leader(true);
+    // The caches stop with the driver, not before: workers finishing a
+    // reconcile at shutdown still read them.
+    let cache_stop = CancellationToken::new();
+    let result = lead(
+        prepared,
+        &settings,
+        client,
+        &metrics,
+        &set_ready,
+        &stop,
+        &mut leadership,
+        &cache_stop,
+    )
+    .await;
+    set_ready(false);
+    cache_stop.cancel();
+    metrics.set_leader(false);
+    // Whatever ended the driver, give the lease up so a standby takes over
+    // at once rather than after it expires.
+    if let Some(l) = leadership {
+        l.release().await;
+    }
+    result
+}
+
+/// Everything the leader does.
+#[allow(clippy::too_many_arguments)]
+async fn lead(
+    prepared: Vec<Prepared>,
+    settings: &DriveSettings,
+    client: Client,
+    metrics: &Arc<DriverMetrics>,
+    set_ready: &Arc<dyn Fn(bool) + Send + Sync>,
+    stop: &CancellationToken,
+    leadership: &mut Option<leader::Leadership>,
+    cache_stop: &CancellationToken,
+) -> Result<(), DriveError> {
     let caller = match settings.mode {
         HookMode::InProcess => HookCaller::in_process(jiff::Timestamp::now, metrics.clone()),
         HookMode::Http => HookCaller::with_http(jiff::Timestamp::now, metrics.clone())
@@ -243,9 +280,6 @@ pub async fn run(
             instance: Some(settings.instance.clone()),
         },
     );
-    // The caches stop with the driver, not before: workers finishing a
-    // reconcile at shutdown still read them.
-    let cache_stop = CancellationToken::new();
     let caches = Caches::new(client.clone(), cache_stop.clone());
     let discover_client = client.clone();
     let discover: Discover = Arc::new(move |api_version: &str, resource: &str| {
@@ -295,18 +329,12 @@ pub async fn run(
     };
     tokio::select! {
         _ = synced => {}
-        _ = stop.cancelled() => {
-            cache_stop.cancel();
-            if let Some(l) = leadership { l.release().await; }
-            return Ok(());
-        }
-        _ = lost(&mut leadership) => {
-            cache_stop.cancel();
-            metrics.set_leader(false);
-            return Err(DriveError::LeaseLost);
-        }
+        _ = stop.cancelled() => return Ok(()),
+        _ = lost(leadership) => return Err(DriveError::LeaseLost),
     }
     let mut tasks = tokio::task::JoinSet::new();
+    // Ends the resync tickers, whatever ends the driver.
+    let tickers = stop.child_token();
     for (rt, resync) in &runtimes {
         rt.enqueue_all();
         for _ in 0..settings.workers.max(1) {
@@ -315,7 +343,7 @@ pub async fn run(
         // Periodic resync: every cached parent again (§3.2).
         let rt = Arc::clone(rt);
         let resync = *resync;
-        let stop = stop.clone();
+        let stop = tickers.clone();
         tasks.spawn(async move {
             let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + resync, resync);
             loop {
@@ -330,10 +358,11 @@ pub async fn run(
     tracing::info!(controllers = runtimes.len(), "caches synced; driving");
     let result = tokio::select! {
         _ = stop.cancelled() => Ok(()),
-        _ = lost(&mut leadership) => Err(DriveError::LeaseLost),
+        _ = lost(leadership) => Err(DriveError::LeaseLost),
     };
     set_ready(false);
     // Stop taking work; let reconciles in progress finish, within bounds.
+    tickers.cancel();
     for (rt, _) in &runtimes {
         rt.queue.shut_down();
     }
@@ -345,11 +374,7 @@ pub async fn run(
         tracing::warn!("reconciles still running at shutdown were abandoned");
         tasks.abort_all();
     }
-    cache_stop.cancel();
-    metrics.set_leader(false);
-    if let Some(l) = leadership {
-        l.release().await;
-    }
+    tracing::info!("driver stopped");
     result
 }
 

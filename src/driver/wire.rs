@@ -62,6 +62,15 @@ pub fn object_json(obj: &DynamicObject) -> Value {
     serde_json::to_value(obj).unwrap_or(Value::Null)
 }
 
+/// The CompositeController as Metacontroller sends it: with `status: {}`.
+fn controller_json(controller: &Value) -> Value {
+    let mut controller = controller.clone();
+    if let Some(map) = controller.as_object_mut() {
+        map.entry("status").or_insert_with(|| json!({}));
+    }
+    controller
+}
+
 /// A sync or finalize request (§1.3).
 pub fn sync_request(
     controller: &Value,
@@ -71,7 +80,7 @@ pub fn sync_request(
     finalizing: bool,
 ) -> Result<Vec<u8>, serde_json::Error> {
     serde_json::to_vec(&json!({
-        "controller": controller,
+        "controller": controller_json(controller),
         "parent": object_json(parent),
         "children": children,
         "related": related,
@@ -84,7 +93,9 @@ pub fn customize_request(
     controller: &Value,
     parent: &DynamicObject,
 ) -> Result<Vec<u8>, serde_json::Error> {
-    serde_json::to_vec(&json!({"controller": controller, "parent": object_json(parent)}))
+    serde_json::to_vec(
+        &json!({"controller": controller_json(controller), "parent": object_json(parent)}),
+    )
 }
 
 /// A sync or finalize response (§1.4). Absent or `null` fields take

@@ -164,10 +164,19 @@ impl ControllerRuntime {
                 }
             }
         }));
-        for cache in &self.children {
+        for (type_index, cache) in self.children.iter().enumerate() {
             let weak = Arc::downgrade(self);
             cache.subscribe(Arc::new(move |change| {
                 if let Some(rt) = weak.upgrade() {
+                    if let Change::Deleted(obj) = change {
+                        // Whoever deleted it (we, the garbage collector,
+                        // a user), the last apply no longer describes it.
+                        rt.executor.memory().forget(
+                            type_index,
+                            obj.metadata.namespace.as_deref(),
+                            obj.metadata.name.as_deref().unwrap_or_default(),
+                        );
+                    }
                     rt.child_changed(change);
                 }
             }));
@@ -270,6 +279,7 @@ impl ControllerRuntime {
             let span = tracing::info_span!("reconcile", controller = %self.name(), parent = %key);
             self.process(&key).instrument(span).await;
             self.queue.done(&key);
+            self.metrics.queue_depth(self.name(), self.queue.len());
         }
     }
 

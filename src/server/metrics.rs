@@ -35,9 +35,9 @@ pub struct Metrics {
     requests: Family<RequestLabels, Counter>,
     duration: HistogramFamily,
     pub in_flight: Gauge,
-    /// The bundled driver's metrics; registered always, populated only
-    /// when driving.
-    pub driver: Arc<DriverMetrics>,
+    /// The bundled driver's metrics, registered only when driving, so that
+    /// `serve` alone exposes exactly the hook service's metrics.
+    pub driver: Option<Arc<DriverMetrics>>,
 }
 
 fn latency_histogram() -> Histogram {
@@ -67,14 +67,23 @@ impl Metrics {
             "Hook requests being answered now",
             in_flight.clone(),
         );
-        let driver = Arc::new(DriverMetrics::register(&mut registry));
         Metrics {
             registry,
             requests,
             duration,
             in_flight,
-            driver,
+            driver: None,
         }
+    }
+
+    /// Registers the driver's metrics (once) and returns them.
+    pub fn enable_driver(&mut self) -> Arc<DriverMetrics> {
+        if let Some(driver) = &self.driver {
+            return Arc::clone(driver);
+        }
+        let driver = Arc::new(DriverMetrics::register(&mut self.registry));
+        self.driver = Some(Arc::clone(&driver));
+        driver
     }
 
     pub fn observe(&self, controller: &'static str, hook: &'static str, code: u16, took: Duration) {

@@ -92,9 +92,11 @@ impl AppState {
         }
     }
 
-    /// The same state, ready only once the driver says so too.
+    /// The same state, ready only once the driver says so too, with the
+    /// driver's metrics registered.
     pub fn gated_on_driver(mut self) -> Self {
         self.needs_driver = true;
+        self.metrics.enable_driver();
         self
     }
 
