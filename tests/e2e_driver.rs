@@ -278,6 +278,52 @@ async fn hello(client: &Client) {
             .any(|f| f == finalizer)
     );
 
+    // Claiming: an orphan matching the selector is adopted and, as the hook
+    // does not desire it, deleted; another controller's object is left alone.
+    let configmaps: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(client.clone(), &ns);
+    let other_owner = configmaps
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "other-owner"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let labelled = |name: &str, owner: Option<&str>| -> Deployment {
+        let mut d = json!({
+            "metadata": {"name": name, "labels": {"controller-uid": uid}},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}},
+                                  "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}
+        });
+        if let Some(owner_uid) = owner {
+            d["metadata"]["ownerReferences"] = json!([{"apiVersion": "v1", "kind": "ConfigMap",
+                "name": "other-owner", "uid": owner_uid, "controller": true}]);
+        }
+        serde_json::from_value(d).unwrap()
+    };
+    let other_uid = other_owner.metadata.uid.clone().unwrap();
+    deployments
+        .create(
+            &PostParams::default(),
+            &labelled("foreign", Some(&other_uid)),
+        )
+        .await
+        .unwrap();
+    deployments
+        .create(&PostParams::default(), &labelled("stray", None))
+        .await
+        .unwrap();
+    wait_for("the adopted stray Deployment to be deleted", || async {
+        deployments
+            .get_opt("stray")
+            .await
+            .ok()?
+            .is_none()
+            .then_some(())
+    })
+    .await;
+
     // Scaling reaches the Deployment.
     hellos
         .patch(
@@ -332,6 +378,15 @@ async fn hello(client: &Client) {
             .then_some(())
     })
     .await;
+
+    let foreign = deployments.get("foreign").await.unwrap();
+    let owners = foreign.metadata.owner_references.unwrap_or_default();
+    assert_eq!(
+        owners.len(),
+        1,
+        "another controller's Deployment is never touched"
+    );
+    assert_eq!(owners[0].uid, other_uid);
 
     // Deletion: finalize deletes the Deployment, then the finalizer goes and
     // the Hello with it.
