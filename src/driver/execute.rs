@@ -2,6 +2,7 @@
 //! order, and decides nothing. Which errors end a reconcile, and which are
 //! swallowed, follows METACONTROLLER.md §5.
 
+use super::events::EventPublisher;
 use super::memory::ApplyMemory;
 use super::metrics::DriverMetrics;
 use super::model::Driven;
@@ -9,7 +10,6 @@ use super::plan::{EventType, Op, Target};
 use kube::api::{
     Api, DeleteParams, DynamicObject, Patch, PatchParams, Preconditions, PropagationPolicy,
 };
-use kube::runtime::events::{Event, EventType as KubeEventType, Recorder};
 use kube::{Client, Resource as _};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -96,7 +96,7 @@ pub struct Outcome {
 #[derive(Clone)]
 pub struct Executor {
     client: Client,
-    recorder: Option<Recorder>,
+    events: Option<Arc<EventPublisher>>,
     memory: Arc<ApplyMemory>,
     metrics: Arc<DriverMetrics>,
 }
@@ -113,16 +113,16 @@ fn patch_from(value: Value) -> Result<json_patch::Patch, ExecuteError> {
 }
 
 impl Executor {
-    /// `recorder`: where Events go (none in tests that do not script them).
+    /// `events`: where Events go (none in tests that do not script them).
     pub fn new(
         client: Client,
-        recorder: Option<Recorder>,
+        events: Option<Arc<EventPublisher>>,
         memory: Arc<ApplyMemory>,
         metrics: Arc<DriverMetrics>,
     ) -> Self {
         Executor {
             client,
-            recorder,
+            events,
             memory,
             metrics,
         }
@@ -449,32 +449,36 @@ impl Executor {
         reason: String,
         note: String,
     ) {
-        let Some(recorder) = &self.recorder else {
+        let Some(events) = &self.events else {
             return;
         };
         let reference = parent.object_ref(&ctl.parent.api);
-        let event = Event {
-            type_: match kind {
-                EventType::Normal => KubeEventType::Normal,
-                EventType::Warning => KubeEventType::Warning,
-            },
-            reason,
-            // The API server caps notes at 1 kB.
-            note: Some(truncate(&note, 1000)),
-            action: "Reconcile".to_owned(),
-            secondary: None,
+        let type_ = match kind {
+            EventType::Normal => "Normal",
+            EventType::Warning => "Warning",
         };
-        if let Err(err) = recorder.publish(&event, &reference).await {
+        // The API server caps notes at 1 kB and reasons at 128 characters.
+        let result = events
+            .publish(
+                &reference,
+                type_,
+                &truncate(&reason, 128),
+                "Reconcile",
+                &truncate(&note, 1000),
+            )
+            .await;
+        if let Err(err) = result {
             tracing::warn!(error = %err, "publishing an event failed");
         }
     }
 }
 
+/// At most `max` bytes, cut at a character boundary, `…` marking the cut.
 fn truncate(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_owned();
     }
-    let mut end = max;
+    let mut end = max.saturating_sub('…'.len_utf8());
     while !text.is_char_boundary(end) {
         end -= 1;
     }

@@ -16,14 +16,14 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use tower_test::mock::{self, Handle};
 
-pub(super) type ApiHandle = Handle<Request<Body>, Response<Body>>;
+pub(crate) type ApiHandle = Handle<Request<Body>, Response<Body>>;
 
-pub(super) fn mock_client() -> (Client, ApiHandle) {
+pub(crate) fn mock_client() -> (Client, ApiHandle) {
     let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
     (Client::new(service, "default"), handle)
 }
 
-pub(super) fn driven() -> Driven {
+pub(crate) fn driven() -> Driven {
     let config = config::parse(
         "demo.yaml",
         r#"
@@ -63,7 +63,7 @@ spec:
     }
 }
 
-pub(super) fn parent() -> DynamicObject {
+pub(crate) fn parent() -> DynamicObject {
     serde_json::from_value(json!({
         "apiVersion": "example.com/v1", "kind": "Thing",
         "metadata": {"name": "p", "namespace": "shop", "uid": "p1", "generation": 2, "resourceVersion": "10"},
@@ -86,7 +86,7 @@ fn executor(client: Client) -> (Executor, Arc<ApplyMemory>) {
 }
 
 /// One request as the API server saw it.
-pub(super) struct Seen {
+pub(crate) struct Seen {
     pub method: String,
     pub path: String,
     pub query: String,
@@ -95,7 +95,7 @@ pub(super) struct Seen {
 }
 
 /// Takes the next request and answers `code` with `body`.
-pub(super) async fn answer(handle: &mut ApiHandle, code: u16, body: Value) -> Seen {
+pub(crate) async fn answer(handle: &mut ApiHandle, code: u16, body: Value) -> Seen {
     let (request, send) = handle.next_request().await.expect("a request");
     let seen_content_type = request
         .headers()
@@ -128,7 +128,7 @@ pub(super) async fn answer(handle: &mut ApiHandle, code: u16, body: Value) -> Se
     }
 }
 
-pub(super) fn status_body(code: u16, reason: &str) -> Value {
+pub(crate) fn status_body(code: u16, reason: &str) -> Value {
     json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
            "message": format!("scripted {reason}"), "reason": reason, "code": code})
 }

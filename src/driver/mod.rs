@@ -14,6 +14,7 @@
 pub mod cache;
 pub mod config;
 pub mod discovery;
+pub mod events;
 pub mod execute;
 pub mod hook_call;
 pub mod leader;
@@ -29,7 +30,7 @@ pub mod wire;
 pub mod worker;
 
 #[cfg(test)]
-mod execute_tests;
+pub(crate) mod execute_tests;
 #[cfg(test)]
 mod plan_tests;
 #[cfg(test)]

@@ -4,13 +4,13 @@
 use super::cache::Caches;
 use super::config::{ControllerConfig, Hook};
 use super::discovery::{self, DiscoveryError};
+use super::events::EventPublisher;
 use super::hook_call::{Endpoint, HookCaller, HookTarget};
 use super::leader::{self, LeaderError, LeaderSettings};
 use super::metrics::DriverMetrics;
 use super::model::{ChildType, Driven};
 use super::worker::{ControllerRuntime, DEFAULT_RESYNC, Discover, Hooks};
 use kube::Client;
-use kube::runtime::events::{Recorder, Reporter};
 use metahook_hooks::HookKind;
 use std::sync::Arc;
 use std::time::Duration;
@@ -273,13 +273,11 @@ async fn lead(
         HookMode::Http => HookCaller::with_http(jiff::Timestamp::now, metrics.clone())
             .map_err(DriveError::HttpClient)?,
     };
-    let recorder = Recorder::new(
+    let events = Arc::new(EventPublisher::new(
         client.clone(),
-        Reporter {
-            controller: "metahook".to_owned(),
-            instance: Some(settings.instance.clone()),
-        },
-    );
+        "metahook",
+        &settings.instance,
+    ));
     let caches = Caches::new(client.clone(), cache_stop.clone());
     let discover_client = client.clone();
     let discover: Discover = Arc::new(move |api_version: &str, resource: &str| {
@@ -315,7 +313,7 @@ async fn lead(
             caches.clone(),
             discover.clone(),
             client.clone(),
-            Some(recorder.clone()),
+            Some(events.clone()),
             caller.clone(),
             metrics.clone(),
         );

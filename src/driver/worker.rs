@@ -113,7 +113,7 @@ impl ControllerRuntime {
         caches: Arc<Caches>,
         discover: Discover,
         client: kube::Client,
-        recorder: Option<kube::runtime::events::Recorder>,
+        events: Option<Arc<super::events::EventPublisher>>,
         caller: HookCaller,
         metrics: Arc<DriverMetrics>,
     ) -> Arc<Self> {
@@ -125,7 +125,7 @@ impl ControllerRuntime {
             .collect();
         let executor = Executor::new(
             client,
-            recorder,
+            events,
             Arc::new(ApplyMemory::new()),
             metrics.clone(),
         );

@@ -4,12 +4,12 @@
 
 use super::cache::Caches;
 use super::config::HookVersion;
+use super::events::EventPublisher;
 use super::execute_tests::{answer, driven, mock_client, parent};
 use super::hook_call::{Endpoint, HookCaller, HookTarget};
 use super::metrics::DriverMetrics;
 use super::worker::{ControllerRuntime, Discover, Hooks};
 use kube::core::DynamicObject;
-use kube::runtime::events::{Recorder, Reporter};
 use metahook_hooks::HookKind;
 use serde_json::json;
 use std::sync::Arc;
@@ -47,13 +47,7 @@ fn runtime(sync: Endpoint, client: kube::Client) -> Arc<ControllerRuntime> {
     caches.preload(&ctl.children[0].resource, vec![owned_child()]);
     let metrics = Arc::new(DriverMetrics::default());
     let discover: Discover = Arc::new(|_: &str, _: &str| Box::pin(async { None }));
-    let recorder = Recorder::new(
-        client.clone(),
-        Reporter {
-            controller: "metahook".to_owned(),
-            instance: Some("test".to_owned()),
-        },
-    );
+    let events = Arc::new(EventPublisher::new(client.clone(), "metahook", "test"));
     let caller = HookCaller::with_http(jiff::Timestamp::now, metrics.clone()).unwrap();
     ControllerRuntime::new(
         ctl,
@@ -69,7 +63,7 @@ fn runtime(sync: Endpoint, client: kube::Client) -> Arc<ControllerRuntime> {
         caches,
         discover,
         client,
-        Some(recorder),
+        Some(events),
         caller,
         metrics,
     )
