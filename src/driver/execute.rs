@@ -80,6 +80,24 @@ pub enum ExecuteError {
     BuildPatch(#[source] serde_json::Error),
 }
 
+impl ExecuteError {
+    /// Whether a guarded patch failed because the cached object it was
+    /// based on is out of date (its `test` failed: 422, or a conflict:
+    /// 409). The watch event that made it stale syncs the parent again, so
+    /// this is a quiet retry, not a warning.
+    pub fn is_stale_cache(&self) -> bool {
+        match self {
+            ExecuteError::AddFinalizer { source, .. }
+            | ExecuteError::RemoveFinalizer { source, .. }
+            | ExecuteError::AdoptChild { source, .. }
+            | ExecuteError::ReleaseChild { source, .. } => {
+                matches!(status_code(source), Some(409 | 422))
+            }
+            _ => false,
+        }
+    }
+}
+
 /// Child operations that failed; the others went ahead.
 #[derive(Debug, thiserror::Error)]
 #[error("{} operation(s) failed: {}", .0.len(), .0.iter().map(|e| crate::error_chain(e)).collect::<Vec<_>>().join("; "))]

@@ -19,7 +19,7 @@ pub struct ControllerLabels {
 pub struct ReconcileLabels {
     pub controller: String,
     /// `ok`, `error`, `retry_after` (a hook's 429), `waiting` (a cache not
-    /// yet synced).
+    /// yet synced), `stale` (a guarded patch met a newer object).
     pub result: &'static str,
 }
 

@@ -63,6 +63,17 @@ pub enum ReconcileError {
 }
 
 impl ReconcileError {
+    /// Failed only because a cached object was out of date.
+    fn is_stale_cache(&self) -> bool {
+        match self {
+            ReconcileError::Execute(e) => e.is_stale_cache(),
+            ReconcileError::Children(ExecuteErrors(errors)) => {
+                !errors.is_empty() && errors.iter().all(ExecuteError::is_stale_cache)
+            }
+            _ => false,
+        }
+    }
+
     /// 429 from a hook: retry after this long, with no event and no backoff.
     fn retry_after(&self) -> Option<Duration> {
         match self {
@@ -306,6 +317,10 @@ impl ControllerRuntime {
                     tracing::debug!(error = %err, "waiting for a cache");
                     self.queue.add_rate_limited(key);
                     "waiting"
+                } else if err.is_stale_cache() {
+                    tracing::info!(error = %crate::error_chain(&err), "cache out of date; retrying");
+                    self.queue.add_rate_limited(key);
+                    "stale"
                 } else {
                     let chain = crate::error_chain(&err);
                     tracing::warn!(error = %chain, failures = self.queue.failures(key), "reconcile failed");

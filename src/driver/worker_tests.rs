@@ -41,9 +41,17 @@ fn owned_child() -> DynamicObject {
 }
 
 fn runtime(sync: Endpoint, client: kube::Client) -> Arc<ControllerRuntime> {
+    runtime_with(sync, client, settled_parent())
+}
+
+fn runtime_with(
+    sync: Endpoint,
+    client: kube::Client,
+    cached_parent: DynamicObject,
+) -> Arc<ControllerRuntime> {
     let ctl = driven();
     let caches = Caches::new(client.clone(), CancellationToken::new());
-    caches.preload(&ctl.parent, vec![settled_parent()]);
+    caches.preload(&ctl.parent, vec![cached_parent]);
     caches.preload(&ctl.children[0].resource, vec![owned_child()]);
     let metrics = Arc::new(DriverMetrics::default());
     let discover: Discover = Arc::new(|_: &str, _: &str| Box::pin(async { None }));
@@ -189,4 +197,35 @@ fn owned_child_json(replicas: i64) -> serde_json::Value {
     let mut child = serde_json::to_value(owned_child()).unwrap();
     child["spec"]["replicas"] = json!(replicas);
     child
+}
+
+#[tokio::test]
+async fn a_stale_cache_is_a_quiet_retry() {
+    // The cached parent lacks the finalizer; the guarded patch finds the
+    // live object changed (its `test` fails: 422). No Warning for that.
+    let (client, mut api) = mock_client();
+    let mut unfinalized = parent();
+    unfinalized.metadata.finalizers = None;
+    let rt = runtime_with(
+        Endpoint::InProcess(|_, _| Ok(b"{}".to_vec())),
+        client,
+        unfinalized,
+    );
+    let process = rt.process(KEY);
+    tokio::pin!(process);
+    let stale = super::execute_tests::status_body(422, "Invalid");
+    let patch = tokio::select! {
+        () = &mut process => panic!("finished without patching"),
+        seen = answer(&mut api, 422, stale) => seen,
+    };
+    // Then the reconcile ends; an Event would be another request.
+    tokio::select! {
+        () = &mut process => {}
+        request = api.next_request() => {
+            panic!("a stale cache must not publish events, got {:?}", request.map(|(r, _)| r.uri().clone()));
+        }
+    }
+    assert_eq!(patch.method, "PATCH");
+    assert_eq!(patch.body[2]["path"], "/metadata/finalizers");
+    assert_eq!(rt.queue.failures(KEY), 1, "retried with backoff");
 }
