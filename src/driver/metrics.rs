@@ -186,3 +186,38 @@ impl DriverMetrics {
         self.leader.set(i64::from(leading));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_are_exposed_under_metahook_driver() {
+        let mut registry = Registry::with_prefix("metahook");
+        let m = DriverMetrics::register(&mut registry);
+        m.reconciled("hello", "ok", Duration::from_millis(3));
+        m.hook_called("hello", "sync", "ok", Duration::from_micros(40));
+        m.queue_depth("hello", 2);
+        m.api_operation("hello", "apply", "Deployment", 200);
+        m.set_leader(true);
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+        for line in [
+            "metahook_driver_reconciles_total{controller=\"hello\",result=\"ok\"} 1",
+            "metahook_driver_hook_calls_total{controller=\"hello\",hook=\"sync\",result=\"ok\"} 1",
+            "metahook_driver_queue_depth{controller=\"hello\"} 2",
+            "metahook_driver_api_operations_total{controller=\"hello\",operation=\"apply\",kind=\"Deployment\",code=\"200\"} 1",
+            "metahook_driver_leader 1",
+        ] {
+            assert!(text.contains(line), "missing {line} in\n{text}");
+        }
+        assert!(
+            text.contains(
+                "metahook_driver_reconcile_duration_seconds_count{controller=\"hello\"} 1"
+            )
+        );
+        assert!(text.contains(
+            "metahook_driver_hook_call_duration_seconds_count{controller=\"hello\",hook=\"sync\"} 1"
+        ));
+    }
+}

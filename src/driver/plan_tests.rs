@@ -889,3 +889,51 @@ fn contains_compares_desired_fields_only() {
     // Type-strict, as Metacontroller's comparison is.
     assert!(!contains(&json!({"r": 3}), &json!({"r": 3.0})));
 }
+
+#[test]
+fn cluster_scoped_parents_claim_across_namespaces_and_name_the_namespace() {
+    let mut ctl = hello_like();
+    ctl.parent.namespaced = false;
+    let mut parent = Obj::parent().finalizer(FINALIZER).0;
+    parent.metadata.namespace = None;
+    let here = child("a").namespace("one").arc();
+    let there = Obj::deployment("b")
+        .namespace("two")
+        .label("controller-uid", "p1")
+        .arc();
+    let p = prelude(&ctl, &parent, &[vec![here, there], vec![]]).unwrap();
+    assert_eq!(kinds(&p.ops), ["VerifyParent", "Adopt"]);
+    assert_eq!(observed_of(&p)[0].len(), 2);
+    // A namespaced child of a cluster-scoped parent must say where it goes.
+    let err = after_hook(
+        &ctl,
+        &parent,
+        observed_of(&p),
+        response(vec![desired("a", 1)]),
+        &NoMemory,
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("metadata.namespace is required"),
+        "{err}"
+    );
+    let mut placed = desired("a", 1);
+    placed["metadata"]["namespace"] = json!("one");
+    let plan = after_hook(
+        &ctl,
+        &parent,
+        observed_of(&p),
+        response(vec![placed]),
+        &NoMemory,
+    )
+    .unwrap();
+    // `b` (adopted, not desired) goes; `a` is applied in its namespace.
+    assert_eq!(
+        kinds(&plan.ops),
+        ["DeleteChild", "ApplyChild", "WriteStatus"]
+    );
+    let Op::ApplyChild { namespace, .. } = &plan.ops[1] else {
+        unreachable!()
+    };
+    assert_eq!(namespace.as_deref(), Some("one"));
+}

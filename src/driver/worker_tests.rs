@@ -229,3 +229,88 @@ async fn a_stale_cache_is_a_quiet_retry() {
     assert_eq!(patch.body[2]["path"], "/metadata/finalizers");
     assert_eq!(rt.queue.failures(KEY), 1, "retried with backoff");
 }
+
+#[tokio::test]
+async fn customize_rules_select_related_objects_from_the_caches() {
+    let (client, mut api) = mock_client();
+    let ctl = driven();
+    let caches = Caches::new(client.clone(), CancellationToken::new());
+    caches.preload(&ctl.parent, vec![settled_parent()]);
+    let deployments = ctl.children[0].resource.clone();
+    let mut unrelated = owned_child();
+    unrelated.metadata.name = Some("other".to_owned());
+    unrelated.metadata.uid = Some("uid-other".to_owned());
+    unrelated.metadata.owner_references = None;
+    unrelated.metadata.labels = None;
+    caches.preload(&deployments, vec![owned_child(), unrelated]);
+    let found = deployments.clone();
+    let discover: Discover = Arc::new(move |api_version: &str, resource: &str| {
+        let hit = (api_version == "apps/v1" && resource == "deployments").then(|| found.clone());
+        Box::pin(async move { hit })
+    });
+    let metrics = Arc::new(DriverMetrics::default());
+    let target = |kind, endpoint| HookTarget {
+        kind,
+        version: HookVersion::V2,
+        endpoint,
+    };
+    let rt = ControllerRuntime::new(
+        ctl,
+        Hooks {
+            // The sync hook reports in the status what it was sent.
+            sync: target(
+                HookKind::Sync,
+                Endpoint::InProcess(|body, _| {
+                    let req: serde_json::Value = serde_json::from_slice(body).unwrap();
+                    let related: Vec<&String> = req["related"]["Deployment.apps/v1"]
+                        .as_object()
+                        .unwrap()
+                        .keys()
+                        .collect();
+                    let children: Vec<&String> = req["children"]["Deployment.apps/v1"]
+                        .as_object()
+                        .unwrap()
+                        .keys()
+                        .collect();
+                    Ok(serde_json::to_vec(&json!({
+                        "status": {"related": related, "children": children,
+                                   "controllerStatus": req["controller"]["status"]},
+                        "children": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                                      "metadata": {"name": "web"}, "spec": {"replicas": 1}}]
+                    }))
+                    .unwrap())
+                }),
+            ),
+            finalize: None,
+            customize: Some(target(
+                HookKind::Customize,
+                Endpoint::InProcess(|_, _| {
+                    Ok(br#"{"relatedResources": [{"apiVersion": "apps/v1", "resource": "deployments", "names": ["other"]}]}"#.to_vec())
+                }),
+            )),
+        },
+        caches,
+        discover,
+        client,
+        None,
+        HookCaller::in_process(jiff::Timestamp::now, metrics.clone()),
+        metrics,
+    );
+    let (result, (apply, status)) = tokio::join!(rt.reconcile(KEY), async {
+        let apply = answer(&mut api, 200, owned_child_json(1)).await;
+        let status = answer(
+            &mut api,
+            200,
+            serde_json::to_value(settled_parent()).unwrap(),
+        )
+        .await;
+        (apply, status)
+    });
+    result.unwrap();
+    assert_eq!(apply.method, "PATCH");
+    assert_eq!(
+        status.body[1]["value"],
+        json!({"related": ["shop/other"], "children": ["shop/web"], "controllerStatus": {},
+               "observedGeneration": 2})
+    );
+}
