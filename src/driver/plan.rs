@@ -397,11 +397,15 @@ struct Desired {
 }
 
 /// Steps 7–12 of §3.3 for one hook response. `parent` is the parent the hook
-/// was called with; `observed` the claimed children it saw.
+/// was called with; `observed` the claimed children it saw; `existing` every
+/// cached object of each child type in scope (claimed or not), so that a
+/// desired child whose name is taken by an object this parent does not own
+/// is left alone, as Metacontroller's create meets `AlreadyExists`.
 pub fn after_hook(
     ctl: &Driven,
     parent: &DynamicObject,
     observed: &[Vec<Arc<DynamicObject>>],
+    existing: &[Vec<Arc<DynamicObject>>],
     response: HookResponse,
     memory: &dyn AppliedMemory,
 ) -> Result<Plan, PlanError> {
@@ -429,7 +433,7 @@ pub fn after_hook(
     // Children are managed unless the parent is going and this controller's
     // finalizer no longer holds it (or the garbage collector has it).
     if !is_deleting(parent) || (has && !gc_finalizer) {
-        manage_children(ctl, parent, observed, &desired, memory, &mut ops);
+        manage_children(ctl, parent, observed, existing, &desired, memory, &mut ops);
     }
     let status = status_with_generation(parent, response.status);
     let old_status = parent.data.get("status");
@@ -580,6 +584,7 @@ fn manage_children(
     ctl: &Driven,
     parent: &DynamicObject,
     observed: &[Vec<Arc<DynamicObject>>],
+    existing: &[Vec<Arc<DynamicObject>>],
     desired: &[Desired],
     memory: &dyn AppliedMemory,
     ops: &mut Vec<Op>,
@@ -622,7 +627,13 @@ fn manage_children(
             fingerprint,
         };
         let Some(obs) = found else {
-            ops.push(apply);
+            // An apply would take over an object that is not ours.
+            let taken = existing
+                .get(d.type_index)
+                .is_some_and(|objs| objs.iter().any(|o| same(d, d.type_index, o)));
+            if !taken {
+                ops.push(apply);
+            }
             continue;
         };
         if is_deleting(obs) {

@@ -251,7 +251,15 @@ fn deleting_parent_without_finalize_hook_calls_sync_and_touches_no_child() {
     assert_eq!(hook_of(&p), HookKind::Sync);
     // The hook wants nothing, but the parent is going and no finalizer of
     // ours holds it: children are left to the garbage collector.
-    let plan = after_hook(&ctl, &parent, observed_of(&p), response(vec![]), &NoMemory).unwrap();
+    let plan = after_hook(
+        &ctl,
+        &parent,
+        observed_of(&p),
+        &[],
+        response(vec![]),
+        &NoMemory,
+    )
+    .unwrap();
     assert_eq!(kinds(&plan.ops), ["WriteStatus"]);
 }
 
@@ -262,7 +270,15 @@ fn deleting_parent_with_finalize_hook_manages_children_until_finalized() {
     let owned = child("web").arc();
     let p = prelude(&ctl, &parent, &[vec![owned], vec![]]).unwrap();
     assert_eq!(hook_of(&p), HookKind::Finalize);
-    let plan = after_hook(&ctl, &parent, observed_of(&p), response(vec![]), &NoMemory).unwrap();
+    let plan = after_hook(
+        &ctl,
+        &parent,
+        observed_of(&p),
+        &[],
+        response(vec![]),
+        &NoMemory,
+    )
+    .unwrap();
     assert_eq!(kinds(&plan.ops), ["DeleteChild", "WriteStatus"]);
 }
 
@@ -280,7 +296,7 @@ fn finalized_removes_the_finalizer_first_and_then_leaves_children_alone() {
     let owned = child("web").arc();
     let mut resp = response(vec![desired("web", 2)]);
     resp.finalized = true;
-    let plan = after_hook(&ctl, &parent, &[vec![owned], vec![]], resp, &NoMemory).unwrap();
+    let plan = after_hook(&ctl, &parent, &[vec![owned], vec![]], &[], resp, &NoMemory).unwrap();
     assert_eq!(kinds(&plan.ops), ["RemoveFinalizer", "WriteStatus"]);
     assert_eq!(
         plan.ops[0],
@@ -303,6 +319,7 @@ fn gc_finalizer_leaves_children_to_the_garbage_collector() {
         &ctl,
         &parent,
         &[vec![child("web").arc()], vec![]],
+        &[],
         response(vec![]),
         &NoMemory,
     )
@@ -452,6 +469,7 @@ fn extras_are_deleted_with_their_uid() {
         &ctl,
         &parent,
         &[vec![keep.clone(), extra, already_going], vec![]],
+        &[],
         response(vec![desired("keep", 1)]),
         &NoMemory,
     )
@@ -486,6 +504,7 @@ fn apply_body_defaults_namespace_and_labels_and_sets_the_owner() {
         &ctl,
         &parent,
         &[vec![], vec![]],
+        &[],
         response(vec![want]),
         &NoMemory,
     )
@@ -535,6 +554,7 @@ fn selector_mismatch_fails_before_anything_is_written() {
         &ctl,
         &parent,
         &[vec![], vec![]],
+        &[],
         response(vec![good, bad]),
         &NoMemory,
     )
@@ -579,6 +599,7 @@ fn desired_children_outside_the_contract_fail_the_reconcile() {
             &ctl,
             &parent,
             &[vec![], vec![]],
+            &[],
             response(vec![child]),
             &NoMemory,
         )
@@ -598,6 +619,7 @@ fn on_delete_creates_missing_children_but_never_updates() {
             vec![child("old").data("spec", json!({"replicas": 1})).arc()],
             vec![],
         ],
+        &[],
         response(vec![desired("old", 5), desired("new", 1)]),
         &NoMemory,
     )
@@ -618,6 +640,7 @@ fn in_place_applies_unless_nothing_changed_since_the_last_apply() {
         &ctl,
         &parent,
         &[vec![observed.clone()], vec![]],
+        &[],
         response(vec![desired("web", 2)]),
         &NoMemory,
     )
@@ -642,6 +665,7 @@ fn in_place_applies_unless_nothing_changed_since_the_last_apply() {
         &ctl,
         &parent,
         &[vec![observed.clone()], vec![]],
+        &[],
         response(vec![desired("web", 2)]),
         &same,
     )
@@ -653,6 +677,7 @@ fn in_place_applies_unless_nothing_changed_since_the_last_apply() {
         &ctl,
         &parent,
         &[vec![edited], vec![]],
+        &[],
         response(vec![desired("web", 2)]),
         &same,
     )
@@ -663,6 +688,7 @@ fn in_place_applies_unless_nothing_changed_since_the_last_apply() {
         &ctl,
         &parent,
         &[vec![observed], vec![]],
+        &[],
         response(vec![desired("web", 3)]),
         &same,
     )
@@ -683,6 +709,7 @@ fn recreate_deletes_a_child_that_differs_and_keeps_one_that_does_not() {
         &ctl,
         &parent,
         &[vec![same], vec![]],
+        &[],
         response(vec![desired("web", 2)]),
         &NoMemory,
     )
@@ -693,6 +720,7 @@ fn recreate_deletes_a_child_that_differs_and_keeps_one_that_does_not() {
         &ctl,
         &parent,
         &[vec![differs], vec![]],
+        &[],
         response(vec![desired("web", 2)]),
         &NoMemory,
     )
@@ -716,6 +744,7 @@ fn terminating_children_are_neither_updated_nor_deleted_again() {
         &ctl,
         &parent,
         &[vec![going], vec![]],
+        &[],
         response(vec![desired("web", 2)]),
         &NoMemory,
     )
@@ -733,6 +762,7 @@ fn status_is_replaced_with_observed_generation_and_skipped_when_equal() {
         &ctl,
         &parent,
         &[vec![], vec![]],
+        &[],
         response(vec![]),
         &NoMemory,
     )
@@ -752,6 +782,7 @@ fn status_is_replaced_with_observed_generation_and_skipped_when_equal() {
         &ctl,
         &written,
         &[vec![], vec![]],
+        &[],
         response(vec![]),
         &NoMemory,
     )
@@ -759,7 +790,7 @@ fn status_is_replaced_with_observed_generation_and_skipped_when_equal() {
     assert!(plan.ops.is_empty());
     // No status in the response: the status is wiped to observedGeneration.
     let none = HookResponse::default();
-    let plan = after_hook(&ctl, &written, &[vec![], vec![]], none, &NoMemory).unwrap();
+    let plan = after_hook(&ctl, &written, &[vec![], vec![]], &[], none, &NoMemory).unwrap();
     assert_eq!(
         plan.ops,
         [Op::WriteStatus {
@@ -795,6 +826,7 @@ fn condition_changes_become_events_after_the_writes() {
         &ctl,
         &parent,
         &[vec![child("web").arc()], vec![]],
+        &[],
         resp,
         &NoMemory,
     )
@@ -816,11 +848,19 @@ fn resync_after_seconds_is_a_requeue_decision() {
     let parent = Obj::parent().finalizer(FINALIZER).0;
     let mut resp = response(vec![]);
     resp.resync_after_seconds = 1.5;
-    let plan = after_hook(&ctl, &parent, &[vec![], vec![]], resp.clone(), &NoMemory).unwrap();
+    let plan = after_hook(
+        &ctl,
+        &parent,
+        &[vec![], vec![]],
+        &[],
+        resp.clone(),
+        &NoMemory,
+    )
+    .unwrap();
     assert_eq!(plan.resync_after, Some(Duration::from_millis(1500)));
     resp.resync_after_seconds = 0.0;
     assert_eq!(
-        after_hook(&ctl, &parent, &[vec![], vec![]], resp, &NoMemory)
+        after_hook(&ctl, &parent, &[vec![], vec![]], &[], resp, &NoMemory)
             .unwrap()
             .resync_after,
         None
@@ -837,6 +877,7 @@ fn convergence_desired_fed_back_as_observed_plans_no_writes() {
         &ctl,
         &parent,
         &[vec![], vec![]],
+        &[],
         response(vec![desired("web", 2)]),
         &NoMemory,
     )
@@ -867,6 +908,7 @@ fn convergence_desired_fed_back_as_observed_plans_no_writes() {
         &ctl,
         &parent,
         &[vec![observed], vec![]],
+        &[],
         response(vec![desired("web", 2)]),
         &Once(*fingerprint),
     )
@@ -909,6 +951,7 @@ fn cluster_scoped_parents_claim_across_namespaces_and_name_the_namespace() {
         &ctl,
         &parent,
         observed_of(&p),
+        &[],
         response(vec![desired("a", 1)]),
         &NoMemory,
     )
@@ -923,6 +966,7 @@ fn cluster_scoped_parents_claim_across_namespaces_and_name_the_namespace() {
         &ctl,
         &parent,
         observed_of(&p),
+        &[],
         response(vec![placed]),
         &NoMemory,
     )
@@ -936,4 +980,35 @@ fn cluster_scoped_parents_claim_across_namespaces_and_name_the_namespace() {
         unreachable!()
     };
     assert_eq!(namespace.as_deref(), Some("one"));
+}
+
+#[test]
+fn a_desired_name_taken_by_an_object_not_ours_is_left_alone() {
+    // Metacontroller's create meets AlreadyExists and moves on; an apply
+    // would take the object over. (Seed 004's Foo relies on this.)
+    let ctl = hello_like();
+    let parent = Obj::parent().finalizer(FINALIZER).0;
+    let foreign = Obj::deployment("web").owned_by("someone-else").arc();
+    let unmatched_orphan = Obj::deployment("api").arc();
+    let existing = [vec![foreign, unmatched_orphan], vec![]];
+    let p = prelude(&ctl, &parent, &existing).unwrap();
+    assert!(observed_of(&p)[0].is_empty());
+    let plan = after_hook(
+        &ctl,
+        &parent,
+        observed_of(&p),
+        &existing,
+        response(vec![
+            desired("web", 1),
+            desired("api", 1),
+            desired("new", 1),
+        ]),
+        &NoMemory,
+    )
+    .unwrap();
+    assert_eq!(kinds(&plan.ops), ["ApplyChild", "WriteStatus"]);
+    let Op::ApplyChild { name, .. } = &plan.ops[0] else {
+        unreachable!()
+    };
+    assert_eq!(name, "new");
 }

@@ -366,6 +366,8 @@ impl ControllerRuntime {
                 c.list(ns)
             })
             .collect();
+        // Listed once: the hook sees these (claimed), and the planner checks
+        // desired names against them (taken by someone else).
         let prelude = plan::prelude(ctl, &cached, &candidates)?;
         let outcome = self
             .executor
@@ -417,6 +419,7 @@ impl ControllerRuntime {
             ctl,
             &parent,
             &observed,
+            &candidates,
             response,
             self.executor.memory().as_ref(),
         )?;
