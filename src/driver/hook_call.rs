@@ -105,11 +105,27 @@ impl HookCaller {
         clock: fn() -> jiff::Timestamp,
         metrics: Arc<DriverMetrics>,
     ) -> std::io::Result<Self> {
-        let https = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_provider_and_native_roots(rustls::crypto::ring::default_provider())?
-            .https_or_http()
-            .enable_http1()
-            .build();
+        let builder = hyper_rustls::HttpsConnectorBuilder::new();
+        let builder = match builder
+            .with_provider_and_native_roots(rustls::crypto::ring::default_provider())
+        {
+            Ok(b) => b,
+            // A minimal image may carry no CA certificates: plain-HTTP hooks
+            // (the usual in-cluster Service) still work, HTTPS ones fail to
+            // verify and say so.
+            Err(err) => {
+                tracing::warn!(error = %err, "no system CA certificates; HTTPS hooks cannot be verified");
+                let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+                    rustls::crypto::ring::default_provider(),
+                ))
+                .with_safe_default_protocol_versions()
+                .map_err(std::io::Error::other)?
+                .with_root_certificates(rustls::RootCertStore::empty())
+                .with_no_client_auth();
+                hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(config)
+            }
+        };
+        let https = builder.https_or_http().enable_http1().build();
         let http = HttpClient::builder(TokioExecutor::new()).build(https);
         Ok(HookCaller {
             http: Some(http),
