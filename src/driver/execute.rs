@@ -179,9 +179,21 @@ impl Executor {
         Ok((api, child.resource.api.kind.clone()))
     }
 
-    fn count(&self, ctl: &Driven, operation: &'static str, kind: &str, result: &Result<(), u16>) {
+    /// Counts one API call by its status code (200 for success, 0 when no
+    /// response came).
+    fn count<T>(
+        &self,
+        ctl: &Driven,
+        operation: &'static str,
+        kind: &str,
+        result: &Result<T, kube::Error>,
+    ) {
+        let code = match result {
+            Ok(_) => 200,
+            Err(e) => status_code(e).unwrap_or(0),
+        };
         self.metrics
-            .api_operation(ctl.name(), operation, kind, result.err().unwrap_or(200));
+            .api_operation(ctl.name(), operation, kind, code);
     }
 
     /// Performs `ops` in order. A finalizer change or a failed parent check
@@ -205,65 +217,20 @@ impl Executor {
         let mut errors = Vec::new();
         for op in ops {
             match op {
-                Op::AddFinalizer { before, after } | Op::RemoveFinalizer { before, after } => {
-                    let adding = after.len() > before.as_ref().map_or(0, Vec::len);
-                    // The test ops make this a compare-and-swap on the cached
-                    // list: a stale cache fails and the reconcile is retried.
-                    let patch = patch_from(json!([
-                        {"op": "test", "path": "/metadata/uid", "value": parent_uid},
-                        {"op": "test", "path": "/metadata/finalizers", "value": before},
-                        {"op": "add", "path": "/metadata/finalizers", "value": after},
-                    ]))?;
-                    let api = self.parent_api(ctl, &parent);
-                    let result = api
-                        .patch(
-                            &parent_name,
-                            &PatchParams::default(),
-                            &Patch::Json::<()>(patch),
-                        )
-                        .await;
-                    let operation = if adding {
-                        "add_finalizer"
-                    } else {
-                        "remove_finalizer"
-                    };
-                    self.count(
-                        ctl,
-                        operation,
-                        &parent_kind,
-                        &result
-                            .as_ref()
-                            .map(|_| ())
-                            .map_err(|e| status_code(e).unwrap_or(0)),
-                    );
-                    match result {
-                        Ok(updated) => parent = updated,
-                        Err(source) if adding => {
-                            return Err(ExecuteError::AddFinalizer {
-                                parent: parent_key,
-                                source,
-                            });
-                        }
-                        Err(source) => {
-                            return Err(ExecuteError::RemoveFinalizer {
-                                parent: parent_key,
-                                source,
-                            });
-                        }
-                    }
+                Op::AddFinalizer { before, after } => {
+                    parent = self
+                        .set_finalizers(ctl, &parent, before, after, true)
+                        .await?;
+                }
+                Op::RemoveFinalizer { before, after } => {
+                    parent = self
+                        .set_finalizers(ctl, &parent, before, after, false)
+                        .await?;
                 }
                 Op::VerifyParent => {
                     let api = self.parent_api(ctl, &parent);
                     let live = api.get_opt(&parent_name).await;
-                    self.count(
-                        ctl,
-                        "get_parent",
-                        &parent_kind,
-                        &live
-                            .as_ref()
-                            .map(|_| ())
-                            .map_err(|e| status_code(e).unwrap_or(0)),
-                    );
+                    self.count(ctl, "get_parent", &parent_kind, &live);
                     match live {
                         Ok(Some(live))
                             if live.metadata.uid.as_deref() == Some(parent_uid.as_str())
@@ -307,15 +274,7 @@ impl Executor {
                     let (api, kind) = self.child_api(ctl, type_index, namespace.as_deref())?;
                     let params = PatchParams::apply(FIELD_MANAGER).force();
                     let result = api.patch(&name, &params, &Patch::Apply(&body)).await;
-                    self.count(
-                        ctl,
-                        "apply",
-                        &kind,
-                        &result
-                            .as_ref()
-                            .map(|_| ())
-                            .map_err(|e| status_code(e).unwrap_or(0)),
-                    );
+                    self.count(ctl, "apply", &kind, &result);
                     match result {
                         Ok(applied) => {
                             self.memory.record(
@@ -350,15 +309,7 @@ impl Executor {
                             &Patch::Json::<()>(patch),
                         )
                         .await;
-                    self.count(
-                        ctl,
-                        "write_status",
-                        &parent_kind,
-                        &result
-                            .as_ref()
-                            .map(|_| ())
-                            .map_err(|e| status_code(e).unwrap_or(0)),
-                    );
+                    self.count(ctl, "write_status", &parent_kind, &result);
                     match result {
                         Ok(updated) => parent = updated,
                         // Gone (404), replaced (the UID test fails: 422), or
@@ -378,6 +329,52 @@ impl Executor {
             }
         }
         Ok(Outcome { parent, errors })
+    }
+
+    async fn set_finalizers(
+        &self,
+        ctl: &Driven,
+        parent: &DynamicObject,
+        before: Option<Vec<String>>,
+        after: Vec<String>,
+        adding: bool,
+    ) -> Result<DynamicObject, ExecuteError> {
+        // The `test`s make this a compare-and-swap on the cached object: a
+        // stale cache fails (422) and the reconcile is retried.
+        let patch = patch_from(json!([
+            {"op": "test", "path": "/metadata/uid", "value": parent.metadata.uid},
+            {"op": "test", "path": "/metadata/finalizers", "value": before},
+            {"op": "add", "path": "/metadata/finalizers", "value": after},
+        ]))?;
+        let name = parent.metadata.name.clone().unwrap_or_default();
+        let result = self
+            .parent_api(ctl, parent)
+            .patch(&name, &PatchParams::default(), &Patch::Json::<()>(patch))
+            .await;
+        let operation = if adding {
+            "add_finalizer"
+        } else {
+            "remove_finalizer"
+        };
+        self.count(ctl, operation, &ctl.parent.api.kind, &result);
+        let parent_key = format!(
+            "{} {}",
+            ctl.parent.api.kind,
+            super::model::object_key(parent)
+        );
+        result.map_err(|source| {
+            if adding {
+                ExecuteError::AddFinalizer {
+                    parent: parent_key,
+                    source,
+                }
+            } else {
+                ExecuteError::RemoveFinalizer {
+                    parent: parent_key,
+                    source,
+                }
+            }
+        })
     }
 
     async fn set_owners(
@@ -402,15 +399,7 @@ impl Executor {
             )
             .await;
         let operation = if adopting { "adopt" } else { "release" };
-        self.count(
-            ctl,
-            operation,
-            &kind,
-            &result
-                .as_ref()
-                .map(|_| ())
-                .map_err(|e| status_code(e).unwrap_or(0)),
-        );
+        self.count(ctl, operation, &kind, &result);
         let name = child.name.clone();
         match result {
             Ok(_) => Ok(()),
@@ -434,15 +423,7 @@ impl Executor {
             ..DeleteParams::default()
         };
         let result = api.delete(&child.name, &params).await;
-        self.count(
-            ctl,
-            "delete",
-            &kind,
-            &result
-                .as_ref()
-                .map(|_| ())
-                .map_err(|e| status_code(e).unwrap_or(0)),
-        );
+        self.count(ctl, "delete", &kind, &result);
         match result {
             Ok(_) => {
                 self.memory
