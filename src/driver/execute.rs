@@ -248,14 +248,17 @@ impl Executor {
                     child,
                     before,
                     after,
+                } => {
+                    if let Err(e) = self.set_owners(ctl, &child, before, after, true).await {
+                        errors.push(e);
+                    }
                 }
-                | Op::Release {
+                Op::Release {
                     child,
                     before,
                     after,
                 } => {
-                    let adopting = after.iter().any(|r| r.uid == parent_uid);
-                    if let Err(e) = self.set_owners(ctl, &child, before, after, adopting).await {
+                    if let Err(e) = self.set_owners(ctl, &child, before, after, false).await {
                         errors.push(e);
                     }
                 }
