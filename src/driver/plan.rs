@@ -129,9 +129,13 @@ pub struct Plan {
     pub ops: Vec<Op>,
     /// `resyncAfterSeconds`, when positive.
     pub resync_after: Option<Duration>,
+    /// The reconcile fails once `ops` are done. Only when `finalized` meets
+    /// desired children that break the rules: Metacontroller removes the
+    /// finalizer (§3.3 step 9) before it checks them (step 10).
+    pub failure: Option<PlanError>,
 }
 
-#[derive(Debug, thiserror::Error, PartialEq)]
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum PlanError {
     #[error(".spec.selector must have either matchLabels, matchExpressions, or both")]
     NoSelector,
@@ -409,7 +413,9 @@ pub fn after_hook(
     response: HookResponse,
     memory: &dyn AppliedMemory,
 ) -> Result<Plan, PlanError> {
-    let desired = check_desired(ctl, parent, &response.children)?;
+    let resync_after = (response.resync_after_seconds > 0.0)
+        .then(|| Duration::try_from_secs_f64(response.resync_after_seconds).ok())
+        .flatten();
     let mut ops = Vec::new();
     let finalizer = ctl.finalizer();
     let mut has = has_finalizer(parent, &finalizer);
@@ -424,6 +430,17 @@ pub fn after_hook(
         ops.push(Op::RemoveFinalizer { before, after });
         has = false;
     }
+    let desired = match check_desired(ctl, parent, &response.children) {
+        Ok(desired) => desired,
+        Err(err) if !ops.is_empty() => {
+            return Ok(Plan {
+                ops,
+                resync_after,
+                failure: Some(err),
+            });
+        }
+        Err(err) => return Err(err),
+    };
     let gc_finalizer = parent
         .metadata
         .finalizers
@@ -443,10 +460,11 @@ pub fn after_hook(
     }
     // Events go last: they never hold up the writes that matter.
     ops.sort_by_key(|op| matches!(op, Op::Event { .. }));
-    let resync_after = (response.resync_after_seconds > 0.0)
-        .then(|| Duration::try_from_secs_f64(response.resync_after_seconds).ok())
-        .flatten();
-    Ok(Plan { ops, resync_after })
+    Ok(Plan {
+        ops,
+        resync_after,
+        failure: None,
+    })
 }
 
 fn check_desired(

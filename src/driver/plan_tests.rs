@@ -1012,3 +1012,32 @@ fn a_desired_name_taken_by_an_object_not_ours_is_left_alone() {
     };
     assert_eq!(name, "new");
 }
+
+#[test]
+fn finalized_removes_the_finalizer_even_when_the_children_break_the_rules() {
+    // §3.3: step 9 (finalizer) comes before step 10 (selector check), so a
+    // finalize hook that is done is not held up by a bad child list.
+    let ctl = hello_like();
+    let parent = Obj::parent().finalizer(FINALIZER).deleting().0;
+    let mut resp = response(vec![
+        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}}),
+    ]);
+    resp.finalized = true;
+    let plan = after_hook(
+        &ctl,
+        &parent,
+        &[vec![], vec![]],
+        &[],
+        resp.clone(),
+        &NoMemory,
+    )
+    .unwrap();
+    assert_eq!(kinds(&plan.ops), ["RemoveFinalizer"]);
+    assert!(matches!(
+        plan.failure,
+        Some(PlanError::UndeclaredChild { .. })
+    ));
+    // Without `finalized`, the same answer fails before anything is written.
+    resp.finalized = false;
+    assert!(after_hook(&ctl, &parent, &[vec![], vec![]], &[], resp, &NoMemory).is_err());
+}

@@ -424,6 +424,9 @@ impl ControllerRuntime {
             self.executor.memory().as_ref(),
         )?;
         let outcome = self.executor.execute(ctl, parent, plan.ops).await?;
+        if let Some(failure) = plan.failure {
+            return Err(ReconcileError::Plan(failure));
+        }
         if !outcome.errors.is_empty() {
             return Err(ReconcileError::Children(ExecuteErrors(outcome.errors)));
         }
