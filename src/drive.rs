@@ -6,9 +6,9 @@
 //! `serve` always has; the driver (watchers, reflectors, workers, the lease)
 //! runs on its own multi-threaded tokio runtime in a second thread. Neither
 //! can starve the other, and the hook server without `--drive` is exactly
-//! what it was. Shutdown: SIGTERM/SIGINT stop the actix server (it drains
-//! requests in flight), which cancels the driver (it lets reconciles in
-//! progress finish and releases the lease); a driver that stops by itself
+//! what it was. Shutdown: SIGTERM/SIGINT reach both at once: the actix
+//! server drains requests in flight while the driver lets reconciles in
+//! progress finish and releases the lease; a driver that stops by itself
 //! (a lost lease, a failed start) stops the server, and the process exits
 //! with its error.
 
@@ -92,6 +92,13 @@ pub fn serve_and_drive(
             let ready_state = driver_state.clone();
             let set_ready: Arc<dyn Fn(bool) + Send + Sync> =
                 Arc::new(move |ready| ready_state.set_driver_ready(ready));
+            // SIGTERM reaches the actix server and the driver at once, so
+            // both shut down within the same grace period.
+            let signalled = driver_stop.clone();
+            runtime.spawn(async move {
+                termination().await;
+                signalled.cancel();
+            });
             let result = runtime.block_on(async {
                 let client = run::connect().await?;
                 run::run(
@@ -128,4 +135,22 @@ pub fn serve_and_drive(
     let driven = driver.join().map_err(|_| DrivingError::Panicked)?;
     driven?;
     Ok(served?)
+}
+
+/// Resolves on SIGTERM or SIGINT (never, if they cannot be watched: the
+/// actix server still stops on them and then stops the driver).
+async fn termination() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        _ => std::future::pending().await,
+    }
 }
