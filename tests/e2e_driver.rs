@@ -97,9 +97,17 @@ fn free_port() -> u16 {
 }
 
 async fn start_driver(kubeconfig: &Path) -> Driver {
+    start(kubeconfig, &["serve", "--drive"]).await
+}
+
+/// Runs `metahook <args> --listen 127.0.0.1:<free port>` and waits until
+/// it is ready.
+async fn start(kubeconfig: &Path, args: &[&str]) -> Driver {
     let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
     let child = Command::new(env!("CARGO_BIN_EXE_metahook"))
-        .args(["serve", "--drive", "--listen", &format!("127.0.0.1:{port}")])
+        .args(args)
+        .args(["--listen", &listen])
         .env("KUBECONFIG", kubeconfig)
         .env(
             "RUST_LOG",
@@ -110,7 +118,7 @@ async fn start_driver(kubeconfig: &Path) -> Driver {
         .spawn()
         .expect("starting metahook");
     let driver = Driver { child, port };
-    wait_for("the driver to be ready", || async {
+    wait_for("metahook to be ready", || async {
         readyz(driver.port).then_some(())
     })
     .await;
@@ -215,14 +223,100 @@ async fn e2e_driver() {
     let Some(path) = kubeconfig() else { return };
     let client = client(&path).await;
     let crds = install_crds(&client).await;
-    let _driver = start_driver(&path).await;
-    hello(&client).await;
-    if registered("hikawa") && crds.iter().any(|c| c.starts_with("hikawas.")) {
-        hikawa(&client).await;
+    {
+        let _driver = start_driver(&path).await;
+        hello(&client).await;
+        if registered("hikawa") && crds.iter().any(|c| c.starts_with("hikawas.")) {
+            hikawa(&client).await;
+        }
+        if registered("foo") && crds.iter().any(|c| c.starts_with("foos.")) {
+            foo_refuses(&client).await;
+        }
     }
-    if registered("foo") && crds.iter().any(|c| c.starts_with("foos.")) {
-        foo_refuses(&client).await;
+    // The same through `metahook drive`: hooks over HTTP (served by a plain
+    // `metahook serve`), with leader election on a Lease. One driver at a
+    // time: the first one stopped above.
+    drive_over_http(&client, &path).await;
+}
+
+async fn drive_over_http(client: &Client, kubeconfig: &Path) {
+    let hooks = start(kubeconfig, &["serve"]).await;
+    let dir = std::env::temp_dir().join(format!("metahook-e2e-controllers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let manifest = include_str!("../metacontroller/hello.yaml");
+    let mut text = String::new();
+    let mut lines = manifest.lines().peekable();
+    // Point the service webhooks at the local hook server: `service:` and
+    // its three lines become one `url:`.
+    while let Some(line) = lines.next() {
+        if line.trim() == "service:" {
+            let indent = &line[..line.len() - line.trim_start().len()];
+            for _ in 0..3 {
+                lines.next();
+            }
+            let path_line = lines.next().unwrap();
+            let path = path_line.trim().trim_start_matches("path:").trim();
+            text.push_str(&format!(
+                "{indent}url: \"http://127.0.0.1:{}{path}\"\n",
+                hooks.port
+            ));
+        } else {
+            text.push_str(line);
+            text.push('\n');
+        }
     }
+    assert!(text.contains("/hello/finalize"), "{text}");
+    std::fs::write(dir.join("hello.yaml"), text).unwrap();
+    let _driver = start(
+        kubeconfig,
+        &[
+            "drive",
+            "--controllers",
+            dir.to_str().unwrap(),
+            "--leader-election",
+            "--leader-election-namespace",
+            "default",
+            "--pod-name",
+            "e2e",
+        ],
+    )
+    .await;
+    let leases: Api<k8s_openapi::api::coordination::v1::Lease> =
+        Api::namespaced(client.clone(), "default");
+    let lease = leases
+        .get("metahook-driver")
+        .await
+        .expect("the driver's Lease");
+    assert_eq!(
+        lease.spec.and_then(|s| s.holder_identity).as_deref(),
+        Some("e2e")
+    );
+
+    let ns = namespace(client, "e2e-http").await;
+    let hellos = hello_api(client, &ns);
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
+    let hello: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "fraim.co.jp/v1", "kind": "Hello",
+        "metadata": {"name": "remote", "namespace": ns},
+        "spec": {"replicas": 1}
+    }))
+    .unwrap();
+    hellos.create(&PostParams::default(), &hello).await.unwrap();
+    wait_for("the Deployment made through HTTP hooks", || async {
+        let d = deployments.get_opt("remote").await.ok()??;
+        (d.spec?.replicas == Some(1)).then_some(())
+    })
+    .await;
+    hellos
+        .delete("remote", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_for("the Hello to go through the HTTP finalize hook", || async {
+        hellos.get_opt("remote").await.ok()?.is_none().then_some(())
+    })
+    .await;
+    drop_namespace(client, &ns).await;
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Hello: creates its Deployment, scaling reaches it, status fills in, an
