@@ -428,3 +428,31 @@ async fn adoption_verifies_the_parent_live_first() {
     });
     assert!(matches!(outcome, Err(ExecuteError::ParentChanged { .. })));
 }
+
+#[tokio::test]
+async fn releasing_a_child_that_is_gone_is_done_and_a_failed_adopt_is_reported() {
+    let (client, mut api) = mock_client();
+    let (exec, _) = executor(client);
+    let ctl = driven();
+    let ops = vec![
+        Op::Release {
+            child: target("gone", "uid-gone"),
+            before: None,
+            after: vec![],
+        },
+        Op::Adopt {
+            child: target("raced", "uid-raced"),
+            before: None,
+            after: vec![super::plan::owner_reference(&ctl, &parent())],
+        },
+    ];
+    let (outcome, _) = tokio::join!(exec.execute(&ctl, parent(), ops), async {
+        answer(&mut api, 404, status_body(404, "NotFound")).await;
+        answer(&mut api, 422, status_body(422, "Invalid")).await
+    });
+    let errors = outcome.unwrap().errors;
+    assert_eq!(errors.len(), 1);
+    assert!(matches!(&errors[0], ExecuteError::AdoptChild { name, .. } if name == "raced"));
+    // The adopt's `test` met a changed object: a stale cache, retried quietly.
+    assert!(errors[0].is_stale_cache());
+}
