@@ -288,7 +288,15 @@ impl ControllerRuntime {
         while let Some(key) = self.queue.get().await {
             self.metrics.queue_depth(self.name(), self.queue.len());
             let span = tracing::info_span!("reconcile", controller = %self.name(), parent = %key);
-            self.process(&key).instrument(span).await;
+            // A bug that panics in one reconcile must not cost the
+            // controller a worker: count it as a failure and go on.
+            let run = std::panic::AssertUnwindSafe(self.process(&key).instrument(span));
+            if futures::FutureExt::catch_unwind(run).await.is_err() {
+                tracing::error!(controller = %self.name(), parent = %key, "reconcile panicked");
+                self.metrics
+                    .reconciled(self.name(), "error", Duration::ZERO);
+                self.queue.add_rate_limited(&key);
+            }
             self.queue.done(&key);
             self.metrics.queue_depth(self.name(), self.queue.len());
         }
