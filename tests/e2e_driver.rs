@@ -31,7 +31,11 @@ fn kubeconfig() -> Option<PathBuf> {
     match std::env::var_os(ENV) {
         Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
         _ => {
-            eprintln!(
+            // Straight to the stderr handle: libtest captures `eprintln!`
+            // of passing tests, and this must be seen.
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
                 "\n*** SKIPPED: {ENV} is not set; the bundled-driver e2e tests did not run.\n\
                  *** Run tests/e2e/run.sh (starts ../shared/fakeapi) or point {ENV} at a cluster.\n"
             );
@@ -211,7 +215,9 @@ async fn warnings_about(client: &Client, ns: &str, name: &str) -> Vec<Event> {
 fn registered(controller: &str) -> bool {
     let found = metahook_hooks::registry::controller(controller).is_some();
     if !found {
-        eprintln!(
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
             "*** note: controller {controller} is not in the registry yet; its e2e part is skipped"
         );
     }
