@@ -32,6 +32,8 @@ pub mod worker;
 #[cfg(test)]
 pub(crate) mod execute_tests;
 #[cfg(test)]
+mod pipeline_tests;
+#[cfg(test)]
 mod plan_tests;
 #[cfg(test)]
 mod worker_tests;
