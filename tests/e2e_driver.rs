@@ -546,6 +546,44 @@ async fn hikawa(client: &Client) {
             .then_some(())
     })
     .await;
+    // The status catches up with the children: the whole song, ending on
+    // the first Zun Zun Zun Zun Doko, one Zundoko per word said.
+    let zundokos = dynamic(client, &ns, group, "v1beta1", "Zundoko");
+    let status = wait_for("the Hikawa's status to say Kiyoshi!", || async {
+        let status = hikawas
+            .get("kiyoshi")
+            .await
+            .ok()?
+            .data
+            .get("status")
+            .cloned()?;
+        (status["kiyoshied"] == true).then_some(status)
+    })
+    .await;
+    let song = status["song"].as_str().unwrap_or_default().to_owned();
+    assert!(song.ends_with("Zun Zun Zun Zun Doko Kiyoshi!"), "{song}");
+    assert!(
+        !song
+            .trim_end_matches("Zun Zun Zun Zun Doko Kiyoshi!")
+            .contains("Zun Zun Zun Zun Doko"),
+        "sang past the first Zun Zun Zun Zun Doko: {song}"
+    );
+    let said = zundokos
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .len();
+    assert_eq!(status["numZundokosSaid"], json!(said), "{status}");
+    assert_eq!(
+        kiyoshis
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
     drop_namespace(client, &ns).await;
 }
 
@@ -572,10 +610,23 @@ async fn foo_refuses(client: &Client) {
     }))
     .unwrap();
     foos.create(&PostParams::default(), &parent).await.unwrap();
-    wait_for("a Warning event about the foreign Deployment", || async {
-        let warnings = warnings_about(client, &ns, "example-foo").await;
-        (!warnings.is_empty()).then_some(())
-    })
+    wait_for(
+        "an ErrResourceExists Warning about the foreign Deployment",
+        || async {
+            let warnings = warnings_about(client, &ns, "example-foo").await;
+            warnings
+                .iter()
+                .any(|e| {
+                    e.reason.as_deref() == Some("ErrResourceExists")
+                        && e.note.as_deref().is_some_and(|n| {
+                            n.contains(
+                                r#"Resource "taken" already exists and is not managed by Foo"#,
+                            )
+                        })
+                })
+                .then_some(())
+        },
+    )
     .await;
     let still = deployments.get("taken").await.unwrap();
     assert!(
