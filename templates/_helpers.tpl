@@ -169,3 +169,16 @@ within 63 characters.
 {{- define "metahook.leaderElectionName" -}}
 {{- printf "%s-leader-election" (include "metahook.fullname" . | trunc 47 | trimSuffix "-") }}
 {{- end }}
+
+{{/*
+Pods to run: .Values.replicas, or the mode's default when it is null (2 hook
+servers behind Metacontroller; 1 driver, since a standby driver is never
+Ready and would keep `helm --wait` from finishing).
+*/}}
+{{- define "metahook.replicas" -}}
+{{- if kindIs "invalid" .Values.replicas -}}
+{{- ternary 1 2 (eq .Values.mode "driver") -}}
+{{- else -}}
+{{- .Values.replicas | int -}}
+{{- end -}}
+{{- end }}

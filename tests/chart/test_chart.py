@@ -346,13 +346,21 @@ def test_notes_tell_the_user_what_to_do_next(default: Rendered, driver: Rendered
     assert "compositecontrollers" not in driver.notes
     # A standby is never ready: with two replicas a rollout never completes,
     # so driver mode does not send the user to `rollout status`...
-    assert "rollout status deployment/metahook" not in driver.notes
-    assert "get pods -l app.kubernetes.io/instance=metahook,app.kubernetes.io/name=metahook" in driver.notes
-    assert "only the one holding the Lease becomes\n   Ready" in driver.notes
-    # ...unless there is only one pod, which becomes ready once it leads.
-    single = render(chart, {"mode": "driver", "replicas": 1}).notes
-    assert "kubectl -n metahook rollout status deployment/metahook" in single
-    assert "stand by" not in single
+    pair = render(chart, {"mode": "driver", "replicas": 2}).notes
+    assert "rollout status deployment/metahook" not in pair
+    assert "get pods -l app.kubernetes.io/instance=metahook,app.kubernetes.io/name=metahook" in pair
+    assert "only the one holding the Lease becomes\n   Ready" in pair
+    # ...unless there is only one pod (the driver-mode default), which
+    # becomes ready once it leads.
+    assert "kubectl -n metahook rollout status deployment/metahook" in driver.notes
+    assert "stand by" not in driver.notes
+
+
+def test_replicas_default_by_mode(default: Rendered, driver: Rendered, chart: helm_python.Chart) -> None:
+    assert default.deployment["spec"]["replicas"] == 2
+    assert driver.deployment["spec"]["replicas"] == 1
+    assert render(chart, {"mode": "driver", "replicas": 3}).deployment["spec"]["replicas"] == 3
+    assert render(chart, {"replicas": 1}).deployment["spec"]["replicas"] == 1
 
 
 # --------------------------------------------------------------------------
@@ -836,8 +844,8 @@ MALFORMED = [
     ("unknown mode", {"mode": "operator"}, r"/mode.*metacontroller.*driver"),
     ("negative replicas", {"replicas": -1}, r"/replicas.*minimum"),
     ("zero replicas", {"replicas": 0}, r"/replicas.*minimum"),
-    ("replicas as a string", {"replicas": "two"}, r"/replicas.*got string, want integer"),
-    ("fractional replicas", {"replicas": 1.5}, r"/replicas.*want integer"),
+    ("replicas as a string", {"replicas": "two"}, r"/replicas.*got string, want null or integer"),
+    ("fractional replicas", {"replicas": 1.5}, r"/replicas.*want null or integer"),
     ("unknown top-level key", {"replica": 3}, r"additional properties 'replica' not allowed"),
     ("misspelt controller", {"controllers": {"helo": {"enabled": False}}}, r"/controllers.*'helo' not allowed"),
     ("switch as a string", {"controllers": {"hello": {"enabled": "yes"}}}, r"/controllers/hello/enabled.*want boolean"),
