@@ -1,4 +1,5 @@
-//! The command line: `serve` (the default), `crds`, `render`.
+//! The command line: `serve` (the default, `--drive` to drive the cluster
+//! too), `drive`, `crds`, `render`.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::net::SocketAddr;
@@ -21,8 +22,14 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve the hooks over HTTP (the default).
+    /// Serve the hooks over HTTP (the default); with `--drive`, also drive
+    /// the cluster, calling the hooks in-process.
     Serve(ServeArgs),
+    /// Drive the cluster without Metacontroller, calling each hook over HTTP
+    /// at the webhook its CompositeController names (any
+    /// Metacontroller-compatible hook server). Serves /healthz, /readyz and
+    /// /metrics on --listen.
+    Drive(DriveArgs),
     /// Print every CRD as YAML, or write one file per CRD.
     Crds(CrdsArgs),
     /// Run one hook on a request file and print the response: what one
@@ -53,6 +60,59 @@ pub struct ServeArgs {
     /// Log format.
     #[arg(long, env = "METAHOOK_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+    /// Also drive the cluster (the bundled driver, without Metacontroller),
+    /// calling the hooks in-process. Needs a kubeconfig: in-cluster,
+    /// KUBECONFIG or ~/.kube/config.
+    #[arg(long, env = "METAHOOK_DRIVE")]
+    pub drive: bool,
+    #[command(flatten)]
+    pub driver: DriverArgs,
+}
+
+/// `metahook drive`: the driver alone.
+#[derive(Debug, Clone, Args)]
+pub struct DriveArgs {
+    /// Address for /healthz, /readyz and /metrics.
+    #[arg(long, env = "METAHOOK_LISTEN", default_value = "0.0.0.0:8080")]
+    pub listen: SocketAddr,
+    /// Seconds to let reconciles in progress finish after SIGTERM.
+    #[arg(long, env = "METAHOOK_SHUTDOWN_TIMEOUT_SECONDS", default_value_t = 25)]
+    pub shutdown_timeout_seconds: u64,
+    /// Log format.
+    #[arg(long, env = "METAHOOK_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+    #[command(flatten)]
+    pub driver: DriverArgs,
+}
+
+/// Settings of the bundled driver, for `serve --drive` and `drive`.
+#[derive(Debug, Clone, Args)]
+pub struct DriverArgs {
+    /// Read the CompositeControllers from the *.yaml files in this directory
+    /// instead of the ones built in (metacontroller/*.yaml).
+    #[arg(long, env = "METAHOOK_CONTROLLERS", value_name = "DIR")]
+    pub controllers: Option<PathBuf>,
+    /// Reconciles running at once per controller (Metacontroller's
+    /// --workers).
+    #[arg(long, env = "METAHOOK_DRIVER_WORKERS", default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..))]
+    pub driver_workers: u16,
+    /// Elect a leader on a Lease, so that of several replicas one drives.
+    #[arg(long, env = "METAHOOK_LEADER_ELECTION")]
+    pub leader_election: bool,
+    /// The Lease's name.
+    #[arg(
+        long,
+        env = "METAHOOK_LEADER_ELECTION_LEASE",
+        default_value = "metahook-driver"
+    )]
+    pub leader_election_lease: String,
+    /// The Lease's namespace (default: the pod's namespace, else `default`).
+    #[arg(long, env = "POD_NAMESPACE")]
+    pub leader_election_namespace: Option<String>,
+    /// This replica's name, in the Lease and in Events (default: the host
+    /// name).
+    #[arg(long, env = "POD_NAME")]
+    pub pod_name: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -103,6 +163,35 @@ mod tests {
         let cli = Cli::try_parse_from(["metahook", "--listen", "127.0.0.1:9000"]).unwrap();
         assert!(cli.command.is_none());
         assert_eq!(cli.serve.listen.port(), 9000);
+    }
+
+    #[test]
+    fn serve_drive_and_drive_parse() {
+        let cli =
+            Cli::try_parse_from(["metahook", "serve", "--drive", "--controllers", "cc"]).unwrap();
+        match cli.command {
+            Some(Command::Serve(args)) => {
+                assert!(args.drive);
+                assert_eq!(args.driver.controllers.unwrap(), PathBuf::from("cc"));
+                assert_eq!(args.driver.driver_workers, 5);
+            }
+            other => panic!("expected serve, got {other:?}"),
+        }
+        let cli = Cli::try_parse_from(["metahook", "--drive"]).unwrap();
+        assert!(cli.command.is_none() && cli.serve.drive);
+        let cli = Cli::try_parse_from([
+            "metahook",
+            "drive",
+            "--leader-election",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .unwrap();
+        match cli.command {
+            Some(Command::Drive(args)) => assert!(args.driver.leader_election),
+            other => panic!("expected drive, got {other:?}"),
+        }
+        assert!(Cli::try_parse_from(["metahook", "drive", "--driver-workers", "0"]).is_err());
     }
 
     #[test]

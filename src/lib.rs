@@ -4,6 +4,8 @@
 
 pub mod cli;
 pub mod crds;
+pub mod drive;
+pub mod driver;
 pub mod render;
 pub mod server;
 pub mod telemetry;
@@ -21,6 +23,8 @@ pub enum Error {
     Crds(#[from] crds::CrdsError),
     #[error("setting up logging failed")]
     Telemetry(#[from] telemetry::TelemetryError),
+    #[error("driving failed")]
+    Drive(#[from] drive::DrivingError),
 }
 
 /// Runs the command line.
@@ -28,6 +32,7 @@ pub fn run(cli: Cli) -> Result<(), Error> {
     match cli.command {
         None => serve(cli.serve),
         Some(Command::Serve(args)) => serve(args),
+        Some(Command::Drive(args)) => drive_only(args),
         Some(Command::Crds(args)) => Ok(crds::run(&args)?),
         Some(Command::Render(args)) => Ok(render::run(&args)?),
     }
@@ -35,7 +40,31 @@ pub fn run(cli: Cli) -> Result<(), Error> {
 
 fn serve(args: cli::ServeArgs) -> Result<(), Error> {
     telemetry::init(args.log_format)?;
+    if args.drive {
+        let driver = args.driver.clone();
+        return Ok(drive::serve_and_drive(
+            args.into(),
+            metahook_hooks::CONTROLLERS,
+            &driver,
+            driver::run::HookMode::InProcess,
+        )?);
+    }
     Ok(server::run_blocking(args.into())?)
+}
+
+/// `drive`: hooks over HTTP; the local server answers health and metrics
+/// only (an empty controller table).
+fn drive_only(args: cli::DriveArgs) -> Result<(), Error> {
+    telemetry::init(args.log_format)?;
+    let mut settings = server::Settings::new(args.listen);
+    settings.shutdown_timeout = std::time::Duration::from_secs(args.shutdown_timeout_seconds);
+    settings.workers = Some(1);
+    Ok(drive::serve_and_drive(
+        settings,
+        &[],
+        &args.driver,
+        driver::run::HookMode::Http,
+    )?)
 }
 
 /// An error and its sources, one after another: "a: b: c".
@@ -43,8 +72,13 @@ pub fn error_chain(err: &dyn std::error::Error) -> String {
     let mut text = err.to_string();
     let mut source = err.source();
     while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
+        // Some errors (kube's among them) already print their source; say
+        // each thing once.
+        let message = cause.to_string();
+        if !text.contains(&message) {
+            text.push_str(": ");
+            text.push_str(&message);
+        }
         source = cause.source();
     }
     text

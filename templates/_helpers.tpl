@@ -114,6 +114,37 @@ is enabled.
 {{- end }}
 
 {{/*
+Driver mode: the enabled controllers' manifests as ConfigMap data, one
+"<name>.yaml" key per controller holding metacontroller/<file>.yaml as checked
+in (the files the binary embeds, so the driver reads the same manifests it
+would with no --controllers). The driver reads them with
+METAHOOK_CONTROLLERS=<dir>. Validated (switches, at least one enabled) by
+metahook.enabledControllers.
+*/}}
+{{- define "metahook.controllerFiles" -}}
+{{- $_ := include "metahook.enabledControllers" . }}
+{{- $files := dict }}
+{{- range $path, $_ := .Files.Glob "metacontroller/*.yaml" }}
+{{- $cc := $.Files.Get $path | fromYaml }}
+{{- if (index $.Values.controllers $cc.metadata.name).enabled }}
+{{- $_ := set $files (printf "%s.yaml" $cc.metadata.name) ($.Files.Get $path) }}
+{{- end }}
+{{- end }}
+{{- toYaml $files }}
+{{- end }}
+
+{{/*
+The ConfigMap holding them, and where the pod mounts it.
+*/}}
+{{- define "metahook.controllersConfigMapName" -}}
+{{- printf "%s-controllers" (include "metahook.fullname" . | trunc 51 | trimSuffix "-") }}
+{{- end }}
+
+{{- define "metahook.controllersDir" -}}
+/etc/metahook/controllers
+{{- end }}
+
+{{/*
 The API group of an apiVersion ("apps/v1" -> "apps", "v1" -> "").
 */}}
 {{- define "metahook.apiGroup" -}}
@@ -137,4 +168,17 @@ within 63 characters.
 */}}
 {{- define "metahook.leaderElectionName" -}}
 {{- printf "%s-leader-election" (include "metahook.fullname" . | trunc 47 | trimSuffix "-") }}
+{{- end }}
+
+{{/*
+Pods to run: .Values.replicas, or the mode's default when it is null (2 hook
+servers behind Metacontroller; 1 driver, since a standby driver is never
+Ready and would keep `helm --wait` from finishing).
+*/}}
+{{- define "metahook.replicas" -}}
+{{- if kindIs "invalid" .Values.replicas -}}
+{{- ternary 1 2 (eq .Values.mode "driver") -}}
+{{- else -}}
+{{- .Values.replicas | int -}}
+{{- end -}}
 {{- end }}

@@ -4,6 +4,7 @@
 
 use super::AppState;
 use super::errors::ApiError;
+use crate::driver::metrics::DriverMetrics;
 use actix_web::{HttpResponse, web};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -11,6 +12,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -33,6 +35,9 @@ pub struct Metrics {
     requests: Family<RequestLabels, Counter>,
     duration: HistogramFamily,
     pub in_flight: Gauge,
+    /// The bundled driver's metrics, registered only when driving, so that
+    /// `serve` alone exposes exactly the hook service's metrics.
+    pub driver: Option<Arc<DriverMetrics>>,
 }
 
 fn latency_histogram() -> Histogram {
@@ -67,7 +72,18 @@ impl Metrics {
             requests,
             duration,
             in_flight,
+            driver: None,
         }
+    }
+
+    /// Registers the driver's metrics (once) and returns them.
+    pub fn enable_driver(&mut self) -> Arc<DriverMetrics> {
+        if let Some(driver) = &self.driver {
+            return Arc::clone(driver);
+        }
+        let driver = Arc::new(DriverMetrics::register(&mut self.registry));
+        self.driver = Some(Arc::clone(&driver));
+        driver
     }
 
     pub fn observe(&self, controller: &'static str, hook: &'static str, code: u16, took: Duration) {

@@ -74,6 +74,10 @@ pub struct AppState {
     /// Where hooks get `now` from: the system clock, or a pinned one in tests.
     pub clock: fn() -> jiff::Timestamp,
     ready: AtomicBool,
+    /// With `--drive`, ready also needs the driver: caches synced and the
+    /// lease held (or not needed).
+    needs_driver: bool,
+    driver_ready: AtomicBool,
 }
 
 impl AppState {
@@ -87,7 +91,21 @@ impl AppState {
             metrics,
             clock: jiff::Timestamp::now,
             ready: AtomicBool::new(false),
+            needs_driver: false,
+            driver_ready: AtomicBool::new(false),
         }
+    }
+
+    /// The same state, ready only once the driver says so too, with the
+    /// driver's metrics registered.
+    pub fn gated_on_driver(mut self) -> Self {
+        self.needs_driver = true;
+        self.metrics.enable_driver();
+        self
+    }
+
+    pub fn set_driver_ready(&self, ready: bool) {
+        self.driver_ready.store(ready, Ordering::Release);
     }
 
     /// The same state with hooks seeing `clock()` as the time.
@@ -102,6 +120,7 @@ impl AppState {
 
     pub fn is_ready(&self) -> bool {
         self.ready.load(Ordering::Acquire)
+            && (!self.needs_driver || self.driver_ready.load(Ordering::Acquire))
     }
 }
 

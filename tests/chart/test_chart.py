@@ -210,7 +210,8 @@ def test_default_deployment(default: Rendered) -> None:
     assert env["METAHOOK_LISTEN"] == "0.0.0.0:8080"
     assert env["METAHOOK_LOG_FORMAT"] == "json"
     assert "METAHOOK_WORKERS" not in env  # one per CPU unless set
-    assert not any(k.startswith(("METAHOOK_LEASE", "METAHOOK_CONTROLLERS")) for k in env)
+    assert not set(env) & set(DRIVER_ENV), "driver settings in metacontroller mode"
+    assert "annotations" not in deployment["spec"]["template"]["metadata"]
     selector = deployment["spec"]["selector"]["matchLabels"]
     assert selector == {"app.kubernetes.io/name": "metahook", "app.kubernetes.io/instance": "metahook"}
     assert deployment["spec"]["template"]["metadata"]["labels"] == selector
@@ -335,7 +336,7 @@ def test_service_monitor_is_optional(default: Rendered, chart: helm_python.Chart
     assert (endpoint["interval"], endpoint["scrapeTimeout"]) == ("15s", "5s")
 
 
-def test_notes_tell_the_user_what_to_do_next(default: Rendered, driver: Rendered) -> None:
+def test_notes_tell_the_user_what_to_do_next(default: Rendered, driver: Rendered, chart: helm_python.Chart) -> None:
     assert "metacontroller mode" in default.notes
     assert "kubectl -n metahook rollout status deployment/metahook" in default.notes
     assert "http://metahook.metahook:80/<controller>/<hook>" in default.notes
@@ -343,6 +344,23 @@ def test_notes_tell_the_user_what_to_do_next(default: Rendered, driver: Rendered
     assert "driver mode" in driver.notes
     assert "get lease metahook" in driver.notes
     assert "compositecontrollers" not in driver.notes
+    # A standby is never ready: with two replicas a rollout never completes,
+    # so driver mode does not send the user to `rollout status`...
+    pair = render(chart, {"mode": "driver", "replicas": 2}).notes
+    assert "rollout status deployment/metahook" not in pair
+    assert "get pods -l app.kubernetes.io/instance=metahook,app.kubernetes.io/name=metahook" in pair
+    assert "only the one holding the Lease becomes\n   Ready" in pair
+    # ...unless there is only one pod (the driver-mode default), which
+    # becomes ready once it leads.
+    assert "kubectl -n metahook rollout status deployment/metahook" in driver.notes
+    assert "stand by" not in driver.notes
+
+
+def test_replicas_default_by_mode(default: Rendered, driver: Rendered, chart: helm_python.Chart) -> None:
+    assert default.deployment["spec"]["replicas"] == 2
+    assert driver.deployment["spec"]["replicas"] == 1
+    assert render(chart, {"mode": "driver", "replicas": 3}).deployment["spec"]["replicas"] == 3
+    assert render(chart, {"replicas": 1}).deployment["spec"]["replicas"] == 1
 
 
 # --------------------------------------------------------------------------
@@ -434,9 +452,10 @@ def test_each_controller_alone(chart: helm_python.Chart, controller: str, mode: 
     out = render(chart, only(controller, mode=mode))
     if mode == "metacontroller":
         assert [cc["metadata"]["name"] for cc in out.all("CompositeController")] == [controller]
+        assert not out.all("ConfigMap")
     else:
         assert not out.all("CompositeController")
-        assert out.env()["METAHOOK_CONTROLLERS"] == controller
+        assert controllers_config(out) == {f"{controller}.yaml": controller_manifests()[controller]}
         assert cluster_role_grants(out) == expected_driver_grants([controller])
     assert f"Controllers: {controller}." in out.notes
 
@@ -474,9 +493,41 @@ def api_group(api_version: str) -> str:
     return api_version.rpartition("/")[0]
 
 
-PARENT_VERBS = {"get", "list", "watch", "update", "patch"}
-STATUS_VERBS = {"get", "update", "patch"}
-CHILD_VERBS = {"get", "list", "watch", "create", "update", "patch", "delete"}
+# What src/driver/ calls (README "What it needs (RBAC)"): parents are watched
+# and JSON-patched (finalizer), their status JSON-patched, children watched,
+# server-side applied (create + patch), patched (owner references) and
+# deleted. Nothing is ever updated (PUT).
+PARENT_VERBS = {"get", "list", "watch", "patch"}
+STATUS_VERBS = {"patch"}
+CHILD_VERBS = {"get", "list", "watch", "create", "patch", "delete"}
+
+# The driver's settings the chart passes, by the names src/cli.rs reads.
+DRIVER_ENV = ("METAHOOK_CONTROLLERS", "METAHOOK_LEADER_ELECTION", "METAHOOK_LEADER_ELECTION_LEASE",
+              "POD_NAMESPACE", "POD_NAME")
+CONTROLLERS_DIR = "/etc/metahook/controllers"
+
+
+def binary_env_names() -> set[str]:
+    """Every environment variable the metahook CLI reads (clap `env = "..."`)."""
+    return set(re.findall(r'\benv\s*=\s*"([A-Z0-9_]+)"', (ROOT / "src" / "cli.rs").read_text()))
+
+
+def controllers_config(out: Rendered) -> dict[str, dict]:
+    """The driver-mode ConfigMap's files, parsed, after checking the pod
+    mounts it read-only where METAHOOK_CONTROLLERS points."""
+    config_map = out.one("ConfigMap")
+    [volume] = [v for v in out.pod_spec["volumes"] if v["name"] == "controllers"]
+    assert volume == {"name": "controllers", "configMap": {"name": config_map["metadata"]["name"]}}
+    [mount] = [m for m in out.container["volumeMounts"] if m["name"] == "controllers"]
+    assert mount == {"name": "controllers", "mountPath": CONTROLLERS_DIR, "readOnly": True}
+    assert out.env()["METAHOOK_CONTROLLERS"] == CONTROLLERS_DIR
+    assert set(config_map) == {"apiVersion", "kind", "metadata", "data"}
+    return {name: load_yaml_file_text(text) for name, text in config_map["data"].items()}
+
+
+def load_yaml_file_text(text: str) -> dict:
+    [doc] = load_yaml_documents(text)
+    return doc
 
 
 def expected_driver_grants(controllers: list[str]) -> dict[tuple[str, str], set[str]]:
@@ -506,17 +557,90 @@ def cluster_role_grants(out: Rendered) -> dict[tuple[str, str], set[str]]:
 def test_driver_mode_objects(driver: Rendered) -> None:
     assert not driver.all("CompositeController")
     assert driver.kinds() == sorted([
-        "ClusterRole", "ClusterRoleBinding", "Deployment", "NetworkPolicy", "PodDisruptionBudget",
+        "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment", "NetworkPolicy",
         "Role", "RoleBinding", "Service", "ServiceAccount",
     ])
     assert driver.container["args"] == ["serve", "--drive"]
     assert driver.one("ServiceAccount")["automountServiceAccountToken"] is True
     assert driver.pod_spec["automountServiceAccountToken"] is True
     env = driver.env()
-    assert env["METAHOOK_CONTROLLERS"] == ",".join(CONTROLLERS)
-    assert env["METAHOOK_LEASE_NAME"] == "metahook"
-    assert env["METAHOOK_LEASE_NAMESPACE"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
-    assert env["METAHOOK_POD_NAME"] == {"fieldRef": {"fieldPath": "metadata.name"}}
+    assert env["METAHOOK_CONTROLLERS"] == CONTROLLERS_DIR
+    assert env["METAHOOK_LEADER_ELECTION"] == "true"
+    assert env["METAHOOK_LEADER_ELECTION_LEASE"] == "metahook"
+    assert env["POD_NAMESPACE"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
+    assert env["POD_NAME"] == {"fieldRef": {"fieldPath": "metadata.name"}}
+
+
+def test_driver_env_names_are_the_ones_the_binary_reads(driver: Rendered, chart: helm_python.Chart) -> None:
+    """Every METAHOOK_* / POD_* variable the chart sets is one src/cli.rs
+    declares, so a rename on either side fails here, not in a cluster."""
+    known = binary_env_names()
+    assert {"METAHOOK_CONTROLLERS", "METAHOOK_LISTEN", "METAHOOK_LEADER_ELECTION"} <= known, known
+    assert set(DRIVER_ENV) <= known
+    everything = render(chart, {**EVERYTHING, "mode": "driver", "driver": {"leaseName": "metahook-leader"}})
+    for out in (driver, everything):
+        ours = [e["name"] for e in out.container["env"] if e["name"].startswith(("METAHOOK_", "POD_"))]
+        assert ours and set(ours) <= known, set(ours) - known
+        assert len(ours) == len(set(ours)), ours
+
+
+def test_driver_configmap_holds_the_enabled_manifests(driver: Rendered) -> None:
+    """METAHOOK_CONTROLLERS is `--controllers DIR`: a directory of
+    CompositeController *.yaml files. The chart fills it from
+    metacontroller/<name>.yaml, the files the binary embeds, unchanged."""
+    config_map = driver.one("ConfigMap")
+    assert config_map["metadata"]["name"] == "metahook-controllers"
+    assert controllers_config(driver) == {f"{name}.yaml": cc for name, cc in controller_manifests().items()}
+    for name in CONTROLLERS:
+        assert config_map["data"][f"{name}.yaml"] == (ROOT / "metacontroller" / f"{name}.yaml").read_text()
+
+
+def test_driver_configmap_follows_the_switches(chart: helm_python.Chart) -> None:
+    enabled = CONTROLLERS[:2]
+    values = {"mode": "driver", "controllers": {c: {"enabled": c in enabled} for c in CONTROLLERS}}
+    assert sorted(controllers_config(render(chart, values))) == [f"{c}.yaml" for c in enabled]
+
+
+def test_driver_pods_roll_when_the_manifests_change(chart: helm_python.Chart, driver: Rendered,
+                                                    tmp_path: Path) -> None:
+    def checksum(out: Rendered) -> str:
+        return out.deployment["spec"]["template"]["metadata"]["annotations"]["checksum/controllers"]
+
+    assert re.fullmatch(r"[0-9a-f]{64}", checksum(driver))
+    # Unrelated values leave it alone; another set of controllers changes it.
+    assert checksum(render(chart, {"mode": "driver", "replicas": 5, "podAnnotations": {"a": "b"}})) == checksum(driver)
+    assert checksum(render(chart, only(CONTROLLERS[0], mode="driver"))) != checksum(driver)
+    # So does an edit of a manifest.
+    copy_dir = Path(chart.save_dir(tmp_path))
+    manifest = copy_dir / "metacontroller" / f"{CONTROLLERS[0]}.yaml"
+    manifest.write_text(manifest.read_text().replace("timeout: 10s", "timeout: 20s"))
+    with helm_python.Chart.load(copy_dir) as modified:
+        assert checksum(render(modified, {"mode": "driver"})) != checksum(driver)
+    annotated = render(chart, {"mode": "driver", "podAnnotations": {"example.com/scrape": "true"}})
+    assert annotated.deployment["spec"]["template"]["metadata"]["annotations"] == {
+        "example.com/scrape": "true", "checksum/controllers": checksum(driver)}
+
+
+def test_driver_pod_stays_hardened_with_its_volume(driver: Rendered) -> None:
+    assert driver.container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert [v["name"] for v in driver.pod_spec["volumes"]] == ["controllers"]
+    assert restricted_violations(driver.pod_spec) == []
+
+
+@pytest.mark.parametrize("values", [{}, {"replicas": 3, "podDisruptionBudget": {"enabled": True, "maxUnavailable": 1}},
+                                    {"podDisruptionBudget": {"minAvailable": "50%"}}],
+                         ids=["default", "pdb-enabled", "min-available"])
+def test_driver_rolls_out_by_recreate_without_a_budget(chart: helm_python.Chart, values: dict) -> None:
+    """Only the Lease holder is ready. A surge pod would wait for the Lease
+    the old leader holds (a RollingUpdate stalls), and a budget would count
+    the leader as the only healthy pod and block draining its node."""
+    out = render(chart, {**values, "mode": "driver"})
+    assert out.deployment["spec"]["strategy"] == {"type": "Recreate"}
+    assert not out.all("PodDisruptionBudget")
+    metacontroller = render(chart, values)
+    assert metacontroller.deployment["spec"]["strategy"]["type"] == "RollingUpdate"
+    assert metacontroller.one("PodDisruptionBudget")
+
 
 
 def test_driver_cluster_role_is_exactly_what_the_controllers_need(driver: Rendered) -> None:
@@ -538,17 +662,20 @@ def test_driver_bindings_and_lease_role(driver: Rendered, chart: helm_python.Cha
                                   "name": driver.one("ClusterRole")["metadata"]["name"]}
     assert binding["subjects"] == subject
     role = driver.one("Role")
+    # What kube-lease-manager (src/driver/leader.rs) calls: get the Lease,
+    # create it when missing, and patch it to acquire, renew and release.
+    # It never updates (PUT), lists or watches it.
     assert role["rules"] == [
         {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
         {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": ["metahook"],
-         "verbs": ["get", "update", "patch"]},
+         "verbs": ["get", "patch"]},
     ]
     role_binding = driver.one("RoleBinding")
     assert role_binding["roleRef"]["name"] == role["metadata"]["name"]
     assert role_binding["subjects"] == subject
     renamed = render(chart, {"mode": "driver", "driver": {"leaseName": "leader"}})
     assert renamed.one("Role")["rules"][1]["resourceNames"] == ["leader"]
-    assert renamed.env()["METAHOOK_LEASE_NAME"] == "leader"
+    assert renamed.env()["METAHOOK_LEADER_ELECTION_LEASE"] == "leader"
 
 
 def test_driver_network_policy_admits_scrapers_only(driver: Rendered) -> None:
@@ -592,7 +719,7 @@ def test_custom_release_name_and_namespace(chart: helm_python.Chart) -> None:
     assert out.deployment["spec"]["selector"]["matchLabels"]["app.kubernetes.io/instance"] == "hooks-prod"
     for binding in out.all("ClusterRoleBinding") + out.all("RoleBinding"):
         assert binding["subjects"][0]["namespace"] == "platform-hooks"
-    assert out.env()["METAHOOK_LEASE_NAME"] == fullname
+    assert out.env()["METAHOOK_LEADER_ELECTION_LEASE"] == fullname
     assert "namespace platform-hooks" in out.notes
 
 
@@ -717,8 +844,8 @@ MALFORMED = [
     ("unknown mode", {"mode": "operator"}, r"/mode.*metacontroller.*driver"),
     ("negative replicas", {"replicas": -1}, r"/replicas.*minimum"),
     ("zero replicas", {"replicas": 0}, r"/replicas.*minimum"),
-    ("replicas as a string", {"replicas": "two"}, r"/replicas.*got string, want integer"),
-    ("fractional replicas", {"replicas": 1.5}, r"/replicas.*want integer"),
+    ("replicas as a string", {"replicas": "two"}, r"/replicas.*got string, want null or integer"),
+    ("fractional replicas", {"replicas": 1.5}, r"/replicas.*want null or integer"),
     ("unknown top-level key", {"replica": 3}, r"additional properties 'replica' not allowed"),
     ("misspelt controller", {"controllers": {"helo": {"enabled": False}}}, r"/controllers.*'helo' not allowed"),
     ("switch as a string", {"controllers": {"hello": {"enabled": "yes"}}}, r"/controllers/hello/enabled.*want boolean"),

@@ -1,0 +1,488 @@
+//! The executor: performs a plan's operations against the API server, in
+//! order, and decides nothing. Which errors end a reconcile, and which are
+//! swallowed, follows METACONTROLLER.md §5.
+
+use super::events::EventPublisher;
+use super::memory::ApplyMemory;
+use super::metrics::DriverMetrics;
+use super::model::Driven;
+use super::plan::{EventType, Op, Target};
+use kube::api::{
+    Api, DeleteParams, DynamicObject, Patch, PatchParams, Preconditions, PropagationPolicy,
+};
+use kube::{Client, Resource as _};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// The field manager of every server-side apply.
+pub const FIELD_MANAGER: &str = "metahook";
+
+/// What failed, named after the operation.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecuteError {
+    #[error("adding the finalizer to {parent} failed")]
+    AddFinalizer {
+        parent: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("removing the finalizer from {parent} failed")]
+    RemoveFinalizer {
+        parent: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("reading {parent} from the API server before adopting failed")]
+    VerifyParent {
+        parent: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("{parent} is gone, was replaced or is being deleted: not adopting")]
+    ParentChanged { parent: String },
+    #[error("adopting {kind} {name} failed")]
+    AdoptChild {
+        kind: String,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("releasing {kind} {name} failed")]
+    ReleaseChild {
+        kind: String,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("applying {kind} {name} failed")]
+    ApplyChild {
+        kind: String,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("deleting {kind} {name} failed")]
+    DeleteChild {
+        kind: String,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("writing the status of {parent} failed")]
+    WriteStatus {
+        parent: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("the plan names child type {0}, which the controller does not have")]
+    UnknownChildType(usize),
+    #[error("building a JSON patch failed")]
+    BuildPatch(#[source] serde_json::Error),
+}
+
+impl ExecuteError {
+    /// Whether a guarded patch failed because the cached object it was
+    /// based on is out of date (its `test` failed: 422, or a conflict:
+    /// 409). The watch event that made it stale syncs the parent again, so
+    /// this is a quiet retry, not a warning.
+    pub fn is_stale_cache(&self) -> bool {
+        match self {
+            ExecuteError::AddFinalizer { source, .. }
+            | ExecuteError::RemoveFinalizer { source, .. }
+            | ExecuteError::AdoptChild { source, .. }
+            | ExecuteError::ReleaseChild { source, .. } => {
+                matches!(status_code(source), Some(409 | 422))
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Child operations that failed; the others went ahead.
+#[derive(Debug, thiserror::Error)]
+#[error("{} operation(s) failed: {}", .0.len(), .0.iter().map(|e| crate::error_chain(e)).collect::<Vec<_>>().join("; "))]
+pub struct ExecuteErrors(pub Vec<ExecuteError>);
+
+/// After a plan: the parent as it now is (a finalizer change returns it),
+/// and the errors of operations that do not stop a plan.
+#[derive(Debug)]
+pub struct Outcome {
+    pub parent: DynamicObject,
+    pub errors: Vec<ExecuteError>,
+}
+
+#[derive(Clone)]
+pub struct Executor {
+    client: Client,
+    events: Option<Arc<EventPublisher>>,
+    memory: Arc<ApplyMemory>,
+    metrics: Arc<DriverMetrics>,
+}
+
+fn status_code(err: &kube::Error) -> Option<u16> {
+    match err {
+        kube::Error::Api(status) => Some(status.code),
+        _ => None,
+    }
+}
+
+fn patch_from(value: Value) -> Result<json_patch::Patch, ExecuteError> {
+    serde_json::from_value(value).map_err(ExecuteError::BuildPatch)
+}
+
+impl Executor {
+    /// `events`: where Events go (none in tests that do not script them).
+    pub fn new(
+        client: Client,
+        events: Option<Arc<EventPublisher>>,
+        memory: Arc<ApplyMemory>,
+        metrics: Arc<DriverMetrics>,
+    ) -> Self {
+        Executor {
+            client,
+            events,
+            memory,
+            metrics,
+        }
+    }
+
+    /// What this executor last applied: the planner's input.
+    pub fn memory(&self) -> &Arc<ApplyMemory> {
+        &self.memory
+    }
+
+    fn parent_api(&self, ctl: &Driven, parent: &DynamicObject) -> Api<DynamicObject> {
+        match parent.metadata.namespace.as_deref() {
+            Some(ns) if ctl.parent.namespaced => {
+                Api::namespaced_with(self.client.clone(), ns, &ctl.parent.api)
+            }
+            _ => Api::all_with(self.client.clone(), &ctl.parent.api),
+        }
+    }
+
+    fn child_api(
+        &self,
+        ctl: &Driven,
+        type_index: usize,
+        namespace: Option<&str>,
+    ) -> Result<(Api<DynamicObject>, String), ExecuteError> {
+        let child = ctl
+            .children
+            .get(type_index)
+            .ok_or(ExecuteError::UnknownChildType(type_index))?;
+        let api = match namespace {
+            Some(ns) if child.resource.namespaced => {
+                Api::namespaced_with(self.client.clone(), ns, &child.resource.api)
+            }
+            _ => Api::all_with(self.client.clone(), &child.resource.api),
+        };
+        Ok((api, child.resource.api.kind.clone()))
+    }
+
+    /// Counts one API call by its status code (200 for success, 0 when no
+    /// response came).
+    fn count<T>(
+        &self,
+        ctl: &Driven,
+        operation: &'static str,
+        kind: &str,
+        result: &Result<T, kube::Error>,
+    ) {
+        let code = match result {
+            Ok(_) => 200,
+            Err(e) => status_code(e).unwrap_or(0),
+        };
+        self.metrics
+            .api_operation(ctl.name(), operation, kind, code);
+    }
+
+    /// Performs `ops` in order. A finalizer change or a failed parent check
+    /// ends the plan with an error; other failures are collected and the
+    /// remaining operations still run (the status is written even when a
+    /// child operation failed).
+    pub async fn execute(
+        &self,
+        ctl: &Driven,
+        mut parent: DynamicObject,
+        ops: Vec<Op>,
+    ) -> Result<Outcome, ExecuteError> {
+        let parent_name = parent.metadata.name.clone().unwrap_or_default();
+        let parent_key = format!(
+            "{} {}",
+            ctl.parent.api.kind,
+            super::model::object_key(&parent)
+        );
+        let parent_uid = parent.metadata.uid.clone().unwrap_or_default();
+        let parent_kind = ctl.parent.api.kind.clone();
+        let mut errors = Vec::new();
+        for op in ops {
+            match op {
+                Op::AddFinalizer { before, after } => {
+                    parent = self
+                        .set_finalizers(ctl, &parent, before, after, true)
+                        .await?;
+                }
+                Op::RemoveFinalizer { before, after } => {
+                    parent = self
+                        .set_finalizers(ctl, &parent, before, after, false)
+                        .await?;
+                }
+                Op::VerifyParent => {
+                    let api = self.parent_api(ctl, &parent);
+                    let live = api.get_opt(&parent_name).await;
+                    self.count(ctl, "get_parent", &parent_kind, &live);
+                    match live {
+                        Ok(Some(live))
+                            if live.metadata.uid.as_deref() == Some(parent_uid.as_str())
+                                && live.metadata.deletion_timestamp.is_none() => {}
+                        Ok(_) => return Err(ExecuteError::ParentChanged { parent: parent_key }),
+                        Err(source) => {
+                            return Err(ExecuteError::VerifyParent {
+                                parent: parent_key,
+                                source,
+                            });
+                        }
+                    }
+                }
+                Op::Adopt {
+                    child,
+                    before,
+                    after,
+                } => {
+                    if let Err(e) = self.set_owners(ctl, &child, before, after, true).await {
+                        errors.push(e);
+                    }
+                }
+                Op::Release {
+                    child,
+                    before,
+                    after,
+                } => {
+                    if let Err(e) = self.set_owners(ctl, &child, before, after, false).await {
+                        errors.push(e);
+                    }
+                }
+                Op::DeleteChild { child, .. } => {
+                    if let Err(e) = self.delete_child(ctl, &child).await {
+                        errors.push(e);
+                    }
+                }
+                Op::ApplyChild {
+                    type_index,
+                    namespace,
+                    name,
+                    body,
+                    fingerprint,
+                } => {
+                    let (api, kind) = self.child_api(ctl, type_index, namespace.as_deref())?;
+                    let params = PatchParams::apply(FIELD_MANAGER).force();
+                    let result = api.patch(&name, &params, &Patch::Apply(&body)).await;
+                    self.count(ctl, "apply", &kind, &result);
+                    match result {
+                        Ok(applied) => {
+                            self.memory.record(
+                                type_index,
+                                namespace.as_deref(),
+                                &name,
+                                fingerprint,
+                                &applied,
+                            );
+                        }
+                        // Conflict and NotFound are swallowed: the watch
+                        // event that follows syncs again (§5).
+                        Err(e) if matches!(status_code(&e), Some(404 | 409)) => {
+                            tracing::debug!(%kind, %name, error = %e, "apply swallowed");
+                        }
+                        Err(source) => errors.push(ExecuteError::ApplyChild { kind, name, source }),
+                    }
+                }
+                Op::WriteStatus { status } => {
+                    // `add` on an existing member replaces it: the whole
+                    // status is replaced, as Metacontroller does; the `test`
+                    // makes sure it is still the same object.
+                    let patch = patch_from(json!([
+                        {"op": "test", "path": "/metadata/uid", "value": parent_uid},
+                        {"op": "add", "path": "/status", "value": status},
+                    ]))?;
+                    let api = self.parent_api(ctl, &parent);
+                    let result = api
+                        .patch_status(
+                            &parent_name,
+                            &PatchParams::default(),
+                            &Patch::Json::<()>(patch),
+                        )
+                        .await;
+                    self.count(ctl, "write_status", &parent_kind, &result);
+                    match result {
+                        Ok(updated) => parent = updated,
+                        // Gone (404), replaced (the UID test fails: 422), or
+                        // changed under us (409): the next event re-syncs.
+                        Err(e) if matches!(status_code(&e), Some(404 | 409 | 422)) => {
+                            tracing::debug!(parent = %parent_key, error = %e, "status write swallowed");
+                        }
+                        Err(source) => errors.push(ExecuteError::WriteStatus {
+                            parent: parent_key.clone(),
+                            source,
+                        }),
+                    }
+                }
+                Op::Event { kind, reason, note } => {
+                    self.publish(ctl, &parent, kind, reason, note).await;
+                }
+            }
+        }
+        Ok(Outcome { parent, errors })
+    }
+
+    async fn set_finalizers(
+        &self,
+        ctl: &Driven,
+        parent: &DynamicObject,
+        before: Option<Vec<String>>,
+        after: Vec<String>,
+        adding: bool,
+    ) -> Result<DynamicObject, ExecuteError> {
+        // The `test`s make this a compare-and-swap on the cached object: a
+        // stale cache fails (422) and the reconcile is retried.
+        let patch = patch_from(json!([
+            {"op": "test", "path": "/metadata/uid", "value": parent.metadata.uid},
+            {"op": "test", "path": "/metadata/finalizers", "value": before},
+            {"op": "add", "path": "/metadata/finalizers", "value": after},
+        ]))?;
+        let name = parent.metadata.name.clone().unwrap_or_default();
+        let result = self
+            .parent_api(ctl, parent)
+            .patch(&name, &PatchParams::default(), &Patch::Json::<()>(patch))
+            .await;
+        let operation = if adding {
+            "add_finalizer"
+        } else {
+            "remove_finalizer"
+        };
+        self.count(ctl, operation, &ctl.parent.api.kind, &result);
+        let parent_key = format!(
+            "{} {}",
+            ctl.parent.api.kind,
+            super::model::object_key(parent)
+        );
+        result.map_err(|source| {
+            if adding {
+                ExecuteError::AddFinalizer {
+                    parent: parent_key,
+                    source,
+                }
+            } else {
+                ExecuteError::RemoveFinalizer {
+                    parent: parent_key,
+                    source,
+                }
+            }
+        })
+    }
+
+    async fn set_owners(
+        &self,
+        ctl: &Driven,
+        child: &Target,
+        before: Option<Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference>>,
+        after: Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference>,
+        adopting: bool,
+    ) -> Result<(), ExecuteError> {
+        let (api, kind) = self.child_api(ctl, child.type_index, child.namespace.as_deref())?;
+        let patch = patch_from(json!([
+            {"op": "test", "path": "/metadata/uid", "value": child.uid},
+            {"op": "test", "path": "/metadata/ownerReferences", "value": before},
+            {"op": "add", "path": "/metadata/ownerReferences", "value": after},
+        ]))?;
+        let result = api
+            .patch(
+                &child.name,
+                &PatchParams::default(),
+                &Patch::Json::<()>(patch),
+            )
+            .await;
+        let operation = if adopting { "adopt" } else { "release" };
+        self.count(ctl, operation, &kind, &result);
+        let name = child.name.clone();
+        match result {
+            Ok(_) => Ok(()),
+            // Releasing something already gone is done (§3.5).
+            Err(e) if !adopting && matches!(status_code(&e), Some(404 | 410)) => Ok(()),
+            Err(source) if adopting => Err(ExecuteError::AdoptChild { kind, name, source }),
+            Err(source) => Err(ExecuteError::ReleaseChild { kind, name, source }),
+        }
+    }
+
+    async fn delete_child(&self, ctl: &Driven, child: &Target) -> Result<(), ExecuteError> {
+        let (api, kind) = self.child_api(ctl, child.type_index, child.namespace.as_deref())?;
+        // Explicit Background propagation so that, e.g., a Job's pods go too;
+        // the UID precondition makes sure a same-named successor survives.
+        let params = DeleteParams {
+            propagation_policy: Some(PropagationPolicy::Background),
+            preconditions: Some(Preconditions {
+                uid: Some(child.uid.clone()),
+                resource_version: None,
+            }),
+            ..DeleteParams::default()
+        };
+        let result = api.delete(&child.name, &params).await;
+        self.count(ctl, "delete", &kind, &result);
+        match result {
+            Ok(_) => {
+                self.memory
+                    .forget(child.type_index, child.namespace.as_deref(), &child.name);
+                Ok(())
+            }
+            Err(e) if status_code(&e) == Some(404) => Ok(()),
+            Err(source) => Err(ExecuteError::DeleteChild {
+                kind,
+                name: child.name.clone(),
+                source,
+            }),
+        }
+    }
+
+    /// Publishes an Event on the parent; a failure is logged, never fatal.
+    pub async fn publish(
+        &self,
+        ctl: &Driven,
+        parent: &DynamicObject,
+        kind: EventType,
+        reason: String,
+        note: String,
+    ) {
+        let Some(events) = &self.events else {
+            return;
+        };
+        let reference = parent.object_ref(&ctl.parent.api);
+        let type_ = match kind {
+            EventType::Normal => "Normal",
+            EventType::Warning => "Warning",
+        };
+        // The API server caps notes at 1 kB and reasons at 128 characters.
+        let result = events
+            .publish(
+                &reference,
+                type_,
+                &truncate(&reason, 128),
+                "Reconcile",
+                &truncate(&note, 1000),
+            )
+            .await;
+        if let Err(err) = result {
+            tracing::warn!(error = %err, "publishing an event failed");
+        }
+    }
+}
+
+/// At most `max` bytes, cut at a character boundary, `…` marking the cut.
+fn truncate(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max.saturating_sub('…'.len_utf8());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}

@@ -1,0 +1,426 @@
+//! Calling a hook: in-process through the registry (`serve --drive`), or
+//! over HTTP like Metacontroller (`drive`, §1.1): POST, `Content-Type:
+//! application/json`, only 200 is success, 429 carries `Retry-After`.
+
+use super::config::HookVersion;
+use super::metrics::DriverMetrics;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper_util::client::legacy::Client as HttpClient;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use metahook_hooks::HookKind;
+use metahook_hooks::registry::{Handler, HookError};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Where one hook is answered.
+#[derive(Clone)]
+pub enum Endpoint {
+    InProcess(Handler),
+    Http { url: String, timeout: Duration },
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Endpoint::InProcess(_) => f.write_str("in-process"),
+            Endpoint::Http { url, timeout } => write!(f, "{url} (timeout {timeout:?})"),
+        }
+    }
+}
+
+/// One configured hook: where, and which version of the protocol.
+#[derive(Debug, Clone)]
+pub struct HookTarget {
+    pub kind: HookKind,
+    pub version: HookVersion,
+    pub endpoint: Endpoint,
+}
+
+impl HookTarget {
+    /// Metacontroller decodes v2 responses strictly, v1 loosely (§1.1).
+    pub fn strict(&self) -> bool {
+        self.version == HookVersion::V2
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum HookCallError {
+    #[error("the {hook} hook failed")]
+    InProcess {
+        hook: HookKind,
+        #[source]
+        source: HookError,
+    },
+    #[error("the {hook} hook panicked: {message}")]
+    Panicked { hook: HookKind, message: String },
+    #[error("calling {url} failed")]
+    Http {
+        url: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("{url} did not answer within {timeout:?}")]
+    Timeout { url: String, timeout: Duration },
+    #[error("{url} answered {code}: {body}")]
+    Status {
+        url: String,
+        code: u16,
+        body: String,
+    },
+    /// 429: retry after this long, without an error event or backoff.
+    #[error("{url} asked to retry after {retry_after:?} (429)")]
+    TooManyRequests { url: String, retry_after: Duration },
+    #[error("{0} is not a valid URL")]
+    BadUrl(String),
+}
+
+/// Largest hook response read: far above any real one, but bounded.
+const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
+
+type Https = hyper_rustls::HttpsConnector<HttpConnector>;
+
+/// Calls hooks; one per driver, cheap to clone.
+#[derive(Clone)]
+pub struct HookCaller {
+    http: Option<HttpClient<Https, Full<Bytes>>>,
+    clock: fn() -> jiff::Timestamp,
+    metrics: Arc<DriverMetrics>,
+}
+
+impl HookCaller {
+    /// A caller for in-process hooks only.
+    pub fn in_process(clock: fn() -> jiff::Timestamp, metrics: Arc<DriverMetrics>) -> Self {
+        HookCaller {
+            http: None,
+            clock,
+            metrics,
+        }
+    }
+
+    /// A caller that can also call hooks over HTTP(S) (system roots).
+    pub fn with_http(
+        clock: fn() -> jiff::Timestamp,
+        metrics: Arc<DriverMetrics>,
+    ) -> std::io::Result<Self> {
+        let builder = hyper_rustls::HttpsConnectorBuilder::new();
+        let builder = match builder
+            .with_provider_and_native_roots(rustls::crypto::ring::default_provider())
+        {
+            Ok(b) => b,
+            // A minimal image may carry no CA certificates: plain-HTTP hooks
+            // (the usual in-cluster Service) still work, HTTPS ones fail to
+            // verify and say so.
+            Err(err) => {
+                tracing::warn!(error = %err, "no system CA certificates; HTTPS hooks cannot be verified");
+                let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+                    rustls::crypto::ring::default_provider(),
+                ))
+                .with_safe_default_protocol_versions()
+                .map_err(std::io::Error::other)?
+                .with_root_certificates(rustls::RootCertStore::empty())
+                .with_no_client_auth();
+                hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(config)
+            }
+        };
+        let https = builder.https_or_http().enable_http1().build();
+        let http = HttpClient::builder(TokioExecutor::new()).build(https);
+        Ok(HookCaller {
+            http: Some(http),
+            clock,
+            metrics,
+        })
+    }
+
+    /// Sends `request` to the hook and returns the 200 body.
+    pub async fn call(
+        &self,
+        controller: &str,
+        target: &HookTarget,
+        request: Vec<u8>,
+    ) -> Result<Vec<u8>, HookCallError> {
+        let start = Instant::now();
+        let result = match &target.endpoint {
+            Endpoint::InProcess(handler) => {
+                self.in_process_call(target.kind, *handler, request).await
+            }
+            Endpoint::Http { url, timeout } => self.http_call(url, *timeout, request).await,
+        };
+        let outcome = match &result {
+            Ok(_) => "ok",
+            Err(HookCallError::TooManyRequests { .. }) => "too_many_requests",
+            Err(_) => "error",
+        };
+        self.metrics
+            .hook_called(controller, target.kind.as_str(), outcome, start.elapsed());
+        result
+    }
+
+    async fn in_process_call(
+        &self,
+        hook: HookKind,
+        handler: Handler,
+        request: Vec<u8>,
+    ) -> Result<Vec<u8>, HookCallError> {
+        let now = (self.clock)();
+        // Off the async workers: decoding a large request takes milliseconds,
+        // and the watchers share those threads. The hooks are pure, so a
+        // panic leaves nothing half-changed: a failed reconcile, not a dead
+        // driver.
+        let joined = tokio::task::spawn_blocking(move || {
+            catch_unwind(AssertUnwindSafe(|| handler(&request, now)))
+        })
+        .await;
+        match joined {
+            Ok(Ok(Ok(body))) => Ok(body),
+            Ok(Ok(Err(source))) => Err(HookCallError::InProcess { hook, source }),
+            Ok(Err(panic)) => Err(HookCallError::Panicked {
+                hook,
+                message: panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic without a message".to_owned()),
+            }),
+            Err(join) => Err(HookCallError::Panicked {
+                hook,
+                message: join.to_string(),
+            }),
+        }
+    }
+
+    async fn http_call(
+        &self,
+        url: &str,
+        timeout: Duration,
+        request: Vec<u8>,
+    ) -> Result<Vec<u8>, HookCallError> {
+        let http_err = |source: Box<dyn std::error::Error + Send + Sync>| HookCallError::Http {
+            url: url.to_owned(),
+            source,
+        };
+        let client = self
+            .http
+            .as_ref()
+            .ok_or_else(|| http_err("this driver calls hooks in-process only".into()))?;
+        let uri: http::Uri = url
+            .parse()
+            .map_err(|_| HookCallError::BadUrl(url.to_owned()))?;
+        let req = http::Request::post(uri)
+            // Exactly this string: some hook servers compare it literally.
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(Full::new(Bytes::from(request)))
+            .map_err(|e| http_err(e.into()))?;
+        // The timeout covers connect, send and reading the whole body (§1.1).
+        let exchange = async {
+            let response = client.request(req).await.map_err(|e| http_err(e.into()))?;
+            let (parts, body) = response.into_parts();
+            let body = Limited::new(body, MAX_RESPONSE_BYTES)
+                .collect()
+                .await
+                .map_err(&http_err)?
+                .to_bytes();
+            Ok::<_, HookCallError>((parts, body))
+        };
+        let (parts, body) = tokio::time::timeout(timeout, exchange)
+            .await
+            .map_err(|_| HookCallError::Timeout {
+                url: url.to_owned(),
+                timeout,
+            })??;
+        match parts.status.as_u16() {
+            200 => Ok(body.to_vec()),
+            429 => Err(HookCallError::TooManyRequests {
+                url: url.to_owned(),
+                retry_after: parts
+                    .headers
+                    .get(http::header::RETRY_AFTER)
+                    .and_then(|v| v.to_str().ok())
+                    .map(|v| parse_retry_after(v, jiff::Timestamp::now()))
+                    .unwrap_or(Duration::ZERO),
+            }),
+            code => Err(HookCallError::Status {
+                url: url.to_owned(),
+                code,
+                body: String::from_utf8_lossy(&body).chars().take(1024).collect(),
+            }),
+        }
+    }
+}
+
+/// `Retry-After`: integer seconds or an HTTP date; anything else is zero,
+/// as with Metacontroller.
+pub fn parse_retry_after(value: &str, now: jiff::Timestamp) -> Duration {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Duration::from_secs(seconds);
+    }
+    // RFC 1123, e.g. "Sun, 22 Nov 2026 03:00:00 GMT".
+    jiff::fmt::rfc2822::parse(value)
+        .ok()
+        .and_then(|zoned| {
+            let wait = zoned.timestamp().duration_since(now);
+            Duration::try_from(wait).ok()
+        })
+        .unwrap_or(Duration::ZERO)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_forms() {
+        let now: jiff::Timestamp = "2026-11-22T03:00:00Z".parse().unwrap();
+        assert_eq!(parse_retry_after("7", now), Duration::from_secs(7));
+        assert_eq!(
+            parse_retry_after("Sun, 22 Nov 2026 03:00:30 GMT", now),
+            Duration::from_secs(30)
+        );
+        assert_eq!(
+            parse_retry_after("Sun, 22 Nov 2026 02:00:00 GMT", now),
+            Duration::ZERO
+        );
+        assert_eq!(parse_retry_after("soon", now), Duration::ZERO);
+    }
+
+    fn caller() -> HookCaller {
+        HookCaller::in_process(jiff::Timestamp::now, Arc::new(DriverMetrics::default()))
+    }
+
+    fn target(handler: Handler) -> HookTarget {
+        HookTarget {
+            kind: HookKind::Sync,
+            version: HookVersion::V2,
+            endpoint: Endpoint::InProcess(handler),
+        }
+    }
+
+    #[tokio::test]
+    async fn in_process_panics_become_errors() {
+        let panicking = target(|_, _| panic!("boom"));
+        let err = caller()
+            .call("demo", &panicking, b"{}".to_vec())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, HookCallError::Panicked { ref message, .. } if message == "boom"),
+            "{err}"
+        );
+        let echo = target(|body, _| Ok(body.to_vec()));
+        assert_eq!(
+            caller().call("demo", &echo, b"{}".to_vec()).await.unwrap(),
+            b"{}"
+        );
+    }
+
+    /// A one-shot HTTP server answering `response` to the first request and
+    /// handing the request back.
+    async fn serve_once(response: &'static str) -> (String, tokio::task::JoinHandle<String>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let task = tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut buf = vec![0u8; 65536];
+            let mut got = Vec::new();
+            // Read the head and the (small) body.
+            loop {
+                let n = socket.read(&mut buf).await.unwrap();
+                got.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&got).to_string();
+                if let Some(head_end) = text.find("\r\n\r\n") {
+                    let len = text
+                        .lines()
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length: ")
+                                .map(|v| v.trim().parse::<usize>().unwrap())
+                        })
+                        .unwrap_or(0);
+                    if got.len() >= head_end + 4 + len {
+                        break;
+                    }
+                }
+                if n == 0 {
+                    break;
+                }
+            }
+            socket.write_all(response.as_bytes()).await.unwrap();
+            socket.shutdown().await.unwrap();
+            String::from_utf8_lossy(&got).to_string()
+        });
+        (format!("http://{addr}/demo/sync"), task)
+    }
+
+    fn http_target(url: String) -> HookTarget {
+        HookTarget {
+            kind: HookKind::Sync,
+            version: HookVersion::V2,
+            endpoint: Endpoint::Http {
+                url,
+                timeout: Duration::from_secs(30),
+            },
+        }
+    }
+
+    fn http_caller() -> HookCaller {
+        HookCaller::with_http(jiff::Timestamp::now, Arc::new(DriverMetrics::default())).unwrap()
+    }
+
+    #[tokio::test]
+    async fn http_posts_json_and_reads_200() {
+        let (url, server) = serve_once(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}",
+        )
+        .await;
+        let body = http_caller()
+            .call("demo", &http_target(url), b"{\"a\":1}".to_vec())
+            .await
+            .unwrap();
+        assert_eq!(body, b"{}");
+        let request = server.await.unwrap();
+        assert!(request.starts_with("POST /demo/sync HTTP/1.1"), "{request}");
+        assert!(
+            request
+                .to_ascii_lowercase()
+                .contains("content-type: application/json\r\n"),
+            "{request}"
+        );
+        assert!(request.ends_with("{\"a\":1}"), "{request}");
+    }
+
+    #[tokio::test]
+    async fn http_429_carries_retry_after() {
+        let (url, _server) = serve_once(
+            "HTTP/1.1 429 Too Many Requests\r\nretry-after: 12\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+        )
+        .await;
+        let err = http_caller()
+            .call("demo", &http_target(url), b"{}".to_vec())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, HookCallError::TooManyRequests { retry_after, .. } if retry_after == Duration::from_secs(12)),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn http_other_statuses_are_errors_with_the_body() {
+        let (url, _server) = serve_once(
+            "HTTP/1.1 201 Created\r\ncontent-length: 4\r\nconnection: close\r\n\r\nnope",
+        )
+        .await;
+        let err = http_caller()
+            .call("demo", &http_target(url), b"{}".to_vec())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, HookCallError::Status { code: 201, ref body, .. } if body == "nope"),
+            "{err}"
+        );
+    }
+}

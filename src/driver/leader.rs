@@ -1,0 +1,106 @@
+//! Leader election on a `coordination.k8s.io/v1` Lease, with the
+//! `kube-lease-manager` crate (maintained, kube 5 / k8s-openapi 0.29, small:
+//! tokio, rand, tracing). kube-rs itself has no leader election, and
+//! `kube-leader-election` still targets kube 4. Active/passive, like
+//! Metacontroller's `--leader-election`: one replica drives, the others wait.
+
+use kube::Client;
+use kube_lease_manager::{LeaseManagerBuilder, LeaseManagerError};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Clone)]
+pub struct LeaderSettings {
+    pub lease_name: String,
+    pub namespace: String,
+    /// This replica's name in the Lease (the pod name).
+    pub identity: String,
+    pub lease_seconds: u64,
+    pub grace_seconds: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LeaderError {
+    #[error("setting up the Lease {namespace}/{name} failed")]
+    Setup {
+        namespace: String,
+        name: String,
+        #[source]
+        source: LeaseManagerError,
+    },
+    #[error("the lease manager stopped")]
+    Stopped,
+}
+
+/// A held lease; dropping [`Leadership::lost`]'s receiver releases it.
+pub struct Leadership {
+    state: watch::Receiver<bool>,
+    task: JoinHandle<Result<kube_lease_manager::LeaseManager, LeaseManagerError>>,
+}
+
+/// Waits until this replica holds the lease, or `stop` is cancelled
+/// (`Ok(None)`).
+pub async fn acquire(
+    client: Client,
+    settings: &LeaderSettings,
+    stop: &CancellationToken,
+) -> Result<Option<Leadership>, LeaderError> {
+    let manager = LeaseManagerBuilder::new(client, settings.lease_name.clone())
+        .with_namespace(settings.namespace.clone())
+        .with_identity(settings.identity.clone())
+        .with_duration(settings.lease_seconds)
+        .with_grace(settings.grace_seconds)
+        .with_field_manager("metahook")
+        .build()
+        .await
+        .map_err(|source| LeaderError::Setup {
+            namespace: settings.namespace.clone(),
+            name: settings.lease_name.clone(),
+            source,
+        })?;
+    let (mut state, task) = manager.watch().await;
+    tracing::info!(lease = %settings.lease_name, identity = %settings.identity, "waiting for the lease");
+    loop {
+        if *state.borrow_and_update() {
+            tracing::info!(lease = %settings.lease_name, "lease acquired");
+            return Ok(Some(Leadership { state, task }));
+        }
+        tokio::select! {
+            _ = stop.cancelled() => {
+                drop(state);
+                let _ = task.await;
+                return Ok(None);
+            }
+            changed = state.changed() => {
+                if changed.is_err() {
+                    return Err(LeaderError::Stopped);
+                }
+            }
+        }
+    }
+}
+
+impl Leadership {
+    /// Resolves when the lease is lost (or its manager stopped).
+    pub async fn lost(&mut self) {
+        loop {
+            if !*self.state.borrow_and_update() {
+                return;
+            }
+            if self.state.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Gives the lease up so a standby takes over at once.
+    pub async fn release(self) {
+        drop(self.state);
+        match self.task.await {
+            Ok(Ok(_)) => tracing::info!("lease released"),
+            Ok(Err(err)) => tracing::warn!(error = %err, "releasing the lease failed"),
+            Err(err) => tracing::warn!(error = %err, "the lease task failed"),
+        }
+    }
+}

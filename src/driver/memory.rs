@@ -1,0 +1,72 @@
+//! What the executor last applied, so that an unchanged desired child costs
+//! no API call (like Metacontroller's server-side-apply cache, §3.8).
+
+use super::plan::{Applied, AppliedMemory};
+use kube::core::DynamicObject;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+type Key = (usize, Option<String>, String);
+
+/// One per controller: (child type, namespace, name) → last apply.
+#[derive(Debug, Default)]
+pub struct ApplyMemory {
+    entries: Mutex<HashMap<Key, Applied>>,
+}
+
+impl ApplyMemory {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Remembers an apply from the object the API server returned.
+    pub fn record(
+        &self,
+        type_index: usize,
+        namespace: Option<&str>,
+        name: &str,
+        fingerprint: u64,
+        applied: &DynamicObject,
+    ) {
+        let entry = Applied {
+            fingerprint,
+            uid: applied.metadata.uid.clone().unwrap_or_default(),
+            generation: applied.metadata.generation.unwrap_or(0),
+            resource_version: applied
+                .metadata
+                .resource_version
+                .clone()
+                .unwrap_or_default(),
+        };
+        // A poisoned lock only means another worker panicked mid-insert; the
+        // map is still a valid cache.
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries.insert(key(type_index, namespace, name), entry);
+    }
+
+    /// Forgets a deleted child, so memory stays bounded by the children
+    /// that exist (a UID check guards against reuse anyway).
+    pub fn forget(&self, type_index: usize, namespace: Option<&str>, name: &str) {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries.remove(&key(type_index, namespace, name));
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+fn key(type_index: usize, namespace: Option<&str>, name: &str) -> Key {
+    (type_index, namespace.map(str::to_owned), name.to_owned())
+}
+
+impl AppliedMemory for ApplyMemory {
+    fn applied(&self, type_index: usize, namespace: Option<&str>, name: &str) -> Option<Applied> {
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries.get(&key(type_index, namespace, name)).cloned()
+    }
+}
