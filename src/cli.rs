@@ -48,6 +48,11 @@ pub struct ServeArgs {
     /// Hook requests handled at once; past it, 429 with Retry-After.
     #[arg(long, env = "METAHOOK_MAX_IN_FLIGHT", default_value_t = 1024)]
     pub max_in_flight: usize,
+    /// Open connections, across all workers; past it new connections wait
+    /// in the kernel's accept queue. Bounds memory under overload: each
+    /// connection buffers the body it is sending.
+    #[arg(long, env = "METAHOOK_MAX_CONNECTIONS", default_value_t = 256)]
+    pub max_connections: usize,
     /// Seconds a client may take to send a request's head and body.
     #[arg(long, env = "METAHOOK_REQUEST_TIMEOUT_SECONDS", default_value_t = 10)]
     pub request_timeout_seconds: u64,

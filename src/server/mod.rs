@@ -32,6 +32,7 @@ pub struct Settings {
     pub listen: SocketAddr,
     pub max_body_bytes: usize,
     pub max_in_flight: usize,
+    pub max_connections: usize,
     pub request_timeout: Duration,
     pub shutdown_timeout: Duration,
     pub workers: Option<usize>,
@@ -43,6 +44,7 @@ impl From<ServeArgs> for Settings {
             listen: args.listen,
             max_body_bytes: args.max_body_bytes,
             max_in_flight: args.max_in_flight,
+            max_connections: args.max_connections,
             request_timeout: Duration::from_secs(args.request_timeout_seconds),
             shutdown_timeout: Duration::from_secs(args.shutdown_timeout_seconds),
             workers: args.workers,
@@ -57,6 +59,7 @@ impl Settings {
             listen,
             max_body_bytes: 32 * 1024 * 1024,
             max_in_flight: 1024,
+            max_connections: 256,
             request_timeout: Duration::from_secs(10),
             shutdown_timeout: Duration::from_secs(25),
             workers: None,
@@ -169,9 +172,14 @@ pub fn start(
     })
     .client_request_timeout(settings.request_timeout)
     .shutdown_timeout(settings.shutdown_timeout.as_secs());
-    if let Some(workers) = settings.workers {
-        server = server.workers(workers.max(1));
-    }
+    // actix counts connections per worker.
+    let workers = settings
+        .workers
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+        .max(1);
+    server = server
+        .workers(workers)
+        .max_connections(settings.max_connections.div_ceil(workers).max(1));
     let server = server
         .listen(listener)
         .map_err(|source| ServeError::Bind {
