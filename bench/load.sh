@@ -34,7 +34,8 @@ trap cleanup EXIT
 need() { command -v "$1" >/dev/null 2>&1; }
 if ! need wrk; then
     echo "== installing wrk"
-    if [ "$(id -u)" = 0 ]; then apt-get install -y wrk >/dev/null; else sudo apt-get install -y wrk >/dev/null; fi
+    if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
+    $SUDO apt-get update -qq >/dev/null && $SUDO apt-get install -y wrk >/dev/null
 fi
 need python3 || { echo "python3 is needed" >&2; exit 1; }
 
@@ -192,7 +193,7 @@ ratio() { python3 -c "print(f'{$1 / max($2, 1):.1f}')"; }
     echo "| metahook first 200 after exec | $RUST_FIRST ms |"
     echo "| release binary | $(( SIZE / 1024 / 1024 )) MiB ($SIZE bytes) |"
     echo "| Hello request body | $(stat -c %s "$HELLO") bytes |"
-    [ -n "$HIKAWA_NOTE" ] && echo "| note | $HIKAWA_NOTE |"
+    if [ -n "$HIKAWA_NOTE" ]; then echo "| note | $HIKAWA_NOTE |"; fi
 } | tee "$REPORT"
 echo
 echo "(written to $REPORT)"
