@@ -11,7 +11,7 @@ use super::plan::{AppliedMemory, DeleteReason, Op, Target};
 use http::{Request, Response};
 use kube::Client;
 use kube::client::Body;
-use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+use kube::core::DynamicObject;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use tower_test::mock::{self, Handle};
@@ -43,21 +43,9 @@ spec:
     .unwrap();
     Driven {
         config,
-        parent: Resource {
-            api: ApiResource::from_gvk_with_plural(
-                &GroupVersionKind::gvk("example.com", "v1", "Thing"),
-                "things",
-            ),
-            namespaced: true,
-        },
+        parent: Resource::new("example.com", "v1", "Thing", "things", true),
         children: vec![ChildType {
-            resource: Resource {
-                api: ApiResource::from_gvk_with_plural(
-                    &GroupVersionKind::gvk("apps", "v1", "Deployment"),
-                    "deployments",
-                ),
-                namespaced: true,
-            },
+            resource: Resource::new("apps", "v1", "Deployment", "deployments", true),
             strategy: UpdateStrategy::InPlace,
         }],
     }

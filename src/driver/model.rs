@@ -2,7 +2,7 @@
 //! discovery said about its parent and child types.
 
 use super::config::{ControllerConfig, UpdateStrategy};
-use kube::core::{ApiResource, DynamicObject};
+use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 
 /// An API type: group, version, kind, plural, and whether it is namespaced.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,6 +12,16 @@ pub struct Resource {
 }
 
 impl Resource {
+    pub fn new(group: &str, version: &str, kind: &str, plural: &str, namespaced: bool) -> Self {
+        Resource {
+            api: ApiResource::from_gvk_with_plural(
+                &GroupVersionKind::gvk(group, version, kind),
+                plural,
+            ),
+            namespaced,
+        }
+    }
+
     /// `Kind.group/version`, or `Kind.version` for the core group: the outer
     /// key of a hook request's object maps (§1.2).
     pub fn map_key(&self) -> String {

@@ -7,7 +7,7 @@ use super::config::UpdateStrategy;
 use super::model::{ChildType, Driven, Resource};
 use super::plan::{self, Applied, AppliedMemory, Next, Op};
 use super::wire::{self, TypedObjects};
-use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+use kube::core::DynamicObject;
 use metahook_hooks::HookKind;
 use serde_json::json;
 use std::sync::Arc;
@@ -20,21 +20,9 @@ fn hello_driven() -> Driven {
         .unwrap();
     Driven {
         config,
-        parent: Resource {
-            api: ApiResource::from_gvk_with_plural(
-                &GroupVersionKind::gvk("fraim.co.jp", "v1", "Hello"),
-                "helloes",
-            ),
-            namespaced: true,
-        },
+        parent: Resource::new("fraim.co.jp", "v1", "Hello", "helloes", true),
         children: vec![ChildType {
-            resource: Resource {
-                api: ApiResource::from_gvk_with_plural(
-                    &GroupVersionKind::gvk("apps", "v1", "Deployment"),
-                    "deployments",
-                ),
-                namespaced: true,
-            },
+            resource: Resource::new("apps", "v1", "Deployment", "deployments", true),
             strategy: UpdateStrategy::InPlace,
         }],
     }

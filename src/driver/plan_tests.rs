@@ -14,10 +14,19 @@ use std::time::Duration;
 const FINALIZER: &str = "metacontroller.io/compositecontroller-demo";
 
 fn resource(group: &str, version: &str, kind: &str, namespaced: bool) -> Resource {
-    Resource {
-        api: ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind)),
-        namespaced,
-    }
+    let plural = ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind)).plural;
+    Resource::new(group, version, kind, &plural, namespaced)
+}
+
+/// The plan after the hook, for the common case: nothing related, nothing
+/// remembered from an earlier apply.
+fn planned(
+    ctl: &Driven,
+    parent: &DynamicObject,
+    observed: &[Vec<Arc<DynamicObject>>],
+    response: HookResponse,
+) -> Result<Plan, PlanError> {
+    after_hook(ctl, parent, observed, &[], response, &NoMemory)
 }
 
 /// A controller `demo` for `Thing`s owning Deployments (strategy given) and
@@ -251,15 +260,7 @@ fn deleting_parent_without_finalize_hook_calls_sync_and_touches_no_child() {
     assert_eq!(hook_of(&p), HookKind::Sync);
     // The hook wants nothing, but the parent is going and no finalizer of
     // ours holds it: children are left to the garbage collector.
-    let plan = after_hook(
-        &ctl,
-        &parent,
-        observed_of(&p),
-        &[],
-        response(vec![]),
-        &NoMemory,
-    )
-    .unwrap();
+    let plan = planned(&ctl, &parent, observed_of(&p), response(vec![])).unwrap();
     assert_eq!(kinds(&plan.ops), ["WriteStatus"]);
 }
 
@@ -270,15 +271,7 @@ fn deleting_parent_with_finalize_hook_manages_children_until_finalized() {
     let owned = child("web").arc();
     let p = prelude(&ctl, &parent, &[vec![owned], vec![]]).unwrap();
     assert_eq!(hook_of(&p), HookKind::Finalize);
-    let plan = after_hook(
-        &ctl,
-        &parent,
-        observed_of(&p),
-        &[],
-        response(vec![]),
-        &NoMemory,
-    )
-    .unwrap();
+    let plan = planned(&ctl, &parent, observed_of(&p), response(vec![])).unwrap();
     assert_eq!(kinds(&plan.ops), ["DeleteChild", "WriteStatus"]);
 }
 
@@ -296,7 +289,7 @@ fn finalized_removes_the_finalizer_first_and_then_leaves_children_alone() {
     let owned = child("web").arc();
     let mut resp = response(vec![desired("web", 2)]);
     resp.finalized = true;
-    let plan = after_hook(&ctl, &parent, &[vec![owned], vec![]], &[], resp, &NoMemory).unwrap();
+    let plan = planned(&ctl, &parent, &[vec![owned], vec![]], resp).unwrap();
     assert_eq!(kinds(&plan.ops), ["RemoveFinalizer", "WriteStatus"]);
     assert_eq!(
         plan.ops[0],
@@ -315,13 +308,11 @@ fn gc_finalizer_leaves_children_to_the_garbage_collector() {
         .finalizer("foregroundDeletion")
         .deleting()
         .0;
-    let plan = after_hook(
+    let plan = planned(
         &ctl,
         &parent,
         &[vec![child("web").arc()], vec![]],
-        &[],
         response(vec![]),
-        &NoMemory,
     )
     .unwrap();
     assert_eq!(kinds(&plan.ops), ["WriteStatus"]);
@@ -465,13 +456,11 @@ fn extras_are_deleted_with_their_uid() {
     let keep = child("keep").arc();
     let extra = child("extra").arc();
     let already_going = child("going").deleting().arc();
-    let plan = after_hook(
+    let plan = planned(
         &ctl,
         &parent,
         &[vec![keep.clone(), extra, already_going], vec![]],
-        &[],
         response(vec![desired("keep", 1)]),
-        &NoMemory,
     )
     .unwrap();
     assert_eq!(
@@ -500,15 +489,7 @@ fn apply_body_defaults_namespace_and_labels_and_sets_the_owner() {
     want["status"] = json!({"replicas": 9});
     want["metadata"]["uid"] = json!("echoed");
     want["metadata"]["annotations"] = json!({LAST_APPLIED: "{}", "keep": "me"});
-    let plan = after_hook(
-        &ctl,
-        &parent,
-        &[vec![], vec![]],
-        &[],
-        response(vec![want]),
-        &NoMemory,
-    )
-    .unwrap();
+    let plan = planned(&ctl, &parent, &[vec![], vec![]], response(vec![want])).unwrap();
     let Op::ApplyChild {
         type_index,
         namespace,
@@ -550,15 +531,7 @@ fn selector_mismatch_fails_before_anything_is_written() {
     good["metadata"]["labels"] = json!({"app": "web"});
     let mut bad = desired("bad", 1);
     bad["metadata"]["labels"] = json!({"app": "other"});
-    let err = after_hook(
-        &ctl,
-        &parent,
-        &[vec![], vec![]],
-        &[],
-        response(vec![good, bad]),
-        &NoMemory,
-    )
-    .unwrap_err();
+    let err = planned(&ctl, &parent, &[vec![], vec![]], response(vec![good, bad])).unwrap_err();
     assert_eq!(
         err,
         PlanError::SelectorMismatch {
@@ -595,15 +568,7 @@ fn desired_children_outside_the_contract_fail_the_reconcile() {
         ),
     ];
     for (child, want) in cases {
-        let err = after_hook(
-            &ctl,
-            &parent,
-            &[vec![], vec![]],
-            &[],
-            response(vec![child]),
-            &NoMemory,
-        )
-        .unwrap_err();
+        let err = planned(&ctl, &parent, &[vec![], vec![]], response(vec![child])).unwrap_err();
         assert!(err.to_string().contains(want), "{err}");
     }
 }
@@ -612,16 +577,14 @@ fn desired_children_outside_the_contract_fail_the_reconcile() {
 fn on_delete_creates_missing_children_but_never_updates() {
     let ctl = controller(UpdateStrategy::OnDelete, true, true);
     let parent = Obj::parent().finalizer(FINALIZER).0;
-    let plan = after_hook(
+    let plan = planned(
         &ctl,
         &parent,
         &[
             vec![child("old").data("spec", json!({"replicas": 1})).arc()],
             vec![],
         ],
-        &[],
         response(vec![desired("old", 5), desired("new", 1)]),
-        &NoMemory,
     )
     .unwrap();
     assert_eq!(kinds(&plan.ops), ["ApplyChild", "WriteStatus"]);
@@ -636,13 +599,11 @@ fn in_place_applies_unless_nothing_changed_since_the_last_apply() {
     let ctl = controller(UpdateStrategy::InPlace, true, true);
     let parent = Obj::parent().finalizer(FINALIZER).0;
     let observed = child("web").generation(3).arc();
-    let first = after_hook(
+    let first = planned(
         &ctl,
         &parent,
         &[vec![observed.clone()], vec![]],
-        &[],
         response(vec![desired("web", 2)]),
-        &NoMemory,
     )
     .unwrap();
     let Op::ApplyChild { fingerprint, .. } = &first.ops[0] else {
@@ -705,24 +666,20 @@ fn recreate_deletes_a_child_that_differs_and_keeps_one_that_does_not() {
     let same = child("web")
         .data("spec", json!({"replicas": 2, "revisionHistoryLimit": 10}))
         .arc();
-    let plan = after_hook(
+    let plan = planned(
         &ctl,
         &parent,
         &[vec![same], vec![]],
-        &[],
         response(vec![desired("web", 2)]),
-        &NoMemory,
     )
     .unwrap();
     assert_eq!(kinds(&plan.ops), ["WriteStatus"]);
     let differs = child("web").data("spec", json!({"replicas": 1})).arc();
-    let plan = after_hook(
+    let plan = planned(
         &ctl,
         &parent,
         &[vec![differs], vec![]],
-        &[],
         response(vec![desired("web", 2)]),
-        &NoMemory,
     )
     .unwrap();
     assert_eq!(kinds(&plan.ops), ["DeleteChild", "WriteStatus"]);
@@ -740,13 +697,11 @@ fn terminating_children_are_neither_updated_nor_deleted_again() {
     let ctl = controller(UpdateStrategy::InPlace, true, true);
     let parent = Obj::parent().finalizer(FINALIZER).0;
     let going = child("web").deleting().arc();
-    let plan = after_hook(
+    let plan = planned(
         &ctl,
         &parent,
         &[vec![going], vec![]],
-        &[],
         response(vec![desired("web", 2)]),
-        &NoMemory,
     )
     .unwrap();
     assert_eq!(kinds(&plan.ops), ["WriteStatus"]);
@@ -758,15 +713,7 @@ fn terminating_children_are_neither_updated_nor_deleted_again() {
 fn status_is_replaced_with_observed_generation_and_skipped_when_equal() {
     let ctl = hello_like();
     let parent = Obj::parent().finalizer(FINALIZER).generation(7).0;
-    let plan = after_hook(
-        &ctl,
-        &parent,
-        &[vec![], vec![]],
-        &[],
-        response(vec![]),
-        &NoMemory,
-    )
-    .unwrap();
+    let plan = planned(&ctl, &parent, &[vec![], vec![]], response(vec![])).unwrap();
     assert_eq!(
         plan.ops,
         [Op::WriteStatus {
@@ -822,15 +769,7 @@ fn condition_changes_become_events_after_the_writes() {
         .unwrap()
         .clone(),
     );
-    let plan = after_hook(
-        &ctl,
-        &parent,
-        &[vec![child("web").arc()], vec![]],
-        &[],
-        resp,
-        &NoMemory,
-    )
-    .unwrap();
+    let plan = planned(&ctl, &parent, &[vec![child("web").arc()], vec![]], resp).unwrap();
     assert_eq!(kinds(&plan.ops), ["DeleteChild", "WriteStatus", "Event"]);
     assert_eq!(
         plan.ops[2],
@@ -848,19 +787,11 @@ fn resync_after_seconds_is_a_requeue_decision() {
     let parent = Obj::parent().finalizer(FINALIZER).0;
     let mut resp = response(vec![]);
     resp.resync_after_seconds = 1.5;
-    let plan = after_hook(
-        &ctl,
-        &parent,
-        &[vec![], vec![]],
-        &[],
-        resp.clone(),
-        &NoMemory,
-    )
-    .unwrap();
+    let plan = planned(&ctl, &parent, &[vec![], vec![]], resp.clone()).unwrap();
     assert_eq!(plan.resync_after, Some(Duration::from_millis(1500)));
     resp.resync_after_seconds = 0.0;
     assert_eq!(
-        after_hook(&ctl, &parent, &[vec![], vec![]], &[], resp, &NoMemory)
+        planned(&ctl, &parent, &[vec![], vec![]], resp)
             .unwrap()
             .resync_after,
         None
@@ -873,13 +804,11 @@ fn convergence_desired_fed_back_as_observed_plans_no_writes() {
     // (same hook answer, children as applied) must plan nothing.
     let ctl = hello_like();
     let parent = Obj::parent().finalizer(FINALIZER).0;
-    let first = after_hook(
+    let first = planned(
         &ctl,
         &parent,
         &[vec![], vec![]],
-        &[],
         response(vec![desired("web", 2)]),
-        &NoMemory,
     )
     .unwrap();
     let Op::ApplyChild { fingerprint, .. } = &first.ops[0] else {
@@ -947,13 +876,11 @@ fn cluster_scoped_parents_claim_across_namespaces_and_name_the_namespace() {
     assert_eq!(kinds(&p.ops), ["VerifyParent", "Adopt"]);
     assert_eq!(observed_of(&p)[0].len(), 2);
     // A namespaced child of a cluster-scoped parent must say where it goes.
-    let err = after_hook(
+    let err = planned(
         &ctl,
         &parent,
         observed_of(&p),
-        &[],
         response(vec![desired("a", 1)]),
-        &NoMemory,
     )
     .unwrap_err();
     assert!(
@@ -962,15 +889,7 @@ fn cluster_scoped_parents_claim_across_namespaces_and_name_the_namespace() {
     );
     let mut placed = desired("a", 1);
     placed["metadata"]["namespace"] = json!("one");
-    let plan = after_hook(
-        &ctl,
-        &parent,
-        observed_of(&p),
-        &[],
-        response(vec![placed]),
-        &NoMemory,
-    )
-    .unwrap();
+    let plan = planned(&ctl, &parent, observed_of(&p), response(vec![placed])).unwrap();
     // `b` (adopted, not desired) goes; `a` is applied in its namespace.
     assert_eq!(
         kinds(&plan.ops),
@@ -1023,15 +942,7 @@ fn finalized_removes_the_finalizer_even_when_the_children_break_the_rules() {
         json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}}),
     ]);
     resp.finalized = true;
-    let plan = after_hook(
-        &ctl,
-        &parent,
-        &[vec![], vec![]],
-        &[],
-        resp.clone(),
-        &NoMemory,
-    )
-    .unwrap();
+    let plan = planned(&ctl, &parent, &[vec![], vec![]], resp.clone()).unwrap();
     assert_eq!(kinds(&plan.ops), ["RemoveFinalizer"]);
     assert!(matches!(
         plan.failure,
@@ -1039,5 +950,5 @@ fn finalized_removes_the_finalizer_even_when_the_children_break_the_rules() {
     ));
     // Without `finalized`, the same answer fails before anything is written.
     resp.finalized = false;
-    assert!(after_hook(&ctl, &parent, &[vec![], vec![]], &[], resp, &NoMemory).is_err());
+    assert!(planned(&ctl, &parent, &[vec![], vec![]], resp).is_err());
 }

@@ -15,7 +15,6 @@ use super::related::{self, RelatedError, Scope};
 use super::selector::Selector;
 use super::wire::{self, DecodeResponseError, TypedObjects};
 use kube::api::DynamicObject;
-use kube::core::{ApiResource, GroupVersionKind};
 use metahook_hooks::HookKind;
 use metahook_hooks::protocol::RelatedResourceRule;
 use std::collections::HashMap;
@@ -599,11 +598,5 @@ impl ControllerRuntime {
 }
 
 fn namespace_resource() -> Resource {
-    Resource {
-        api: ApiResource::from_gvk_with_plural(
-            &GroupVersionKind::gvk("", "v1", "Namespace"),
-            "namespaces",
-        ),
-        namespaced: false,
-    }
+    Resource::new("", "v1", "Namespace", "namespaces", false)
 }
