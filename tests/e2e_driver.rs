@@ -157,6 +157,17 @@ where
 }
 
 /// A namespace of its own, deleted at the end.
+/// Waits until `name` no longer exists.
+async fn wait_gone<K>(what: &str, api: &Api<K>, name: &str)
+where
+    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    wait_for(what, || async {
+        api.get_opt(name).await.ok()?.is_none().then_some(())
+    })
+    .await;
+}
+
 async fn namespace(client: &Client, prefix: &str) -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -317,9 +328,11 @@ async fn drive_over_http(client: &Client, kubeconfig: &Path) {
         .delete("remote", &DeleteParams::default())
         .await
         .unwrap();
-    wait_for("the Hello to go through the HTTP finalize hook", || async {
-        hellos.get_opt("remote").await.ok()?.is_none().then_some(())
-    })
+    wait_gone(
+        "the Hello to go through the HTTP finalize hook",
+        &hellos,
+        "remote",
+    )
     .await;
     drop_namespace(client, &ns).await;
     let _ = std::fs::remove_dir_all(&dir);
@@ -414,14 +427,11 @@ async fn hello(client: &Client) {
         .create(&PostParams::default(), &labelled("stray", None))
         .await
         .unwrap();
-    wait_for("the adopted stray Deployment to be deleted", || async {
-        deployments
-            .get_opt("stray")
-            .await
-            .ok()?
-            .is_none()
-            .then_some(())
-    })
+    wait_gone(
+        "the adopted stray Deployment to be deleted",
+        &deployments,
+        "stray",
+    )
     .await;
 
     // Scaling reaches the Deployment.
@@ -494,24 +504,8 @@ async fn hello(client: &Client) {
         .delete("greeter", &DeleteParams::default())
         .await
         .unwrap();
-    wait_for("the Deployment to go", || async {
-        deployments
-            .get_opt("greeter")
-            .await
-            .ok()?
-            .is_none()
-            .then_some(())
-    })
-    .await;
-    wait_for("the Hello to go (finalizer removed)", || async {
-        hellos
-            .get_opt("greeter")
-            .await
-            .ok()?
-            .is_none()
-            .then_some(())
-    })
-    .await;
+    wait_gone("the Deployment to go", &deployments, "greeter").await;
+    wait_gone("the Hello to go (finalizer removed)", &hellos, "greeter").await;
     drop_namespace(client, &ns).await;
 }
 
