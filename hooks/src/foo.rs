@@ -70,6 +70,13 @@ const MAX_LABEL_VALUE_LEN: usize = 63;
     category = "metahook",
     namespaced,
     status = "FooStatus",
+    // `*.k8s.io` groups are reserved for APIs reviewed by Kubernetes; the
+    // API server refuses a CRD in one without this annotation. The seed's
+    // sample-controller says the same ("unapproved": not reviewed).
+    annotation(
+        "api-approved.kubernetes.io",
+        "unapproved, experimental-only; the group of kubernetes/sample-controller's example"
+    ),
     doc = "A Foo runs spec.replicas copies of nginx in the Deployment named spec.deploymentName.",
     printcolumn(
         name = "Deployment",

@@ -1,43 +1,39 @@
 #!/usr/bin/env bash
-# Runs the bundled driver's e2e target against fakeapi, an in-memory API
-# server (not Kubernetes): ../shared/fakeapi/fakeapi.py beside the clone.
-# Skips loudly, and succeeds, when fakeapi is not there.
+# Everything that needs Kubernetes, against the real control plane of
+# tests/cluster/ (etcd, kube-apiserver, kube-controller-manager built from
+# Kubernetes' Go modules, and a kubelet stand-in): starts it, runs the e2e
+# target (tests/e2e/main.rs) against it, stops it. On a failure the
+# components' logs are printed.
+#
+#   tests/e2e/run.sh                 # everything
+#   tests/e2e/run.sh driver::        # only e2e tests whose name matches
 set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+dir="$root/target/cluster/e2e"
 
-root="$(git rev-parse --show-toplevel)"
-fakeapi="${FAKEAPI:-$root/../shared/fakeapi/fakeapi.py}"
-if [[ ! -f "$fakeapi" ]]; then
-  echo "*** SKIPPED: fakeapi not found at $fakeapi; the bundled-driver e2e did not run." >&2
-  exit 0
-fi
-
-work="$(mktemp -d)"
-crd_args=()
-for crd in "$root"/crds/*.yaml; do crd_args+=(--crd "$crd"); done
-
-python3 "$fakeapi" --port 0 --kubeconfig "$work/kubeconfig" "${crd_args[@]}" \
-  >"$work/fakeapi.out" 2>"$work/fakeapi.err" &
-fake_pid=$!
+# A fresh control plane for every run: no object of an earlier run.
+tests/cluster/down.sh --wipe "$dir"
+env_lines="$(tests/cluster/up.sh "$dir")"
+eval "$env_lines"
+status=0
 cleanup() {
-  kill "$fake_pid" 2>/dev/null || true
-  wait "$fake_pid" 2>/dev/null || true
-  rm -rf "$work"
+    local rc=$?
+    if [ "$rc" -ne 0 ]; then
+        for log in kube-apiserver kube-controller-manager up; do
+            echo "--- $dir/logs/$log.log (last 40 lines)" >&2
+            tail -n 40 "$dir/logs/$log.log" >&2 || true
+        done
+    fi
+    tests/cluster/down.sh "$dir"
 }
 trap cleanup EXIT
 
-# fakeapi prints KUBECONFIG=... and PORT=... once it listens.
-for _ in $(seq 1 100); do
-  grep -q '^PORT=' "$work/fakeapi.out" 2>/dev/null && break
-  if ! kill -0 "$fake_pid" 2>/dev/null; then
-    cat "$work/fakeapi.err" >&2
-    echo "fakeapi exited before listening" >&2
-    exit 1
-  fi
-  sleep 0.1
-done
-grep -q '^PORT=' "$work/fakeapi.out" || { echo "fakeapi did not start" >&2; exit 1; }
-echo "fakeapi on port $(sed -n 's/^PORT=//p' "$work/fakeapi.out") (an in-memory API server, not Kubernetes)"
+echo "kubectl version (server from the control plane):"
+kubectl version
+kubectl get --raw /version
 
-export METAHOOK_E2E_KUBECONFIG="$work/kubeconfig"
-cd "$root"
-cargo test --test e2e_driver -- --nocapture "$@"
+export METAHOOK_E2E_KUBECONFIG="$KUBECONFIG"
+export METAHOOK_E2E_KUBECTL="$root/target/cluster/bin/kubectl"
+cargo test --locked --test e2e -- --ignored --test-threads=1 --nocapture "$@" || status=$?
+exit "$status"

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Services get addresses from here (no kube-proxy routes them).
+const serviceCIDR = "10.96.0.0/16"
+
+// serviceIP is the first address of serviceCIDR: the kubernetes Service's,
+// in the serving certificate as on a real cluster.
+const serviceIP = "10.96.0.1"
+
+// ServiceAccount tokens name this issuer, as kubeadm clusters do.
+const serviceAccountIssuer = "https://kubernetes.default.svc.cluster.local"
+
+// The controllers the tests rely on: garbage collection (owner
+// references), namespace deletion, Deployments down to ReplicaSets and
+// pods, each namespace's default ServiceAccount (pods need it) and its
+// kube-root-ca.crt, and the aggregated admin/edit/view ClusterRoles.
+var controllers = []string{
+	"garbage-collector-controller",
+	"namespace-controller",
+	"deployment-controller",
+	"replicaset-controller",
+	"serviceaccount-controller",
+	"root-ca-certificate-publisher-controller",
+	"clusterrole-aggregation-controller",
+}
+
+// An audit record for every request but the API server's own and
+// discovery's, at Metadata level (who, what, which object, the answer):
+// tests count the writes a user made.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: None
+  users: ["system:apiserver"]
+- level: None
+  nonResourceURLs: ["/healthz*", "/readyz*", "/livez*", "/version", "/openapi*", "/api", "/api/*", "/apis", "/apis/*", "/metrics"]
+- level: Metadata
+`
+
+func apiserverArgs(c *cluster) []string {
+	p := c.pki.path
+	return []string{
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", c.ports.APIServer),
+		"--etcd-servers=" + c.etcd.url,
+		"--tls-cert-file=" + p("apiserver.crt"),
+		"--tls-private-key-file=" + p("apiserver.key"),
+		"--client-ca-file=" + p("ca.crt"),
+		"--service-account-issuer=" + serviceAccountIssuer,
+		"--service-account-key-file=" + p("sa.pub"),
+		"--service-account-signing-key-file=" + p("sa.key"),
+		"--service-cluster-ip-range=" + serviceCIDR,
+		"--authorization-mode=Node,RBAC",
+		// Added to the default admission plugins: NodeRestriction as
+		// kubeadm does; OwnerReferencesPermissionEnforcement as hardened
+		// clusters (OpenShift among them) do. With it, an owner reference
+		// that blocks its owner's deletion needs `update` on the owner's
+		// finalizers: the driver's RBAC must say so.
+		"--enable-admission-plugins=NodeRestriction,OwnerReferencesPermissionEnforcement",
+		// The kubernetes Service's endpoint would be a loopback address,
+		// which Endpoints may not hold: keep it unmanaged, as Kubernetes'
+		// own test API server does.
+		"--endpoint-reconciler-type=none",
+		// The aggregation layer.
+		"--requestheader-client-ca-file=" + p("front-proxy-ca.crt"),
+		"--requestheader-allowed-names=" + frontProxyClientName,
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file=" + p("front-proxy-client.crt"),
+		"--proxy-client-key-file=" + p("front-proxy-client.key"),
+		"--audit-policy-file=" + c.file("audit-policy.yaml"),
+		"--audit-log-path=" + c.auditLog(),
+		"--audit-log-format=json",
+		"--audit-log-mode=blocking",
+		"--profiling=false",
+		fmt.Sprintf("--v=%d", c.logLevel),
+	}
+}
+
+func controllerManagerArgs(c *cluster) []string {
+	kubeconfig := c.file("kube-controller-manager.kubeconfig")
+	return []string{
+		"--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
+		"--bind-address=127.0.0.1",
+		"--secure-port=0",
+		"--controllers=" + strings.Join(controllers, ","),
+		"--leader-elect=false",
+		"--use-service-account-credentials=true",
+		"--root-ca-file=" + c.pki.path("ca.crt"),
+		"--service-account-private-key-file=" + c.pki.path("sa.key"),
+		// Fast enough that a thousand Deployments do not wait on the
+		// controller-manager's own client-side rate limit.
+		"--kube-api-qps=200",
+		"--kube-api-burst=400",
+		fmt.Sprintf("--v=%d", c.logLevel),
+	}
+}
+
+func writeAuditPolicy(path string) error {
+	return os.WriteFile(path, []byte(auditPolicy), 0o644)
+}

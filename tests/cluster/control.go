@@ -1,0 +1,108 @@
+package main
+
+// The control endpoint: what fault tests do to the control plane, over
+// HTTP on loopback (DIR/env names it as METAHOOK_CLUSTER_CONTROL).
+//
+//	POST /apiserver/stop[?grace=SECONDS]  stop kube-apiserver (SIGTERM, SIGKILL after grace; 0 kills at once)
+//	POST /apiserver/start[?arg=--flag=value...]  start it again (extra flags for this run) and wait for /readyz
+//	POST /etcd/compact                    compact etcd to its current revision (older watches get 410 Gone)
+//	POST /kubeconfig?user=NAME[&group=G...]  a kubeconfig for a new client certificate
+//	GET  /healthz
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+func (c *cluster) serveControl(ctx context.Context) (*http.Server, error) {
+	listener, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", c.ports.Control))
+	if err != nil {
+		return nil, fmt.Errorf("the control endpoint: %w", err)
+	}
+	// One fault at a time: a stop racing a start would leave no telling
+	// what runs.
+	var serial sync.Mutex
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("POST /apiserver/stop", func(w http.ResponseWriter, r *http.Request) {
+		serial.Lock()
+		defer serial.Unlock()
+		grace := 20 * time.Second
+		if g := r.URL.Query().Get("grace"); g != "" {
+			seconds, err := strconv.Atoi(g)
+			if err != nil || seconds < 0 {
+				http.Error(w, "grace: a number of seconds", http.StatusBadRequest)
+				return
+			}
+			grace = time.Duration(seconds) * time.Second
+		}
+		if err := c.apiserver.stop(grace); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		reply(w, map[string]any{"stopped": "kube-apiserver"})
+	})
+	mux.HandleFunc("POST /apiserver/start", func(w http.ResponseWriter, r *http.Request) {
+		serial.Lock()
+		defer serial.Unlock()
+		start := time.Now()
+		if err := c.startAPIServer(ctx, r.URL.Query()["arg"]); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		reply(w, map[string]any{"started": "kube-apiserver", "readyAfterSeconds": time.Since(start).Seconds()})
+	})
+	mux.HandleFunc("POST /etcd/compact", func(w http.ResponseWriter, r *http.Request) {
+		serial.Lock()
+		defer serial.Unlock()
+		revision, err := c.etcd.compact(r.Context())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		reply(w, map[string]any{"compactedTo": revision})
+	})
+	mux.HandleFunc("POST /kubeconfig", func(w http.ResponseWriter, r *http.Request) {
+		user := r.URL.Query().Get("user")
+		if user == "" {
+			http.Error(w, "user: required", http.StatusBadRequest)
+			return
+		}
+		certPEM, keyPEM, err := c.pki.cluster.issue(leaf{commonName: user, organizations: r.URL.Query()["group"]})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		caPEM, err := os.ReadFile(c.pki.cluster.certPath)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		text, err := clientcmd.Write(kubeconfigFor(c.serverURL(), caPEM, certPEM, keyPEM, user))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/yaml")
+		_, _ = w.Write(text)
+	})
+	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = server.Serve(listener) }()
+	return server, nil
+}
+
+func reply(w http.ResponseWriter, body any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(body)
+}

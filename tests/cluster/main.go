@@ -1,0 +1,82 @@
+// Command metahook-cluster is the real Kubernetes control plane metahook's
+// tests run against: etcd, kube-apiserver and kube-controller-manager built
+// from Kubernetes' own Go modules, plus a stand-in for kubelets, all on
+// loopback. It is a test tool, not a way to run a cluster.
+//
+//	metahook-cluster up --dir DIR        start everything; DIR/env says where
+//	metahook-cluster kube-apiserver ...  (started by up)
+//	metahook-cluster kube-controller-manager ...  (started by up)
+//	kubectl ...                          when invoked through a link named kubectl
+//
+// One binary, several processes: kube-apiserver and kube-controller-manager
+// each register process-wide flags, metrics and feature gates, so `up` runs
+// each in a child process of its own (this binary again) and keeps etcd and
+// the kubelet stand-in in its own process.
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/component-base/cli"
+	"k8s.io/component-base/logs"
+	kubectl "k8s.io/kubectl/pkg/cmd"
+	kubectlutil "k8s.io/kubectl/pkg/cmd/util"
+	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
+	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
+
+	_ "k8s.io/component-base/logs/json/register"          // the components' --logging-format=json
+	_ "k8s.io/component-base/metrics/prometheus/clientgo" // client-go metrics, as the real binaries have
+	_ "k8s.io/component-base/metrics/prometheus/version"  // the version metric, as the real binaries have
+)
+
+const usage = `usage:
+  metahook-cluster up --dir DIR [--kubernetes-log-level N]
+  metahook-cluster kube-apiserver FLAGS...
+  metahook-cluster kube-controller-manager FLAGS...
+  metahook-cluster kubectl ARGS...   (or through a link named kubectl)
+`
+
+func main() {
+	if filepath.Base(os.Args[0]) == "kubectl" {
+		runKubectl()
+		return
+	}
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	command, rest := os.Args[1], os.Args[2:]
+	switch command {
+	case "up":
+		if err := up(rest); err != nil {
+			fmt.Fprintf(os.Stderr, "metahook-cluster: %v\n", err)
+			os.Exit(1)
+		}
+	case "kube-apiserver":
+		cmd := apiserver.NewAPIServerCommand()
+		cmd.SetArgs(rest)
+		os.Exit(cli.Run(cmd))
+	case "kube-controller-manager":
+		cmd := controllermanager.NewControllerManagerCommand()
+		cmd.SetArgs(rest)
+		os.Exit(cli.Run(cmd))
+	case "kubectl":
+		// kubectl reads os.Args itself (plugins, verbosity): make it look
+		// as if it had been called directly.
+		os.Args = os.Args[1:]
+		runKubectl()
+	default:
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+}
+
+func runKubectl() {
+	logs.GlogSetter(kubectl.GetLogVerbosity(os.Args)) //nolint:errcheck // as kubectl's own main does
+	command := kubectl.NewDefaultKubectlCommand()
+	if err := cli.RunNoErrOutput(command); err != nil {
+		kubectlutil.CheckErr(err)
+	}
+}

@@ -1,0 +1,15 @@
+//! Everything that needs a Kubernetes API server, against the real control
+//! plane of `tests/cluster/` (etcd, kube-apiserver and
+//! kube-controller-manager built from Kubernetes' own Go modules, a kubelet
+//! stand-in). `tests/e2e/run.sh` starts it and runs this target with
+//! `--ignored`; plain `cargo test` lists these tests as ignored and needs no
+//! cluster.
+//!
+//! The tests run one at a time (`--test-threads=1`): each starts its own
+//! driver, and two drivers would both reconcile every parent. Each makes
+//! and removes its own namespace. Waits poll the API with a generous
+//! deadline: they wait for an outcome, they do not measure time.
+
+mod crds;
+mod driver;
+mod support;

@@ -1,0 +1,272 @@
+//! What every cluster test needs: a client for the control plane
+//! `tests/e2e/run.sh` started, the CRDs installed, `metahook` started as a
+//! child process, `kubectl`, and waits on outcomes.
+
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::core::{ApiResource, GroupVersionKind};
+use kube::{Client, Config};
+use serde_json::json;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// The admin kubeconfig of the control plane (`tests/e2e/run.sh` sets it).
+pub const KUBECONFIG_ENV: &str = "METAHOOK_E2E_KUBECONFIG";
+/// Far above what any step needs; only a broken driver reaches it.
+pub const DEADLINE: Duration = Duration::from_secs(120);
+
+/// The admin kubeconfig; a test that needs the cluster fails without it
+/// (these tests are `#[ignore]`d unless asked for, and `tests/e2e/run.sh`
+/// asks for them with the control plane up).
+pub fn kubeconfig() -> PathBuf {
+    match std::env::var_os(KUBECONFIG_ENV) {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => panic!(
+            "{KUBECONFIG_ENV} is not set: run these tests with tests/e2e/run.sh, which starts the control plane"
+        ),
+    }
+}
+
+pub async fn client_for(path: &Path) -> Client {
+    let kubeconfig = Kubeconfig::read_from(path).expect("reading the kubeconfig");
+    let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .expect("a usable kubeconfig");
+    Client::try_from(config).expect("a client")
+}
+
+/// The admin client; says once which API server the tests run against.
+pub async fn admin() -> Client {
+    static ANNOUNCED: OnceLock<()> = OnceLock::new();
+    let client = client_for(&kubeconfig()).await;
+    let version = client
+        .apiserver_version()
+        .await
+        .expect("the API server answers /version");
+    ANNOUNCED.get_or_init(|| {
+        say(&format!(
+            "e2e against kube-apiserver {} ({}, platform {})",
+            version.git_version, version.build_date, version.platform
+        ));
+    });
+    client
+}
+
+/// Straight to the stderr handle: libtest captures `eprintln!` of passing
+/// tests, and this must be seen.
+pub fn say(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "*** {text}");
+}
+
+/// Every CRD in `crds/`, parsed.
+pub fn crds() -> Vec<CustomResourceDefinition> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("crds");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .expect("crds/ exists")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(path).expect("a CRD file");
+            serde_saphyr::from_str(&text).expect("a CRD")
+        })
+        .collect()
+}
+
+/// Server-side applies every CRD in `crds/` and waits until each is
+/// established (served).
+pub async fn install_crds(client: &Client) -> Vec<String> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let mut names = Vec::new();
+    for crd in crds() {
+        let name = crd.metadata.name.clone().expect("a named CRD");
+        api.patch(
+            &name,
+            &PatchParams::apply("metahook-e2e").force(),
+            &Patch::Apply(&crd),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("installing CRD {name}: {e}"));
+        names.push(name);
+    }
+    for name in &names {
+        wait_for(&format!("CRD {name} to be established"), || async {
+            let crd = api.get(name).await.ok()?;
+            crd.status?
+                .conditions?
+                .iter()
+                .any(|c| c.type_ == "Established" && c.status == "True")
+                .then_some(())
+        })
+        .await;
+    }
+    names
+}
+
+/// A `metahook` process, killed when dropped.
+pub struct Metahook {
+    pub child: Child,
+    pub port: u16,
+}
+
+impl Drop for Metahook {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .expect("a free port")
+        .local_addr()
+        .expect("its address")
+        .port()
+}
+
+/// `metahook serve --drive`, as the admin.
+pub async fn start_driver(kubeconfig: &Path) -> Metahook {
+    start(kubeconfig, &["serve", "--drive"]).await
+}
+
+/// Runs `metahook <args> --listen 127.0.0.1:<free port>` with `kubeconfig`
+/// and waits until it is ready.
+pub async fn start(kubeconfig: &Path, args: &[&str]) -> Metahook {
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let child = Command::new(env!("CARGO_BIN_EXE_metahook"))
+        .args(args)
+        .args(["--listen", &listen])
+        .env("KUBECONFIG", kubeconfig)
+        .env(
+            "RUST_LOG",
+            std::env::var("RUST_LOG").unwrap_or_else(|_| "info".to_owned()),
+        )
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("starting metahook");
+    let metahook = Metahook { child, port };
+    wait_for("metahook to be ready", || async {
+        readyz(metahook.port).then_some(())
+    })
+    .await;
+    metahook
+}
+
+pub fn readyz(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = s.write_all(b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    let mut text = String::new();
+    let _ = s.read_to_string(&mut text);
+    text.starts_with("HTTP/1.1 200")
+}
+
+/// Polls `check` until it yields, or fails the test naming `what`.
+pub async fn wait_for<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        assert!(start.elapsed() < DEADLINE, "gave up waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Waits until `name` no longer exists.
+pub async fn wait_gone<K>(what: &str, api: &Api<K>, name: &str)
+where
+    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    wait_for(what, || async {
+        api.get_opt(name).await.ok()?.is_none().then_some(())
+    })
+    .await;
+}
+
+/// A namespace of its own, named after `prefix`.
+pub async fn namespace(client: &Client, prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .subsec_nanos();
+    let name = format!("{prefix}-{}-{nanos}", std::process::id());
+    let api: Api<Namespace> = Api::all(client.clone());
+    api.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"metadata": {"name": name}})).expect("a namespace"),
+    )
+    .await
+    .expect("creating the namespace");
+    name
+}
+
+pub async fn drop_namespace(client: &Client, name: &str) {
+    let api: Api<Namespace> = Api::all(client.clone());
+    let _ = api.delete(name, &DeleteParams::default()).await;
+}
+
+pub fn dynamic(
+    client: &Client,
+    ns: &str,
+    group: &str,
+    version: &str,
+    kind: &str,
+) -> Api<DynamicObject> {
+    let ar = ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind));
+    Api::namespaced_with(client.clone(), ns, &ar)
+}
+
+pub fn hello_api(client: &Client, ns: &str) -> Api<DynamicObject> {
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("fraim.co.jp", "v1", "Hello"),
+        "helloes",
+    );
+    Api::namespaced_with(client.clone(), ns, &ar)
+}
+
+/// Warning Events about `name` in `ns`.
+pub async fn warnings_about(client: &Client, ns: &str, name: &str) -> Vec<Event> {
+    let events: Api<Event> = Api::namespaced(client.clone(), ns);
+    events
+        .list(&Default::default())
+        .await
+        .map(|l| l.items)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|e| {
+            e.type_.as_deref() == Some("Warning")
+                && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name)
+        })
+        .collect()
+}
+
+/// `kubectl` of the same Kubernetes release as the control plane (built
+/// with it; `tests/e2e/run.sh` names it in `METAHOOK_E2E_KUBECTL`), as the
+/// admin.
+pub fn kubectl(args: &[&str]) -> std::process::Output {
+    let bin = std::env::var_os("METAHOOK_E2E_KUBECTL").unwrap_or_else(|| "kubectl".into());
+    Command::new(&bin)
+        .args(args)
+        .env("KUBECONFIG", kubeconfig())
+        .output()
+        .unwrap_or_else(|e| panic!("running {}: {e}", bin.to_string_lossy()))
+}
