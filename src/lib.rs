@@ -68,18 +68,66 @@ fn drive_only(args: cli::DriveArgs) -> Result<(), Error> {
 }
 
 /// An error and its sources, one after another: "a: b: c".
-pub fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
+pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = describe(err);
+    let mut source = if is_api_error(err) {
+        None
+    } else {
+        err.source()
+    };
     while let Some(cause) = source {
         // Some errors (kube's among them) already print their source; say
         // each thing once.
-        let message = cause.to_string();
+        let message = describe(cause);
         if !text.contains(&message) {
             text.push_str(": ");
             text.push_str(&message);
         }
-        source = cause.source();
+        source = if is_api_error(cause) {
+            None
+        } else {
+            cause.source()
+        };
     }
     text
+}
+
+/// One error, without its sources. An API server's refusal is said as the
+/// server said it ("403 Forbidden: ..."): kube's own text appends the whole
+/// `Status` in debug form, which buries the message in logs and fills an
+/// Event's 1 kB note.
+fn describe(err: &(dyn std::error::Error + 'static)) -> String {
+    match err.downcast_ref::<kube::Error>() {
+        Some(kube::Error::Api(status)) => {
+            format!("{} {}: {}", status.code, status.reason, status.message)
+        }
+        _ => err.to_string(),
+    }
+}
+
+fn is_api_error(err: &(dyn std::error::Error + 'static)) -> bool {
+    matches!(err.downcast_ref::<kube::Error>(), Some(kube::Error::Api(_)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("applying Deployment web failed")]
+    struct Apply(#[source] kube::Error);
+
+    #[test]
+    fn api_errors_read_as_the_server_said_them() {
+        let status = kube::core::Status::failure(
+            "deployments.apps \"web\" is forbidden: namespace shop is being terminated",
+            "Forbidden",
+        )
+        .with_code(403);
+        let err = Apply(kube::Error::Api(Box::new(status)));
+        assert_eq!(
+            error_chain(&err),
+            "applying Deployment web failed: 403 Forbidden: deployments.apps \"web\" is forbidden: namespace shop is being terminated"
+        );
+    }
 }

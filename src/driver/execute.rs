@@ -96,6 +96,33 @@ impl ExecuteError {
             _ => false,
         }
     }
+
+    /// Whether the API server refused because the namespace is being
+    /// deleted: the parent goes with it, so retrying quietly is all there
+    /// is to do (a Warning could not even be recorded there).
+    pub fn is_namespace_terminating(&self) -> bool {
+        match self {
+            ExecuteError::ApplyChild { source, .. }
+            | ExecuteError::AdoptChild { source, .. }
+            | ExecuteError::AddFinalizer { source, .. } => namespace_terminating(source),
+            _ => false,
+        }
+    }
+}
+
+/// A 403 whose cause is `NamespaceTerminating`: nothing new may be created
+/// in a namespace being deleted.
+pub fn namespace_terminating(err: &kube::Error) -> bool {
+    match err {
+        kube::Error::Api(status) => {
+            status.code == 403
+                && status
+                    .details
+                    .as_ref()
+                    .is_some_and(|d| d.causes.iter().any(|c| c.reason == "NamespaceTerminating"))
+        }
+        _ => false,
+    }
 }
 
 /// Child operations that failed; the others went ahead.
@@ -469,8 +496,14 @@ impl Executor {
                 &truncate(&note, 1000),
             )
             .await;
-        if let Err(err) = result {
-            tracing::warn!(error = %err, "publishing an event failed");
+        match result {
+            Ok(()) => {}
+            Err(err) if namespace_terminating(&err) => {
+                tracing::debug!(error = %crate::error_chain(&err), "no event: the namespace is being deleted");
+            }
+            Err(err) => {
+                tracing::warn!(error = %crate::error_chain(&err), "publishing an event failed");
+            }
         }
     }
 }

@@ -385,11 +385,21 @@ async fn lost(leadership: &mut Option<leader::Leadership>) {
 }
 
 /// The kubeconfig the usual way: in-cluster, `KUBECONFIG`, `~/.kube/config`.
+/// Requests say `User-Agent: metahook/<version>`, so the API server's
+/// audit log and metrics tell the driver's calls apart (kube sets none).
 pub async fn connect() -> Result<Client, DriveError> {
-    Client::try_default()
+    let mut config = kube::Config::infer()
         .await
-        .map_err(|e| DriveError::Connect(Box::new(e)))
+        .map_err(|e| DriveError::Connect(Box::new(kube::Error::InferConfig(e))))?;
+    config.headers.push((
+        http::header::USER_AGENT,
+        http::HeaderValue::from_static(USER_AGENT),
+    ));
+    Client::try_from(config).map_err(|e| DriveError::Connect(Box::new(e)))
 }
+
+/// What the driver calls itself in every request.
+pub const USER_AGENT: &str = concat!("metahook/", env!("CARGO_PKG_VERSION"));
 
 /// `LeaderSettings` defaults: lease named `metahook-driver` in the pod's
 /// namespace.

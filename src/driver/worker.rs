@@ -73,6 +73,17 @@ impl ReconcileError {
         }
     }
 
+    /// Failed only because the parent's namespace is being deleted.
+    fn is_namespace_terminating(&self) -> bool {
+        match self {
+            ReconcileError::Execute(e) => e.is_namespace_terminating(),
+            ReconcileError::Children(ExecuteErrors(errors)) => {
+                !errors.is_empty() && errors.iter().all(ExecuteError::is_namespace_terminating)
+            }
+            _ => false,
+        }
+    }
+
     /// 429 from a hook: retry after this long, with no event and no backoff.
     fn retry_after(&self) -> Option<Duration> {
         match self {
@@ -328,6 +339,10 @@ impl ControllerRuntime {
                     tracing::info!(error = %crate::error_chain(&err), "cache out of date; retrying");
                     self.queue.add_rate_limited(key);
                     "stale"
+                } else if err.is_namespace_terminating() {
+                    tracing::debug!(error = %crate::error_chain(&err), "the namespace is being deleted; retrying");
+                    self.queue.add_rate_limited(key);
+                    "namespace_terminating"
                 } else {
                     let chain = crate::error_chain(&err);
                     tracing::warn!(error = %chain, failures = self.queue.failures(key), "reconcile failed");
@@ -572,7 +587,17 @@ impl ControllerRuntime {
             .customize
             .as_ref()
             .map_or(HookVersion::V1, |h| h.version);
-        let namespaces = self.caches.get_or_start(&namespace_resource()).list(None);
+        // Namespaces are read (and their cache started) only for rules that
+        // select by namespace labels: watching every Namespace needs a
+        // permission nothing else does (the chart's ClusterRole has none).
+        let namespaces = if entries
+            .iter()
+            .any(|(_, rules)| rules.iter().any(|r| r.namespace_selector.is_some()))
+        {
+            self.caches.get_or_start(&namespace_resource()).list(None)
+        } else {
+            Vec::new()
+        };
         for (key, rules) in entries {
             let (parent_ns, _) = split_key(&key);
             let scope = Scope {

@@ -231,6 +231,43 @@ async fn a_stale_cache_is_a_quiet_retry() {
 }
 
 #[tokio::test]
+async fn a_namespace_being_deleted_is_a_quiet_retry() {
+    // Found on the real API server: a parent whose namespace is being
+    // deleted gets 403 NamespaceTerminating for every write, Events
+    // included. Retried with backoff, no Warning attempted.
+    let (client, mut api) = mock_client();
+    let mut unfinalized = parent();
+    unfinalized.metadata.finalizers = None;
+    let rt = runtime_with(
+        Endpoint::InProcess(|_, _| Ok(b"{}".to_vec())),
+        client,
+        unfinalized,
+    );
+    let process = rt.process(KEY);
+    tokio::pin!(process);
+    let terminating = json!({
+        "apiVersion": "v1", "kind": "Status", "status": "Failure", "code": 403,
+        "reason": "Forbidden",
+        "message": "things.example.com \"p\" is forbidden: unable to create new content in namespace shop because it is being terminated",
+        "details": {"name": "p", "kind": "things",
+                    "causes": [{"reason": "NamespaceTerminating", "message": "namespace shop is being terminated",
+                                "field": "metadata.namespace"}]}
+    });
+    let patch = tokio::select! {
+        () = &mut process => panic!("finished without patching"),
+        seen = answer(&mut api, 403, terminating) => seen,
+    };
+    tokio::select! {
+        () = &mut process => {}
+        request = api.next_request() => {
+            panic!("no event in a namespace being deleted, got {:?}", request.map(|(r, _)| r.uri().clone()));
+        }
+    }
+    assert_eq!(patch.method, "PATCH");
+    assert_eq!(rt.queue.failures(KEY), 1, "retried with backoff");
+}
+
+#[tokio::test]
 async fn customize_rules_select_related_objects_from_the_caches() {
     let (client, mut api) = mock_client();
     let ctl = driven();
