@@ -90,8 +90,8 @@ pub fn serve_and_drive(
             // Registered by `gated_on_driver`; a fresh set only if not.
             let metrics = driver_state.metrics.driver.clone().unwrap_or_default();
             let ready_state = driver_state.clone();
-            let set_ready: Arc<dyn Fn(bool) + Send + Sync> =
-                Arc::new(move |ready| ready_state.set_driver_ready(ready));
+            let set_ready: Arc<dyn Fn(Option<run::Gate>) + Send + Sync> =
+                Arc::new(move |gate| ready_state.set_driver_gate(gate));
             // SIGTERM reaches the actix server and the driver at once, so
             // both shut down within the same grace period.
             let signalled = driver_stop.clone();

@@ -11,7 +11,15 @@ pub struct TelemetryError(#[source] tracing_subscriber::util::TryInitError);
 pub fn init(format: LogFormat) -> Result<(), TelemetryError> {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let mut filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    // kube's HTTP trace layer logs every failed API request as an error, a
+    // second time for each failure the driver reports with its context (and
+    // hundreds of times while the API server restarts). Asked for by name,
+    // it still shows.
+    let asked = std::env::var("RUST_LOG").is_ok_and(|v| v.contains("kube_client"));
+    if !asked && let Ok(quiet) = "kube_client::client::builder=off".parse() {
+        filter = filter.add_directive(quiet);
+    }
     let registry = tracing_subscriber::registry().with(filter);
     let result = match format {
         LogFormat::Text => registry

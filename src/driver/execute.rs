@@ -501,6 +501,11 @@ impl Executor {
             Err(err) if namespace_terminating(&err) => {
                 tracing::debug!(error = %crate::error_chain(&err), "no event: the namespace is being deleted");
             }
+            // The API server is out of reach: the failure that made this
+            // Event says so already.
+            Err(err) if !matches!(err, kube::Error::Api(_)) => {
+                tracing::debug!(error = %crate::error_chain(&err), "no event: the API server is out of reach");
+            }
             Err(err) => {
                 tracing::warn!(error = %crate::error_chain(&err), "publishing an event failed");
             }

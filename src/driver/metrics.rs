@@ -46,6 +46,12 @@ pub struct ApiLabels {
     pub code: u16,
 }
 
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CacheLabels {
+    /// The watched type: `Kind.group/version` (from the manifests).
+    pub resource: String,
+}
+
 type Histograms<L> = Family<L, Histogram, fn() -> Histogram>;
 
 fn reconcile_histogram() -> Histogram {
@@ -68,6 +74,9 @@ pub struct DriverMetrics {
     queue_depth: Family<ControllerLabels, Gauge>,
     api_operations: Family<ApiLabels, Counter>,
     leader: Gauge,
+    cache_synced: Family<CacheLabels, Gauge>,
+    cache_relists: Family<CacheLabels, Counter>,
+    longest_backoff: Family<ControllerLabels, Gauge<f64, std::sync::atomic::AtomicU64>>,
 }
 
 impl Default for DriverMetrics {
@@ -80,6 +89,9 @@ impl Default for DriverMetrics {
             queue_depth: Family::default(),
             api_operations: Family::default(),
             leader: Gauge::default(),
+            cache_synced: Family::default(),
+            cache_relists: Family::default(),
+            longest_backoff: Family::default(),
         }
     }
 }
@@ -124,7 +136,46 @@ impl DriverMetrics {
             "1 while this replica drives the controllers, else 0",
             m.leader.clone(),
         );
+        sub.register(
+            "cache_synced",
+            "1 while a type's cache is up to date (listed, watch unbroken), else 0",
+            m.cache_synced.clone(),
+        );
+        sub.register(
+            "cache_relists",
+            "Times a type's cache listed it again after its watch failed (410 Gone included)",
+            m.cache_relists.clone(),
+        );
+        sub.register(
+            "longest_backoff_seconds",
+            "The longest a failed parent of the controller waits before its next try (0: none failing)",
+            m.longest_backoff.clone(),
+        );
         m
+    }
+
+    pub fn longest_backoff(&self, controller: &str, backoff: Duration) {
+        self.longest_backoff
+            .get_or_create(&ControllerLabels {
+                controller: controller.to_owned(),
+            })
+            .set(backoff.as_secs_f64());
+    }
+
+    pub fn cache_synced(&self, resource: &str, synced: bool) {
+        self.cache_synced
+            .get_or_create(&CacheLabels {
+                resource: resource.to_owned(),
+            })
+            .set(i64::from(synced));
+    }
+
+    pub fn cache_relisted(&self, resource: &str) {
+        self.cache_relists
+            .get_or_create(&CacheLabels {
+                resource: resource.to_owned(),
+            })
+            .inc();
     }
 
     pub fn reconciled(&self, controller: &str, result: &'static str, took: Duration) {

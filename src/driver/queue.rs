@@ -114,6 +114,17 @@ impl Queue {
         self.lock().scheduled.contains_key(key)
     }
 
+    /// The longest backoff any key is waiting out (zero when none failed
+    /// since its last success).
+    pub fn longest_backoff(&self) -> Duration {
+        self.lock()
+            .failures
+            .values()
+            .map(|n| backoff(n.saturating_sub(1)))
+            .max()
+            .unwrap_or(Duration::ZERO)
+    }
+
     /// Failures since the last success.
     pub fn failures(&self, key: &str) -> u32 {
         self.lock().failures.get(key).copied().unwrap_or(0)
@@ -183,6 +194,27 @@ pub fn backoff(failures: u32) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_longest_backoff_grows_with_failures_and_resets_on_success() {
+        let q = Queue::new();
+        assert_eq!(q.longest_backoff(), Duration::ZERO);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            for _ in 0..3 {
+                q.add_rate_limited("a");
+            }
+            q.add_rate_limited("b");
+        });
+        assert_eq!(q.longest_backoff(), backoff(2), "a's third try waits 20 ms");
+        q.forget("a");
+        assert_eq!(q.longest_backoff(), backoff(0), "only b still backs off");
+        q.forget("b");
+        assert_eq!(q.longest_backoff(), Duration::ZERO);
+    }
 
     #[test]
     fn backoff_doubles_and_caps() {

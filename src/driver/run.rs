@@ -16,6 +16,9 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
+/// Whether the driver is ready now (every cache up to date).
+pub type Gate = Arc<dyn Fn() -> bool + Send + Sync>;
+
 /// How hooks are called.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HookMode {
@@ -211,14 +214,15 @@ async fn resolve_controller(
 }
 
 /// Runs the driver until `stop` is cancelled (`Ok`) or something fatal
-/// happens. `set_ready(true)` once every cache has synced and this replica
-/// leads (or needs no lease).
+/// happens. `set_ready(Some(gate))` once every cache has synced and this
+/// replica leads (or needs no lease): the gate then says whether every cache
+/// is still up to date; `set_ready(None)` when it stops leading.
 pub async fn run(
     prepared: Vec<Prepared>,
     settings: DriveSettings,
     client: Client,
     metrics: Arc<DriverMetrics>,
-    set_ready: Arc<dyn Fn(bool) + Send + Sync>,
+    set_ready: Arc<dyn Fn(Option<Gate>) + Send + Sync>,
     stop: CancellationToken,
 ) -> Result<(), DriveError> {
     let mut leadership = match &settings.leader {
@@ -245,7 +249,7 @@ pub async fn run(
         &cache_stop,
     )
     .await;
-    set_ready(false);
+    set_ready(None);
     cache_stop.cancel();
     metrics.set_leader(false);
     // Whatever ended the driver, give the lease up so a standby takes over
@@ -263,7 +267,7 @@ async fn lead(
     settings: &DriveSettings,
     client: Client,
     metrics: &Arc<DriverMetrics>,
-    set_ready: &Arc<dyn Fn(bool) + Send + Sync>,
+    set_ready: &Arc<dyn Fn(Option<Gate>) + Send + Sync>,
     stop: &CancellationToken,
     leadership: &mut Option<leader::Leadership>,
     cache_stop: &CancellationToken,
@@ -278,7 +282,7 @@ async fn lead(
         "metahook",
         &settings.instance,
     ));
-    let caches = Caches::new(client.clone(), cache_stop.clone());
+    let caches = Caches::new(client.clone(), cache_stop.clone(), metrics.clone());
     let discover_client = client.clone();
     let discover: Discover = Arc::new(move |api_version: &str, resource: &str| {
         let client = discover_client.clone();
@@ -352,13 +356,14 @@ async fn lead(
             }
         });
     }
-    set_ready(true);
+    let watched = caches.clone();
+    set_ready(Some(Arc::new(move || watched.all_synced())));
     tracing::info!(controllers = runtimes.len(), "caches synced; driving");
     let result = tokio::select! {
         _ = stop.cancelled() => Ok(()),
         _ = lost(leadership) => Err(DriveError::LeaseLost),
     };
-    set_ready(false);
+    set_ready(None);
     // Stop taking work; let reconciles in progress finish, within bounds.
     tickers.cancel();
     for (rt, _) in &runtimes {

@@ -364,6 +364,8 @@ impl ControllerRuntime {
             }
         };
         self.metrics.reconciled(self.name(), outcome, took);
+        self.metrics
+            .longest_backoff(self.name(), self.queue.longest_backoff());
     }
 
     /// §3.3 for one key. `Ok` carries the requested resync.

@@ -49,10 +49,23 @@ fn runtime_with(
     client: kube::Client,
     cached_parent: DynamicObject,
 ) -> Arc<ControllerRuntime> {
+    runtime_with_children(sync, client, cached_parent, vec![owned_child()])
+}
+
+fn runtime_with_children(
+    sync: Endpoint,
+    client: kube::Client,
+    cached_parent: DynamicObject,
+    children: Vec<DynamicObject>,
+) -> Arc<ControllerRuntime> {
     let ctl = driven();
-    let caches = Caches::new(client.clone(), CancellationToken::new());
+    let caches = Caches::new(
+        client.clone(),
+        CancellationToken::new(),
+        Arc::new(DriverMetrics::default()),
+    );
     caches.preload(&ctl.parent, vec![cached_parent]);
-    caches.preload(&ctl.children[0].resource, vec![owned_child()]);
+    caches.preload(&ctl.children[0].resource, children);
     let metrics = Arc::new(DriverMetrics::default());
     let discover: Discover = Arc::new(|_: &str, _: &str| Box::pin(async { None }));
     let events = Arc::new(EventPublisher::new(client.clone(), "metahook", "test"));
@@ -193,6 +206,48 @@ async fn a_good_answer_is_applied_and_its_status_written() {
     );
 }
 
+#[tokio::test]
+async fn a_listed_child_reaches_the_hook_with_its_type() {
+    // Found on the real API server: list items carry no apiVersion or kind,
+    // and a hook that checks them (Hello's) saw no Deployment for a parent
+    // listed at start. The hook here reports the kind it was sent.
+    let (client, mut api) = mock_client();
+    let mut listed = owned_child();
+    listed.types = None;
+    let rt = runtime_with_children(
+        Endpoint::InProcess(|body, _| {
+            let req: serde_json::Value = serde_json::from_slice(body).unwrap();
+            let child = &req["children"]["Deployment.apps/v1"]["shop/web"];
+            Ok(serde_json::to_vec(&json!({
+                "status": {"apiVersion": child["apiVersion"], "kind": child["kind"]},
+                "children": [child]
+            }))
+            .unwrap())
+        }),
+        client,
+        settled_parent(),
+        vec![listed],
+    );
+    let (result, status) = tokio::join!(rt.reconcile(KEY), async {
+        loop {
+            let seen = answer(
+                &mut api,
+                200,
+                serde_json::to_value(settled_parent()).unwrap(),
+            )
+            .await;
+            if seen.path.ends_with("/status") {
+                return seen;
+            }
+        }
+    });
+    result.unwrap();
+    assert_eq!(
+        status.body[1]["value"],
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "observedGeneration": 2})
+    );
+}
+
 fn owned_child_json(replicas: i64) -> serde_json::Value {
     let mut child = serde_json::to_value(owned_child()).unwrap();
     child["spec"]["replicas"] = json!(replicas);
@@ -271,7 +326,11 @@ async fn a_namespace_being_deleted_is_a_quiet_retry() {
 async fn customize_rules_select_related_objects_from_the_caches() {
     let (client, mut api) = mock_client();
     let ctl = driven();
-    let caches = Caches::new(client.clone(), CancellationToken::new());
+    let caches = Caches::new(
+        client.clone(),
+        CancellationToken::new(),
+        Arc::new(DriverMetrics::default()),
+    );
     caches.preload(&ctl.parent, vec![settled_parent()]);
     let deployments = ctl.children[0].resource.clone();
     let mut unrelated = owned_child();

@@ -22,6 +22,7 @@ use actix_web::{App, HttpServer, web};
 use metahook_hooks::Controller;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use tracing::Span;
 use tracing_actix_web::{DefaultRootSpanBuilder, RequestId, RootSpanBuilder, TracingLogger};
@@ -77,11 +78,15 @@ pub struct AppState {
     /// Where hooks get `now` from: the system clock, or a pinned one in tests.
     pub clock: fn() -> jiff::Timestamp,
     ready: AtomicBool,
-    /// With `--drive`, ready also needs the driver: caches synced and the
-    /// lease held (or not needed).
+    /// With `--drive`, ready also needs the driver: asked on every
+    /// `/readyz`, so it follows the driver's caches as they fall out of date
+    /// and catch up. Not ready while there is none.
     needs_driver: bool,
-    driver_ready: AtomicBool,
+    driver_gate: RwLock<Option<Gate>>,
 }
+
+/// Whether something the service depends on is ready now.
+pub type Gate = Arc<dyn Fn() -> bool + Send + Sync>;
 
 impl AppState {
     pub fn new(controllers: &'static [Controller], settings: &Settings) -> Self {
@@ -95,7 +100,7 @@ impl AppState {
             clock: jiff::Timestamp::now,
             ready: AtomicBool::new(false),
             needs_driver: false,
-            driver_ready: AtomicBool::new(false),
+            driver_gate: RwLock::new(None),
         }
     }
 
@@ -107,8 +112,9 @@ impl AppState {
         self
     }
 
-    pub fn set_driver_ready(&self, ready: bool) {
-        self.driver_ready.store(ready, Ordering::Release);
+    /// What `/readyz` asks the driver from now on (`None`: not ready).
+    pub fn set_driver_gate(&self, gate: Option<Gate>) {
+        *self.driver_gate.write().unwrap_or_else(|p| p.into_inner()) = gate;
     }
 
     /// The same state with hooks seeing `clock()` as the time.
@@ -123,7 +129,13 @@ impl AppState {
 
     pub fn is_ready(&self) -> bool {
         self.ready.load(Ordering::Acquire)
-            && (!self.needs_driver || self.driver_ready.load(Ordering::Acquire))
+            && (!self.needs_driver
+                || self
+                    .driver_gate
+                    .read()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .as_ref()
+                    .is_some_and(|gate| gate()))
     }
 }
 
@@ -229,4 +241,28 @@ pub fn run_blocking(settings: Settings) -> Result<(), ServeError> {
         tracing::info!(%addr, "serving hooks");
         server.await.map_err(ServeError::Server)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    #[test]
+    fn readiness_follows_the_driver_gate() {
+        let settings = Settings::new(([127, 0, 0, 1], 0).into());
+        let state = AppState::new(&[], &settings).gated_on_driver();
+        state.set_ready(true);
+        assert!(!state.is_ready(), "no driver yet");
+        let caches_current = Arc::new(AtomicBool::new(true));
+        let current = caches_current.clone();
+        state.set_driver_gate(Some(Arc::new(move || current.load(Ordering::Acquire))));
+        assert!(state.is_ready());
+        caches_current.store(false, Ordering::Release);
+        assert!(!state.is_ready(), "a cache fell out of date");
+        caches_current.store(true, Ordering::Release);
+        assert!(state.is_ready(), "and caught up");
+        state.set_driver_gate(None);
+        assert!(!state.is_ready(), "the driver stopped leading");
+    }
 }

@@ -12,4 +12,5 @@
 
 mod crds;
 mod driver;
+mod faults;
 mod support;

@@ -119,6 +119,17 @@ pub struct Metahook {
     pub port: u16,
 }
 
+impl Metahook {
+    /// Sends `signal` (`STOP`, `CONT`, `KILL`, ...) to the process.
+    pub fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
+            .status()
+            .expect("running kill");
+        assert!(status.success(), "kill -{signal} failed");
+    }
+}
+
 impl Drop for Metahook {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -142,7 +153,26 @@ pub async fn start_driver(kubeconfig: &Path) -> Metahook {
 /// Runs `metahook <args> --listen 127.0.0.1:<free port>` with `kubeconfig`
 /// and waits until it is ready.
 pub async fn start(kubeconfig: &Path, args: &[&str]) -> Metahook {
-    let port = free_port();
+    start_on(kubeconfig, args, free_port()).await
+}
+
+/// As [`start`], listening on `port`.
+pub async fn start_on(kubeconfig: &Path, args: &[&str], port: u16) -> Metahook {
+    let metahook = spawn_on(kubeconfig, args, port);
+    wait_for("metahook to be ready", || async {
+        readyz(metahook.port).then_some(())
+    })
+    .await;
+    metahook
+}
+
+/// Runs `metahook <args> --listen 127.0.0.1:<free port>` with `kubeconfig`,
+/// without waiting (a standby replica is never ready).
+pub fn spawn(kubeconfig: &Path, args: &[&str]) -> Metahook {
+    spawn_on(kubeconfig, args, free_port())
+}
+
+fn spawn_on(kubeconfig: &Path, args: &[&str], port: u16) -> Metahook {
     let listen = format!("127.0.0.1:{port}");
     let child = Command::new(env!("CARGO_BIN_EXE_metahook"))
         .args(args)
@@ -156,23 +186,119 @@ pub async fn start(kubeconfig: &Path, args: &[&str]) -> Metahook {
         .stderr(Stdio::inherit())
         .spawn()
         .expect("starting metahook");
-    let metahook = Metahook { child, port };
-    wait_for("metahook to be ready", || async {
-        readyz(metahook.port).then_some(())
-    })
-    .await;
-    metahook
+    Metahook { child, port }
+}
+
+/// A kubeconfig for a client certificate of `user` in the `system:masters`
+/// group, from the control plane: the audit log tells its requests apart.
+pub fn kubeconfig_as(user: &str) -> PathBuf {
+    let text = control(&format!("/kubeconfig?user={user}&group=system:masters"));
+    let path = std::env::temp_dir().join(format!(
+        "metahook-e2e-{user}-{}.kubeconfig",
+        std::process::id()
+    ));
+    std::fs::write(&path, text).expect("writing a kubeconfig");
+    path
 }
 
 pub fn readyz(port: u16) -> bool {
+    http("GET", &format!("127.0.0.1:{port}"), "/readyz").is_some_and(|(status, _)| status == 200)
+}
+
+/// One HTTP/1.1 request on loopback: the status and the body, or `None`
+/// when nothing answered.
+pub fn http(method: &str, host: &str, path: &str) -> Option<(u16, String)> {
     use std::io::{Read, Write};
-    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
-    };
-    let _ = s.write_all(b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    let mut s = std::net::TcpStream::connect(host).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(300))).ok()?;
+    let request = format!(
+        // HTTP/1.0: the whole body, never chunked.
+        "{method} {path} HTTP/1.0\r\nHost: {host}\r\nContent-Length: 0\r\n\r\n"
+    );
+    s.write_all(request.as_bytes()).ok()?;
     let mut text = String::new();
-    let _ = s.read_to_string(&mut text);
-    text.starts_with("HTTP/1.1 200")
+    s.read_to_string(&mut text).ok()?;
+    let status = text.split_whitespace().nth(1)?.parse().ok()?;
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_owned())?;
+    Some((status, body))
+}
+
+/// Asks the control plane's control endpoint (stop or start kube-apiserver,
+/// compact etcd, ...) and fails the test unless it says 200.
+pub fn control(path: &str) -> String {
+    let url = std::env::var("METAHOOK_CLUSTER_CONTROL")
+        .expect("METAHOOK_CLUSTER_CONTROL (tests/e2e/run.sh exports it)");
+    let host = url.trim_start_matches("http://");
+    let (status, body) = http("POST", host, path)
+        .unwrap_or_else(|| panic!("the control endpoint did not answer {path}"));
+    assert_eq!(status, 200, "{path}: {body}");
+    body
+}
+
+/// The sum of a metric's samples on `/metrics` whose line starts with
+/// `prefix` (a name, optionally with the start of its labels).
+pub fn metric(port: u16, prefix: &str) -> f64 {
+    let Some((200, text)) = http("GET", &format!("127.0.0.1:{port}"), "/metrics") else {
+        return 0.0;
+    };
+    text.lines()
+        .filter(|l| l.starts_with(prefix))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// The API server's audit records so far (JSON lines).
+pub fn audit() -> Vec<serde_json::Value> {
+    let path = std::env::var("METAHOOK_CLUSTER_AUDIT_LOG")
+        .expect("METAHOOK_CLUSTER_AUDIT_LOG (tests/e2e/run.sh exports it)");
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading {path}: {e}"))
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// One write the API server's audit log recorded.
+#[derive(Debug, Clone)]
+pub struct Write {
+    pub user: String,
+    pub verb: String,
+    pub resource: String,
+    pub name: String,
+    pub code: u64,
+    /// RFC 3339 with microseconds: sorts as text.
+    pub received: String,
+    pub completed: String,
+}
+
+/// The driver's writes (it says `User-Agent: metahook/...`) to objects in
+/// `ns`.
+pub fn driver_writes(ns: &str) -> Vec<Write> {
+    audit()
+        .iter()
+        .filter(|e| {
+            e["userAgent"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("metahook/"))
+                && e["objectRef"]["namespace"] == ns
+                && matches!(
+                    e["verb"].as_str(),
+                    Some("create" | "update" | "patch" | "delete" | "deletecollection")
+                )
+        })
+        .map(|e| {
+            let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_owned();
+            Write {
+                user: text(&e["user"]["username"]),
+                verb: text(&e["verb"]),
+                resource: text(&e["objectRef"]["resource"]),
+                name: text(&e["objectRef"]["name"]),
+                code: e["responseStatus"]["code"].as_u64().unwrap_or_default(),
+                received: text(&e["requestReceivedTimestamp"]),
+                completed: text(&e["stageTimestamp"]),
+            }
+        })
+        .collect()
 }
 
 /// Polls `check` until it yields, or fails the test naming `what`.

@@ -1,0 +1,534 @@
+//! Faults the driver survives, on the real control plane: each test breaks
+//! something on purpose and asserts, through the API, that nothing was lost.
+//! Durations are printed for the README's table, never asserted.
+
+use crate::support::*;
+use k8s_openapi::api::apps::v1::Deployment;
+use kube::Client;
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+/// Creates `names` as Hellos of `replicas` in `ns`, all at once.
+async fn create_hellos(client: &Client, ns: &str, names: &[String], replicas: i64) {
+    let hellos = hello_api(client, ns);
+    let creates = names.iter().map(|name| {
+        let hellos = hellos.clone();
+        let hello: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "fraim.co.jp/v1", "kind": "Hello",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"replicas": replicas}
+        }))
+        .expect("a Hello");
+        async move {
+            hellos
+                .create(&PostParams::default(), &hello)
+                .await
+                .expect("creating a Hello")
+        }
+    });
+    futures::future::join_all(creates).await;
+}
+
+/// Whether the Hello `name` is done: its status observed its generation,
+/// and its one Deployment (controlled by it) has `replicas` ready.
+async fn converged(client: &Client, ns: &str, name: &str, replicas: i64) -> bool {
+    let hellos = hello_api(client, ns);
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns);
+    let (Ok(hello), Ok(Some(deployment))) =
+        (hellos.get(name).await, deployments.get_opt(name).await)
+    else {
+        return false;
+    };
+    let Some(status) = hello.data.get("status") else {
+        return false;
+    };
+    let owned = deployment
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .any(|r| Some(&r.uid) == hello.metadata.uid.as_ref() && r.controller == Some(true));
+    owned
+        && status["observedGeneration"] == json!(hello.metadata.generation)
+        && status["readyReplicas"] == json!(replicas)
+        && deployment.spec.and_then(|s| s.replicas) == Some(replicas as i32)
+}
+
+async fn all_converged(client: &Client, ns: &str, names: &[String], replicas: i64) -> bool {
+    for name in names {
+        if !converged(client, ns, name, replicas).await {
+            return false;
+        }
+    }
+    true
+}
+
+fn names(prefix: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("{prefix}-{i:03}")).collect()
+}
+
+/// Deletes every Hello in `ns` and waits until all are gone: the finalize
+/// hook ran for each and no finalizer was left behind.
+async fn delete_all_hellos(client: &Client, ns: &str) {
+    let hellos = hello_api(client, ns);
+    hellos
+        .delete_collection(&DeleteParams::default(), &ListParams::default())
+        .await
+        .expect("deleting the Hellos");
+    wait_for("every Hello to be finalized and gone", || async {
+        hellos
+            .list(&ListParams::default())
+            .await
+            .ok()?
+            .items
+            .is_empty()
+            .then_some(())
+    })
+    .await;
+}
+
+/// No child was created twice or deleted: every Deployment the driver wrote
+/// in `ns` was created once (one 201) and never deleted by it, but those in
+/// `meant_to_go` (their Hello was deleted).
+fn assert_no_child_duplicated_or_deleted(ns: &str, meant_to_go: &[&str]) {
+    let mut created = std::collections::BTreeMap::<String, usize>::new();
+    for write in driver_writes(ns) {
+        if write.resource != "deployments" || meant_to_go.contains(&write.name.as_str()) {
+            continue;
+        }
+        assert_ne!(
+            write.verb, "delete",
+            "the driver deleted Deployment {}",
+            write.name
+        );
+        if write.code == 201 {
+            *created.entry(write.name).or_default() += 1;
+        }
+    }
+    for (name, times) in created {
+        assert_eq!(times, 1, "Deployment {name} was created {times} times");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: tests/e2e/run.sh"]
+async fn an_api_server_restart_loses_nothing() {
+    let path = kubeconfig();
+    let client = admin().await;
+    install_crds(&client).await;
+    let driver = start_driver(&path).await;
+    let ns = namespace(&client, "e2e-restart").await;
+    let hellos = names("restart", 20);
+    create_hellos(&client, &ns, &hellos, 1).await;
+
+    // While they are being reconciled, the API server goes away.
+    control("/apiserver/stop?grace=5");
+    wait_for("the driver to say it is not ready", || async {
+        (!readyz(driver.port)).then_some(())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let back = Instant::now();
+    control("/apiserver/start");
+    wait_for("the driver to be ready again", || async {
+        readyz(driver.port).then_some(())
+    })
+    .await;
+    wait_for("every Hello to converge after the restart", || async {
+        all_converged(&client, &ns, &hellos, 1).await.then_some(())
+    })
+    .await;
+    say(&format!(
+        "API server restart: every Hello converged {:.1} s after it was back ({} cache relists)",
+        back.elapsed().as_secs_f64(),
+        metric(driver.port, "metahook_driver_cache_relists_total")
+    ));
+    assert!(
+        metric(driver.port, "metahook_driver_cache_relists_total") > 0.0,
+        "the caches listed again after their watches broke"
+    );
+    assert_no_child_duplicated_or_deleted(&ns, &[]);
+    delete_all_hellos(&client, &ns).await;
+    drop_namespace(&client, &ns).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: tests/e2e/run.sh"]
+async fn watch_history_gone_relists_and_misses_nothing() {
+    let path = kubeconfig();
+    let client = admin().await;
+    install_crds(&client).await;
+    let driver = start_driver(&path).await;
+    let ns = namespace(&client, "e2e-gone").await;
+    let first = names("before", 5);
+    create_hellos(&client, &ns, &first, 1).await;
+    wait_for("the first Hellos to converge", || async {
+        all_converged(&client, &ns, &first, 1).await.then_some(())
+    })
+    .await;
+    let relists_before = metric(driver.port, "metahook_driver_cache_relists_total");
+
+    // The driver is frozen while the API server restarts and the world
+    // changes under it; then etcd forgets the history it would resume from.
+    driver.signal("STOP");
+    control("/apiserver/stop?grace=5");
+    control("/apiserver/start");
+    let later = names("after", 5);
+    create_hellos(&client, &ns, &later, 1).await;
+    let hello_api = hello_api(&client, &ns);
+    hello_api
+        .patch(
+            &first[0],
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 2}})),
+        )
+        .await
+        .expect("scaling a Hello");
+    hello_api
+        .delete(&first[1], &DeleteParams::default())
+        .await
+        .expect("deleting a Hello");
+    control("/etcd/compact");
+    driver.signal("CONT");
+
+    wait_for("the driver to list again", || async {
+        (metric(driver.port, "metahook_driver_cache_relists_total") > relists_before).then_some(())
+    })
+    .await;
+    wait_for("the Hellos made while it was away to converge", || async {
+        all_converged(&client, &ns, &later, 1).await.then_some(())
+    })
+    .await;
+    wait_for("the scale made while it was away", || async {
+        converged(&client, &ns, &first[0], 2).await.then_some(())
+    })
+    .await;
+    wait_gone(
+        "the Hello deleted while it was away to be finalized",
+        &hello_api,
+        &first[1],
+    )
+    .await;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
+    wait_gone("its Deployment", &deployments, &first[1]).await;
+    assert_no_child_duplicated_or_deleted(&ns, &[first[1].as_str()]);
+    delete_all_hellos(&client, &ns).await;
+    drop_namespace(&client, &ns).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: tests/e2e/run.sh"]
+async fn a_killed_leader_is_replaced_and_never_two_write() {
+    let client = admin().await;
+    install_crds(&client).await;
+    let ns = namespace(&client, "e2e-leader").await;
+    // Each replica with an identity of its own, so the audit log tells
+    // their writes apart.
+    let replica = |name: &str| {
+        spawn(
+            &kubeconfig_as(&format!("metahook-{name}")),
+            &[
+                "serve",
+                "--drive",
+                "--leader-election",
+                "--leader-election-namespace",
+                &ns,
+                "--pod-name",
+                name,
+            ],
+        )
+    };
+    let leader = replica("a");
+    wait_for("replica a to lead", || async {
+        readyz(leader.port).then_some(())
+    })
+    .await;
+    let standby = replica("b");
+    let hellos = names("leader", 10);
+    create_hellos(&client, &ns, &hellos, 1).await;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
+    wait_for("the leader to be at work", || async {
+        (!deployments
+            .list(&ListParams::default())
+            .await
+            .ok()?
+            .items
+            .is_empty())
+        .then_some(())
+    })
+    .await;
+    assert!(!readyz(standby.port), "a standby is not ready");
+
+    // SIGKILL: the lease is not released; the standby waits it out.
+    leader.signal("KILL");
+    let killed = Instant::now();
+    wait_for("replica b to take over", || async {
+        readyz(standby.port).then_some(())
+    })
+    .await;
+    let took_over = killed.elapsed();
+    wait_for("replica b to finish the work", || async {
+        all_converged(&client, &ns, &hellos, 1).await.then_some(())
+    })
+    .await;
+    say(&format!(
+        "leader change: the standby led {:.1} s after the leader was killed; all converged {:.1} s after",
+        took_over.as_secs_f64(),
+        killed.elapsed().as_secs_f64()
+    ));
+
+    let writes = driver_writes(&ns);
+    let by = |user: &str| -> Vec<&Write> { writes.iter().filter(|w| w.user == user).collect() };
+    let (a, b) = (by("metahook-a"), by("metahook-b"));
+    assert!(
+        !a.is_empty() && !b.is_empty(),
+        "both replicas wrote: a {}, b {}",
+        a.len(),
+        b.len()
+    );
+    let a_last = a
+        .iter()
+        .map(|w| w.completed.as_str())
+        .max()
+        .unwrap_or_default();
+    let b_first = b
+        .iter()
+        .map(|w| w.received.as_str())
+        .min()
+        .unwrap_or_default();
+    assert!(
+        a_last < b_first,
+        "two writers at once: a wrote until {a_last}, b from {b_first}"
+    );
+    assert_no_child_duplicated_or_deleted(&ns, &[]);
+    // The new leader finalizes too.
+    delete_all_hellos(&client, &ns).await;
+    drop(standby);
+    drop_namespace(&client, &ns).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: tests/e2e/run.sh"]
+async fn a_conflicting_writer_is_undone_without_a_hot_loop() {
+    let path = kubeconfig();
+    let client = admin().await;
+    install_crds(&client).await;
+    let _driver = start_driver(&path).await;
+    let ns = namespace(&client, "e2e-conflict").await;
+    let name = names("conflict", 1);
+    create_hellos(&client, &ns, &name, 2).await;
+    wait_for("the Hello to converge", || async {
+        converged(&client, &ns, &name[0], 2).await.then_some(())
+    })
+    .await;
+    let deployment_writes = || {
+        driver_writes(&ns)
+            .into_iter()
+            .filter(|w| w.resource == "deployments" && w.name == name[0])
+            .count()
+    };
+    let before = deployment_writes();
+
+    // Another field manager takes a field the driver's apply owns.
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
+    deployments
+        .patch(
+            &name[0],
+            &PatchParams::apply("intruder").force(),
+            &Patch::Apply(json!({
+                "apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": name[0]},
+                "spec": {"replicas": 5}
+            })),
+        )
+        .await
+        .expect("the intruder's apply");
+    wait_for("the driver to take spec.replicas back", || async {
+        converged(&client, &ns, &name[0], 2).await.then_some(())
+    })
+    .await;
+    let after = deployment_writes();
+    // A window in which a hot loop would show; nothing is timed.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let settled = deployment_writes();
+    say(&format!(
+        "conflicting writer: the driver wrote the Deployment {} time(s) to take it back, {} more in the next 5 s",
+        after - before,
+        settled - after
+    ));
+    assert!(
+        (1..=2).contains(&(after - before)),
+        "one apply (two if a status change raced it) takes the field back, not {}",
+        after - before
+    );
+    assert_eq!(settled, after, "no write once it is back: no hot loop");
+    delete_all_hellos(&client, &ns).await;
+    drop_namespace(&client, &ns).await;
+}
+
+/// A hook server that takes every request and never answers (until the
+/// listener is dropped): a hook slower than its timeout.
+struct SilentHook {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl SilentHook {
+    fn start(port: u16) -> SilentHook {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let listener =
+            std::net::TcpListener::bind(("127.0.0.1", port)).expect("binding the silent hook");
+        listener
+            .set_nonblocking(true)
+            .expect("a non-blocking listener");
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let stopping = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut held = Vec::new();
+            // Bounded by the stop flag: the test sets it before it ends.
+            while !stopping.load(Ordering::Acquire) {
+                match listener.accept() {
+                    Ok((conn, _)) => held.push(conn),
+                    Err(_) => std::thread::sleep(Duration::from_millis(20)),
+                }
+            }
+        });
+        SilentHook {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for SilentHook {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Release);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: tests/e2e/run.sh"]
+async fn a_hook_down_or_slow_changes_nothing_and_backs_off() {
+    let path = kubeconfig();
+    let client = admin().await;
+    install_crds(&client).await;
+    let ns = namespace(&client, "e2e-hookdown").await;
+    let port = free_port();
+    // The Hello controller, its hooks at a port of ours, with a short
+    // timeout.
+    let dir = std::env::temp_dir().join(format!("metahook-e2e-hookdown-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let manifest = include_str!("../../metacontroller/hello.yaml");
+    let mut text = String::new();
+    let mut lines = manifest.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() == "service:" {
+            let indent = &line[..line.len() - line.trim_start().len()];
+            for _ in 0..3 {
+                lines.next();
+            }
+            let path_line = lines.next().expect("the webhook's path after its service");
+            let hook_path = path_line.trim().trim_start_matches("path:").trim();
+            text.push_str(&format!(
+                "{indent}url: \"http://127.0.0.1:{port}{hook_path}\"\n"
+            ));
+        } else if line.trim().starts_with("timeout:") {
+            let indent = &line[..line.len() - line.trim_start().len()];
+            text.push_str(&format!("{indent}timeout: 1s\n"));
+        } else {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    std::fs::write(dir.join("hello.yaml"), text).expect("writing the manifest");
+    let driver = start(
+        &path,
+        &[
+            "drive",
+            "--controllers",
+            dir.to_str().expect("a UTF-8 path"),
+        ],
+    )
+    .await;
+    let silent = SilentHook::start(port);
+    let name = names("hookdown", 1);
+    create_hellos(&client, &ns, &name, 1).await;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
+
+    // Slower than its timeout: a Warning says so, nothing is created.
+    wait_for("a Warning that the hook timed out", || async {
+        warnings_about(&client, &ns, &name[0])
+            .await
+            .iter()
+            .any(|e| {
+                e.reason.as_deref() == Some("SyncError")
+                    && e.note
+                        .as_deref()
+                        .is_some_and(|n| n.contains("did not answer within 1s"))
+            })
+            .then_some(())
+    })
+    .await;
+    // Down: connection refused.
+    drop(silent);
+    wait_for("a Warning that the hook cannot be reached", || async {
+        warnings_about(&client, &ns, &name[0])
+            .await
+            .iter()
+            .any(|e| {
+                e.reason.as_deref() == Some("SyncError")
+                    && e.note
+                        .as_deref()
+                        .is_some_and(|n| n.contains("Connection refused"))
+            })
+            .then_some(())
+    })
+    .await;
+    wait_for("the backoff to grow past a second", || async {
+        (metric(
+            driver.port,
+            "metahook_driver_longest_backoff_seconds{controller=\"hello\"}",
+        ) > 1.0)
+            .then_some(())
+    })
+    .await;
+    assert!(
+        deployments
+            .get_opt(&name[0])
+            .await
+            .expect("listing")
+            .is_none(),
+        "no child is touched while the hook fails"
+    );
+    let hello = hello_api(&client, &ns)
+        .get(&name[0])
+        .await
+        .expect("the Hello");
+    assert!(
+        hello.data.get("status").is_none_or(|s| s.is_null()),
+        "no status written: {:?}",
+        hello.data.get("status")
+    );
+
+    // The hook answers again: the Hello converges and the backoff resets.
+    let _hooks = start_on(&path, &["serve"], port).await;
+    wait_for("the Hello to converge once the hook answers", || async {
+        converged(&client, &ns, &name[0], 1).await.then_some(())
+    })
+    .await;
+    wait_for("the backoff to reset", || async {
+        (metric(
+            driver.port,
+            "metahook_driver_longest_backoff_seconds{controller=\"hello\"}",
+        ) == 0.0)
+            .then_some(())
+    })
+    .await;
+    drop(driver);
+    let _ = std::fs::remove_dir_all(&dir);
+    drop_namespace(&client, &ns).await;
+}
