@@ -1135,6 +1135,10 @@ def test_dockerfile_is_multi_stage_release_and_non_root() -> None:
     assert re.search(r"cargo build --release --locked --bin metahook", text)
     assert re.search(r"^USER 65532:65532$", text, re.MULTILINE)
     assert re.search(r'^ENTRYPOINT \["/usr/local/bin/metahook"\]$', text, re.MULTILINE)
+    # Freed request bodies go back to the kernel (bench/memory.sh measures
+    # with the same setting).
+    assert re.search(r"^ENV MALLOC_MMAP_THRESHOLD_=131072$", text, re.MULTILINE)
+    assert "MALLOC_MMAP_THRESHOLD_=131072" in (ROOT / "bench" / "memory.sh").read_text()
     # The chart runs the image's user; keep them in step.
     values = load_yaml_file(ROOT / "values.yaml")
     assert values["securityContext"]["runAsUser"] == 65532 == values["podSecurityContext"]["runAsUser"]
