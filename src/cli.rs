@@ -45,6 +45,18 @@ pub struct ServeArgs {
     /// Largest request body accepted; Metacontroller sends every child whole.
     #[arg(long, env = "METAHOOK_MAX_BODY_BYTES", default_value_t = 32 * 1024 * 1024)]
     pub max_body_bytes: usize,
+    /// Memory for request bodies, across all connections and workers: every
+    /// byte of a hook request body held counts until its hook has answered.
+    /// A body that would take the total over it gets 429 with Retry-After
+    /// (before it is read when Content-Length declares it; chunked bodies
+    /// when their buffer grows past it); one larger than the whole budget
+    /// gets 413. The default is half the chart's 256 MiB memory limit: the
+    /// other half is for the process itself (about 10 MiB), actix's buffers
+    /// of open connections (up to about 160 KiB each) and what a hook
+    /// builds from a body, one hook per worker at a time (measured: Hello
+    /// 0.7 times its body, Hikawa 2.7 times; README, Robustness).
+    #[arg(long, env = "METAHOOK_MAX_BUFFERED_BYTES", default_value_t = 128 * 1024 * 1024)]
+    pub max_buffered_bytes: usize,
     /// Hook requests handled at once; past it, 429 with Retry-After.
     #[arg(long, env = "METAHOOK_MAX_IN_FLIGHT", default_value_t = 1024)]
     pub max_in_flight: usize,
@@ -168,6 +180,16 @@ mod tests {
         let cli = Cli::try_parse_from(["metahook", "--listen", "127.0.0.1:9000"]).unwrap();
         assert!(cli.command.is_none());
         assert_eq!(cli.serve.listen.port(), 9000);
+    }
+
+    #[test]
+    fn the_memory_budget_defaults_to_half_the_charts_limit() {
+        let cli = Cli::try_parse_from(["metahook"]).unwrap();
+        assert_eq!(cli.serve.max_buffered_bytes, 128 * 1024 * 1024);
+        // Within it, the largest body accepted by default.
+        assert!(cli.serve.max_body_bytes <= cli.serve.max_buffered_bytes);
+        let cli = Cli::try_parse_from(["metahook", "--max-buffered-bytes", "1048576"]).unwrap();
+        assert_eq!(cli.serve.max_buffered_bytes, 1 << 20);
     }
 
     #[test]

@@ -182,3 +182,27 @@ Ready and would keep `helm --wait` from finishing).
 {{- .Values.replicas | int -}}
 {{- end -}}
 {{- end }}
+
+{{/*
+METAHOOK_MAX_BUFFERED_BYTES: .Values.server.maxBufferedBytes, or, when it is
+null, half of resources.limits.memory (the other half is for the process, the
+connections' buffers and the hooks' decoding; see values.yaml). Empty when
+neither is set: the binary's default (128 MiB) applies.
+*/}}
+{{- define "metahook.maxBufferedBytes" -}}
+{{- $explicit := .Values.server.maxBufferedBytes -}}
+{{- $limit := dig "limits" "memory" nil (.Values.resources | default dict) -}}
+{{- if not (kindIs "invalid" $explicit) -}}
+{{- $explicit | int64 -}}
+{{- else if kindIs "string" $limit -}}
+{{- $number := regexFind "^\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)" $limit -}}
+{{- $suffix := trimPrefix $number $limit -}}
+{{- $units := dict "" 1 "k" 1000 "M" 1000000 "G" 1000000000 "T" 1000000000000 "Ki" 1024 "Mi" 1048576 "Gi" 1073741824 "Ti" 1099511627776 -}}
+{{- if not (and $number (hasKey $units $suffix)) -}}
+{{- fail (printf "resources.limits.memory %q: the chart derives server.maxBufferedBytes from k, M, G, T, Ki, Mi, Gi or Ti; set server.maxBufferedBytes (bytes) instead" $limit) -}}
+{{- end -}}
+{{- divf (mulf (trimPrefix "+" $number | float64) (get $units $suffix)) 2 | int64 -}}
+{{- else if not (kindIs "invalid" $limit) -}}
+{{- divf $limit 2 | int64 -}}
+{{- end -}}
+{{- end }}

@@ -267,6 +267,8 @@ async fn metrics_count_requests_by_controller_hook_and_code() {
         r#"metahook_hook_requests_total{controller="unknown",hook="unknown",code="404"} 1"#,
         r#"metahook_hook_request_duration_seconds_count{controller="hello",hook="sync"} 2"#,
         "metahook_hook_requests_in_flight 0",
+        "metahook_hook_request_bytes_buffered 0",
+        "metahook_hook_request_bytes_budget 134217728",
     ] {
         assert!(text.contains(line), "missing {line:?} in\n{text}");
     }

@@ -1,9 +1,11 @@
-//! Reading a hook request's body: JSON only, bounded in size and in time.
+//! Reading a hook request's body: JSON only, bounded in size, in time, and
+//! by the process-wide memory budget.
 
+use super::budget::{Budget, Reservation};
 use super::errors::ApiError;
 use actix_web::HttpRequest;
 use actix_web::http::header;
-use actix_web::web::{self, Bytes, BytesMut};
+use actix_web::web;
 use futures_util::StreamExt;
 use std::time::Duration;
 
@@ -31,15 +33,32 @@ pub fn require_json(req: &HttpRequest) -> Result<(), ApiError> {
     }
 }
 
+/// A request's body, read whole, and the share of the memory budget it holds
+/// until dropped (after the hook has run).
+#[derive(Debug)]
+pub struct Buffered<'a> {
+    pub bytes: Vec<u8>,
+    _held: Reservation<'a>,
+}
+
+/// The smallest buffer a chunked body starts with.
+const FIRST_BUFFER: usize = 16 * 1024;
+
 /// Reads the whole body, refusing more than `limit` bytes (by
-/// `Content-Length` before reading, and while reading) and a client slower
-/// than `timeout`.
-pub async fn read(
+/// `Content-Length` before reading, and while reading), a body the memory
+/// `budget` cannot hold now (likewise: before reading when `Content-Length`
+/// says so, else as the buffer grows), and a client slower than `timeout`
+/// for the whole body.
+pub async fn read<'a>(
     req: &HttpRequest,
     mut payload: web::Payload,
     limit: usize,
     timeout: Duration,
-) -> Result<Bytes, ApiError> {
+    budget: &'a Budget,
+) -> Result<Buffered<'a>, ApiError> {
+    // A body the whole budget cannot hold is never going to fit: 413, not a
+    // 429 that Metacontroller would retry for ever.
+    let limit = limit.min(budget.max());
     let declared = req
         .headers()
         .get(header::CONTENT_LENGTH)
@@ -48,17 +67,35 @@ pub async fn read(
     if declared.is_some_and(|len| len > limit) {
         return Err(ApiError::TooLarge { limit });
     }
+    let over_budget = |_| ApiError::MemoryBudgetExceeded {
+        budget: budget.max(),
+    };
+    // The buffer is counted by its capacity, the memory it takes: exactly
+    // the declared length, or up to twice a chunked body's length as it
+    // doubles.
+    let mut held = budget.reserve(declared.unwrap_or(0)).map_err(over_budget)?;
     let read = async move {
-        let mut buf = BytesMut::with_capacity(declared.unwrap_or(16 * 1024).min(limit));
+        let mut buf = Vec::with_capacity(declared.unwrap_or(0));
         while let Some(chunk) = payload.next().await {
             let chunk = chunk.map_err(|e| ApiError::BodyRead(e.to_string()))?;
-            if buf.len() + chunk.len() > limit {
+            let needed = buf.len() + chunk.len();
+            if needed > limit {
                 return Err(ApiError::TooLarge { limit });
+            }
+            if needed > buf.capacity() {
+                let capacity = needed.max(buf.capacity() * 2).max(FIRST_BUFFER).min(limit);
+                held.grow_to(capacity).map_err(over_budget)?;
+                buf.reserve_exact(capacity - buf.len());
             }
             buf.extend_from_slice(&chunk);
         }
-        Ok(buf.freeze())
+        Ok(Buffered {
+            bytes: buf,
+            _held: held,
+        })
     };
+    // The reservation lives inside `read`: a timeout drops it with the
+    // future, and so does a client that goes away.
     actix_web::rt::time::timeout(timeout, read)
         .await
         .map_err(|_| ApiError::BodyTimeout {

@@ -18,7 +18,9 @@ pub enum ApiError {
     MethodNotAllowed { method: String },
     #[error("the body must be JSON (Content-Type: application/json), got {got:?}")]
     UnsupportedMediaType { got: String },
-    #[error("the body is larger than {limit} bytes (see --max-body-bytes)")]
+    #[error(
+        "the body is larger than {limit} bytes (see --max-body-bytes and --max-buffered-bytes)"
+    )]
     TooLarge { limit: usize },
     #[error("the body did not arrive within {seconds}s")]
     BodyTimeout { seconds: u64 },
@@ -26,6 +28,10 @@ pub enum ApiError {
     BodyRead(String),
     #[error("too many requests in flight; retry after a second")]
     Overloaded,
+    #[error(
+        "the request bodies being held would take more than {budget} bytes of memory (see --max-buffered-bytes); retry after a second"
+    )]
+    MemoryBudgetExceeded { budget: usize },
     #[error(transparent)]
     Decode(DecodeError),
     #[error("encoding the response failed: {0}")]
@@ -67,11 +73,24 @@ impl ApiError {
             ApiError::BodyTimeout { .. } => "RequestTimeout",
             ApiError::BodyRead(_) => "BadBody",
             ApiError::Overloaded => "Overloaded",
+            ApiError::MemoryBudgetExceeded { .. } => "MemoryBudgetExceeded",
             ApiError::Decode(DecodeError::Syntax { .. }) => "MalformedJson",
             ApiError::Decode(DecodeError::Shape { .. }) => "InvalidRequest",
             ApiError::Encode(_) => "EncodeFailed",
             ApiError::HookPanicked { .. } => "HookPanicked",
             ApiError::Metrics => "MetricsFailed",
+        }
+    }
+
+    /// For a request the service refused to protect itself (a bound on
+    /// requests, bytes or time) rather than for what it said: its reason.
+    pub fn refusal(&self) -> Option<&'static str> {
+        match self {
+            ApiError::Overloaded
+            | ApiError::MemoryBudgetExceeded { .. }
+            | ApiError::TooLarge { .. }
+            | ApiError::BodyTimeout { .. } => Some(self.reason()),
+            _ => None,
         }
     }
 }
@@ -88,7 +107,14 @@ impl ResponseError for ApiError {
                 StatusCode::BAD_REQUEST
             }
             ApiError::Decode(DecodeError::Shape { .. }) => StatusCode::UNPROCESSABLE_ENTITY,
-            ApiError::Overloaded => StatusCode::TOO_MANY_REQUESTS,
+            // 429 rather than 503: both are "come back later", but on 429
+            // Metacontroller requeues after Retry-After with no warning event
+            // and no backoff (METACONTROLLER.md §1.1), and so does the bundled
+            // driver; a 503 would be an error event and exponential backoff
+            // on the parent for a condition that lasts as long as a body read.
+            ApiError::Overloaded | ApiError::MemoryBudgetExceeded { .. } => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             ApiError::Encode(_) | ApiError::HookPanicked { .. } | ApiError::Metrics => {
                 StatusCode::INTERNAL_SERVER_ERROR
             }
@@ -106,7 +132,7 @@ impl ResponseError for ApiError {
         };
         let mut response = HttpResponse::build(status);
         match self {
-            ApiError::Overloaded => {
+            ApiError::Overloaded | ApiError::MemoryBudgetExceeded { .. } => {
                 response.insert_header((header::RETRY_AFTER, "1"));
             }
             ApiError::MethodNotAllowed { .. } => {

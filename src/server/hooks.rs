@@ -67,7 +67,12 @@ async fn respond(
         Ok((c, kind, handler)) => answer(&req, payload, &state, c, kind, handler).await,
         Err(err) => Err(err),
     }
-    .unwrap_or_else(|err| err.error_response());
+    .unwrap_or_else(|err| {
+        if let Some(reason) = err.refusal() {
+            state.metrics.refused(reason);
+        }
+        err.error_response()
+    });
     state.metrics.observe(
         controller_label,
         hook_label,
@@ -87,11 +92,20 @@ async fn answer(
 ) -> Result<HttpResponse, ApiError> {
     let _permit = state.in_flight.try_acquire().ok_or(ApiError::Overloaded)?;
     body::require_json(req)?;
-    let bytes = body::read(req, payload, state.max_body_bytes, state.request_timeout).await?;
+    // Held, and counted against the memory budget, until the hook has
+    // answered: decoding takes memory in proportion to the body too.
+    let request = body::read(
+        req,
+        payload,
+        state.max_body_bytes,
+        state.request_timeout,
+        &state.budget,
+    )
+    .await?;
     let now = (state.clock)();
     // The hooks are pure and own nothing shared, so a panic leaves nothing
     // half-changed behind: answer 500 and keep serving.
-    let outcome = catch_unwind(AssertUnwindSafe(|| handler(&bytes, now))).map_err(|panic| {
+    let outcome = catch_unwind(AssertUnwindSafe(|| handler(&request.bytes, now))).map_err(|panic| {
         let message = panic_message(panic.as_ref());
         tracing::error!(controller = controller.name, hook = kind.as_str(), %message, "hook panicked");
         ApiError::HookPanicked {

@@ -28,6 +28,11 @@ pub struct HookLabels {
     pub hook: &'static str,
 }
 
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RefusalLabels {
+    pub reason: &'static str,
+}
+
 type HistogramFamily = Family<HookLabels, Histogram, fn() -> Histogram>;
 
 pub struct Metrics {
@@ -35,6 +40,11 @@ pub struct Metrics {
     requests: Family<RequestLabels, Counter>,
     duration: HistogramFamily,
     pub in_flight: Gauge,
+    /// Bytes of hook request bodies held now, kept by the memory budget.
+    pub bytes_buffered: Gauge,
+    /// `--max-buffered-bytes`, set once.
+    pub bytes_budget: Gauge,
+    refused: Family<RefusalLabels, Counter>,
     /// The bundled driver's metrics, registered only when driving, so that
     /// `serve` alone exposes exactly the hook service's metrics.
     pub driver: Option<Arc<DriverMetrics>>,
@@ -52,6 +62,9 @@ impl Metrics {
         let requests = Family::<RequestLabels, Counter>::default();
         let duration: HistogramFamily = Family::new_with_constructor(latency_histogram);
         let in_flight = Gauge::default();
+        let bytes_buffered = Gauge::default();
+        let bytes_budget = Gauge::default();
+        let refused = Family::<RefusalLabels, Counter>::default();
         registry.register(
             "hook_requests",
             "Hook requests answered, by controller, hook and HTTP status code",
@@ -67,11 +80,32 @@ impl Metrics {
             "Hook requests being answered now",
             in_flight.clone(),
         );
+        registry.register(
+            "hook_request_bytes_buffered",
+            "Bytes of hook request bodies held in memory now, counted against \
+             metahook_hook_request_bytes_budget (--max-buffered-bytes)",
+            bytes_buffered.clone(),
+        );
+        registry.register(
+            "hook_request_bytes_budget",
+            "The most bytes of hook request bodies held at once (--max-buffered-bytes)",
+            bytes_budget.clone(),
+        );
+        registry.register(
+            "hook_requests_refused",
+            "Hook requests refused by a bound, by reason: Overloaded (--max-in-flight), \
+             MemoryBudgetExceeded (--max-buffered-bytes), PayloadTooLarge (--max-body-bytes), \
+             RequestTimeout (--request-timeout-seconds)",
+            refused.clone(),
+        );
         Metrics {
             registry,
             requests,
             duration,
             in_flight,
+            bytes_buffered,
+            bytes_budget,
+            refused,
             driver: None,
         }
     }
@@ -97,6 +131,10 @@ impl Metrics {
         self.duration
             .get_or_create(&HookLabels { controller, hook })
             .observe(took.as_secs_f64());
+    }
+
+    pub fn refused(&self, reason: &'static str) {
+        self.refused.get_or_create(&RefusalLabels { reason }).inc();
     }
 
     pub fn encode(&self) -> Result<String, std::fmt::Error> {

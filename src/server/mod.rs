@@ -4,12 +4,14 @@
 //! `/readyz` and `/metrics` are for the kubelet and Prometheus.
 
 mod body;
+mod budget;
 mod errors;
 mod health;
 mod hooks;
 mod in_flight;
 mod metrics;
 
+pub use budget::Budget;
 pub use errors::ApiError;
 pub use in_flight::InFlight;
 pub use metrics::Metrics;
@@ -32,6 +34,7 @@ use tracing_actix_web::{DefaultRootSpanBuilder, RequestId, RootSpanBuilder, Trac
 pub struct Settings {
     pub listen: SocketAddr,
     pub max_body_bytes: usize,
+    pub max_buffered_bytes: usize,
     pub max_in_flight: usize,
     pub max_connections: usize,
     pub request_timeout: Duration,
@@ -44,6 +47,7 @@ impl From<ServeArgs> for Settings {
         Settings {
             listen: args.listen,
             max_body_bytes: args.max_body_bytes,
+            max_buffered_bytes: args.max_buffered_bytes,
             max_in_flight: args.max_in_flight,
             max_connections: args.max_connections,
             request_timeout: Duration::from_secs(args.request_timeout_seconds),
@@ -59,6 +63,7 @@ impl Settings {
         Settings {
             listen,
             max_body_bytes: 32 * 1024 * 1024,
+            max_buffered_bytes: 128 * 1024 * 1024,
             max_in_flight: 1024,
             max_connections: 256,
             request_timeout: Duration::from_secs(10),
@@ -74,6 +79,8 @@ pub struct AppState {
     pub max_body_bytes: usize,
     pub request_timeout: Duration,
     pub in_flight: InFlight,
+    /// Bytes of request bodies held at once, across workers.
+    pub budget: Budget,
     pub metrics: Metrics,
     /// Where hooks get `now` from: the system clock, or a pinned one in tests.
     pub clock: fn() -> jiff::Timestamp,
@@ -91,11 +98,23 @@ pub type Gate = Arc<dyn Fn() -> bool + Send + Sync>;
 impl AppState {
     pub fn new(controllers: &'static [Controller], settings: &Settings) -> Self {
         let metrics = Metrics::new();
+        let budget = Budget::new(settings.max_buffered_bytes, metrics.bytes_buffered.clone());
+        metrics
+            .bytes_budget
+            .set(i64::try_from(budget.max()).unwrap_or(i64::MAX));
+        if settings.max_body_bytes > budget.max() {
+            tracing::warn!(
+                max_body_bytes = settings.max_body_bytes,
+                max_buffered_bytes = budget.max(),
+                "--max-body-bytes is over --max-buffered-bytes: bodies larger than the budget get 413"
+            );
+        }
         AppState {
             controllers,
             max_body_bytes: settings.max_body_bytes,
             request_timeout: settings.request_timeout,
             in_flight: InFlight::new(settings.max_in_flight, metrics.in_flight.clone()),
+            budget,
             metrics,
             clock: jiff::Timestamp::now,
             ready: AtomicBool::new(false),

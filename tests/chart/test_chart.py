@@ -50,7 +50,8 @@ EVERYTHING = {
     "image": {"repository": "registry.example.com/platform/metahook", "tag": "1.2.3", "pullPolicy": "Always"},
     "imagePullSecrets": [{"name": "regcred"}],
     "replicas": 3,
-    "server": {"port": 9090, "maxBodyBytes": 1048576, "maxInFlight": 64, "requestTimeoutSeconds": 5,
+    "server": {"port": 9090, "maxBodyBytes": 1048576, "maxBufferedBytes": 8388608, "maxInFlight": 64,
+               "requestTimeoutSeconds": 5,
                "shutdownTimeoutSeconds": 20, "workers": 2, "logFormat": "text"},
     "service": {"port": 8081, "annotations": {"example.com/service": "yes"}},
     "serviceAccount": {"annotations": {"example.com/sa": "yes"}},
@@ -215,6 +216,59 @@ def test_default_deployment(default: Rendered) -> None:
     selector = deployment["spec"]["selector"]["matchLabels"]
     assert selector == {"app.kubernetes.io/name": "metahook", "app.kubernetes.io/instance": "metahook"}
     assert deployment["spec"]["template"]["metadata"]["labels"] == selector
+
+
+def cli_default(env_name: str) -> int:
+    """The default src/cli.rs gives the flag read from `env_name`, when it is
+    a product of integers (`128 * 1024 * 1024`)."""
+    text = (ROOT / "src" / "cli.rs").read_text()
+    match = re.search(r'env = "%s", default_value_t = ([0-9 *]+)\)' % env_name, text)
+    assert match, f"no integer default for {env_name} in src/cli.rs"
+    product = 1
+    for factor in match.group(1).split("*"):
+        product *= int(factor)
+    return product
+
+
+def test_memory_budget_is_half_the_memory_limit_by_default(default: Rendered) -> None:
+    """The chart's default budget for request bodies is the binary's default,
+    half of the default 256Mi limit; the body limit fits in it."""
+    env = default.env()
+    limit = 256 * 1024 * 1024
+    assert default.container["resources"]["limits"]["memory"] == "256Mi"
+    assert env["METAHOOK_MAX_BUFFERED_BYTES"] == str(limit // 2)
+    assert int(env["METAHOOK_MAX_BUFFERED_BYTES"]) == cli_default("METAHOOK_MAX_BUFFERED_BYTES")
+    assert int(env["METAHOOK_MAX_BODY_BYTES"]) <= int(env["METAHOOK_MAX_BUFFERED_BYTES"])
+
+
+@pytest.mark.parametrize(("memory", "budget"), [
+    ("512Mi", 256 * 2**20), ("1Gi", 2**29), ("0.5Gi", 2**28), ("300M", 150_000_000), ("+2Gi", 2**30),
+    (268435456, 134217728),
+])
+def test_memory_budget_follows_the_memory_limit(chart: helm_python.Chart, memory: str | int, budget: int) -> None:
+    out = render(chart, {"resources": {"limits": {"memory": memory}}})
+    assert out.env()["METAHOOK_MAX_BUFFERED_BYTES"] == str(budget)
+
+
+def test_memory_budget_can_be_set_or_left_to_the_binary(chart: helm_python.Chart) -> None:
+    explicit = render(chart, {"server": {"maxBufferedBytes": 100_000_000}})
+    assert explicit.env()["METAHOOK_MAX_BUFFERED_BYTES"] == "100000000"
+    # No memory limit and no value: the binary's default applies.
+    unlimited = render(chart, {"resources": {"limits": None}})
+    assert "METAHOOK_MAX_BUFFERED_BYTES" not in unlimited.env()
+    with pytest.raises(helm_python.HelmError, match="server.maxBufferedBytes"):
+        render(chart, {"resources": {"limits": {"memory": "1e9"}}})
+
+
+def test_a_body_limit_over_the_memory_budget_fails(chart: helm_python.Chart) -> None:
+    """A body larger than the budget could never be held: say so at install
+    rather than answer every such request 413."""
+    with pytest.raises(helm_python.HelmError, match="maxBodyBytes .* is over the memory budget"):
+        render(chart, {"resources": {"limits": {"memory": "32Mi"}}})
+    with pytest.raises(helm_python.HelmError, match="maxBodyBytes .* is over the memory budget"):
+        render(chart, {"server": {"maxBufferedBytes": 1024}})
+    fits = render(chart, {"resources": {"limits": {"memory": "32Mi"}}, "server": {"maxBodyBytes": 8388608}})
+    assert fits.env()["METAHOOK_MAX_BUFFERED_BYTES"] == str(16 * 2**20)
 
 
 def test_probes_hit_health_endpoints(default: Rendered) -> None:
@@ -578,7 +632,8 @@ def test_driver_env_names_are_the_ones_the_binary_reads(driver: Rendered, chart:
     assert {"METAHOOK_CONTROLLERS", "METAHOOK_LISTEN", "METAHOOK_LEADER_ELECTION"} <= known, known
     assert set(DRIVER_ENV) <= known
     everything = render(chart, {**EVERYTHING, "mode": "driver", "driver": {"leaseName": "metahook-leader"}})
-    for out in (driver, everything):
+    hooks_only = render(chart, EVERYTHING)
+    for out in (driver, everything, hooks_only):
         ours = [e["name"] for e in out.container["env"] if e["name"].startswith(("METAHOOK_", "POD_"))]
         assert ours and set(ours) <= known, set(ours) - known
         assert len(ours) == len(set(ours)), ours
@@ -781,10 +836,10 @@ def test_everything_is_passed_through(chart: helm_python.Chart) -> None:
     assert pod["imagePullSecrets"] == [{"name": "regcred"}]
     assert container["args"] == ["serve", "--log-format=text"]
     assert env["RUST_LOG"] == "debug"
-    assert (env["METAHOOK_LISTEN"], env["METAHOOK_MAX_BODY_BYTES"], env["METAHOOK_MAX_IN_FLIGHT"],
-            env["METAHOOK_REQUEST_TIMEOUT_SECONDS"], env["METAHOOK_SHUTDOWN_TIMEOUT_SECONDS"],
-            env["METAHOOK_WORKERS"], env["METAHOOK_LOG_FORMAT"]) == (
-        "0.0.0.0:9090", "1048576", "64", "5", "20", "2", "text")
+    assert (env["METAHOOK_LISTEN"], env["METAHOOK_MAX_BODY_BYTES"], env["METAHOOK_MAX_BUFFERED_BYTES"],
+            env["METAHOOK_MAX_IN_FLIGHT"], env["METAHOOK_REQUEST_TIMEOUT_SECONDS"],
+            env["METAHOOK_SHUTDOWN_TIMEOUT_SECONDS"], env["METAHOOK_WORKERS"], env["METAHOOK_LOG_FORMAT"]) == (
+        "0.0.0.0:9090", "1048576", "8388608", "64", "5", "20", "2", "text")
     assert container["ports"][0]["containerPort"] == 9090
     assert out.one("Service")["spec"]["ports"][0] == {"name": "http", "port": 8081, "targetPort": "http",
                                                       "protocol": "TCP"}
@@ -857,6 +912,9 @@ MALFORMED = [
     ("bad log format", {"server": {"logFormat": "xml"}}, r"/server/logFormat"),
     ("host name instead of an address", {"server": {"host": "localhost"}}, r"/server/host"),
     ("zero workers", {"server": {"workers": 0}}, r"/server/workers.*minimum"),
+    ("zero memory budget", {"server": {"maxBufferedBytes": 0}}, r"/server/maxBufferedBytes.*minimum"),
+    ("memory budget as a quantity", {"server": {"maxBufferedBytes": "128Mi"}},
+     r"/server/maxBufferedBytes.*want null or integer"),
     ("bad quantity", {"resources": {"limits": {"memory": "lots"}}}, r"/resources/limits/memory"),
     ("unknown resources key", {"resources": {"request": {}}}, r"/resources.*'request' not allowed"),
     ("bad PDB budget", {"podDisruptionBudget": {"maxUnavailable": "half"}}, r"/podDisruptionBudget/maxUnavailable"),
@@ -1077,6 +1135,10 @@ def test_dockerfile_is_multi_stage_release_and_non_root() -> None:
     assert re.search(r"cargo build --release --locked --bin metahook", text)
     assert re.search(r"^USER 65532:65532$", text, re.MULTILINE)
     assert re.search(r'^ENTRYPOINT \["/usr/local/bin/metahook"\]$', text, re.MULTILINE)
+    # Freed request bodies go back to the kernel (bench/memory.sh measures
+    # with the same setting).
+    assert re.search(r"^ENV MALLOC_MMAP_THRESHOLD_=131072$", text, re.MULTILINE)
+    assert "MALLOC_MMAP_THRESHOLD_=131072" in (ROOT / "bench" / "memory.sh").read_text()
     # The chart runs the image's user; keep them in step.
     values = load_yaml_file(ROOT / "values.yaml")
     assert values["securityContext"]["runAsUser"] == 65532 == values["podSecurityContext"]["runAsUser"]
