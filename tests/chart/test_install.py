@@ -35,7 +35,7 @@ import subprocess
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 import helm_python
 import pytest
@@ -44,6 +44,10 @@ from conftest import CONTROLLERS, ROOT, load_yaml_documents
 from kube import Kube, wait_for
 
 pytestmark = pytest.mark.cluster
+
+T = TypeVar("T")
+# A wait on an outcome (Driver.wait_for).
+Wait = Callable[[str, Callable[[], Any]], Any]
 
 # What the tests need from tests/e2e/run.sh (or from `eval "$(tests/cluster/up.sh DIR)"`
 # and exports by hand).
@@ -238,6 +242,23 @@ class Driver:
         except OSError:
             return False
 
+    def refusals(self) -> list[str]:
+        return [line for line in self.text().splitlines() if REFUSAL.search(line) and TERMINATING not in line]
+
+    def wait_for(self, what: str, check: Callable[[], T | None]) -> T:
+        """kube.wait_for, failing at once when the driver has exited or been
+        refused something (instead of at the deadline)."""
+
+        def checked() -> T | None:
+            if self.process.poll() is not None:
+                raise AssertionError(f"metahook exited with {self.process.returncode} while waiting for {what}")
+            if refused := self.refusals():
+                raise AssertionError(f"the API server refused the driver while waiting for {what}:\n"
+                                     + "\n".join(refused[:5]))
+            return check()
+
+        return wait_for(what, checked)
+
     def stop(self) -> int:
         """SIGTERM, as the kubelet stops a pod; the exit status."""
         if self.process.poll() is None:
@@ -345,15 +366,15 @@ def test_driver_runs_as_the_chart_service_account(cluster: Cluster, driver_relea
     admin.create("/api/v1/namespaces", {"metadata": {"name": work}})
     driver = Driver(args, env, tmp_path / "metahook.log", port)
     try:
-        wait_for("the driver to be ready (the Lease held, caches synced)", driver.ready)
+        driver.wait_for("the driver to be ready (the Lease held, caches synced)", driver.ready)
         lease_name = env["METAHOOK_LEADER_ELECTION_LEASE"]
         lease_path = f"/apis/coordination.k8s.io/v1/namespaces/{driver_release.namespace}/leases/{lease_name}"
         lease = admin.ok("GET", lease_path)
         assert lease["spec"]["holderIdentity"] == pod_name, "the driver outside leads, and only it"
 
-        drive_hello(admin, work)
-        drive_hikawa(admin, work)
-        drive_foo(admin, work)
+        drive_hello(admin, work, driver.wait_for)
+        drive_hikawa(admin, work, driver.wait_for)
+        drive_foo(admin, work, driver.wait_for)
     finally:
         status = driver.stop()
         log = driver.text()
@@ -369,7 +390,7 @@ def test_driver_runs_as_the_chart_service_account(cluster: Cluster, driver_relea
     # Released on SIGTERM (a patch the Role grants), for a standby to take.
     assert not admin.ok("GET", lease_path)["spec"].get("holderIdentity"), "the Lease was not released"
 
-    refusals = [line for line in log.splitlines() if REFUSAL.search(line) and TERMINATING not in line]
+    refusals = driver.refusals()
     assert refusals == [], "the API server refused the driver something:\n" + "\n".join(refusals[:20])
 
     records = audit_records(cluster.audit_log, audit_offset, driver_account.username)
@@ -390,7 +411,7 @@ def controlled_by(obj: dict, uid: str) -> bool:
     return any(r["uid"] == uid and r.get("controller") for r in obj["metadata"].get("ownerReferences", []))
 
 
-def drive_hello(admin: Kube, ns: str) -> None:
+def drive_hello(admin: Kube, ns: str, wait: Wait) -> None:
     """A Deployment, a status that caught up with it, Events; then deletion
     runs finalize: the Deployment goes, the finalizer goes, the Hello goes."""
     hellos = api_path("fraim.co.jp/v1", "helloes", ns)
@@ -398,7 +419,7 @@ def drive_hello(admin: Kube, ns: str) -> None:
                                   "metadata": {"name": "hello"}, "spec": {"replicas": 2}})
     uid = hello["metadata"]["uid"]
     deployment_path = api_path("apps/v1", "deployments", ns, "hello")
-    deployment = wait_for("the Hello's Deployment", lambda: admin.get(deployment_path))
+    deployment = wait("the Hello's Deployment", lambda: admin.get(deployment_path))
     assert controlled_by(deployment, uid), deployment["metadata"].get("ownerReferences")
     assert deployment["spec"]["replicas"] == 2
 
@@ -408,7 +429,7 @@ def drive_hello(admin: Kube, ns: str) -> None:
         ok = status.get("observedGeneration") == h["metadata"]["generation"] and status.get("readyReplicas") == 2
         return h if ok else None
 
-    caught = wait_for("the Hello's status: readyReplicas 2 at its generation", caught_up)
+    caught = wait("the Hello's status: readyReplicas 2 at its generation", caught_up)
     assert HELLO_FINALIZER in caught["metadata"].get("finalizers", [])
 
     # An orphan matching the Hello's selector is adopted (an owner reference
@@ -419,18 +440,18 @@ def drive_hello(admin: Kube, ns: str) -> None:
         "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "stray"}},
                  "template": {"metadata": {"labels": {"app": "stray"}},
                               "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}})
-    wait_for("the adopted stray Deployment to be deleted",
+    wait("the adopted stray Deployment to be deleted",
              lambda: admin.get(api_path("apps/v1", "deployments", ns, "stray")) is None)
     events = api_path("events.k8s.io/v1", "events", ns)
-    wait_for("an Event about the Hello",
+    wait("an Event about the Hello",
              lambda: [e for e in admin.items(events) if e.get("regarding", {}).get("uid") == uid])
 
     admin.ok("DELETE", f"{hellos}/hello")
-    wait_for("finalize to delete the Deployment", lambda: admin.get(deployment_path) is None)
-    wait_for("the finalizer to go, and the Hello with it", lambda: admin.get(f"{hellos}/hello") is None)
+    wait("finalize to delete the Deployment", lambda: admin.get(deployment_path) is None)
+    wait("the finalizer to go, and the Hello with it", lambda: admin.get(f"{hellos}/hello") is None)
 
 
-def drive_hikawa(admin: Kube, ns: str) -> None:
+def drive_hikawa(admin: Kube, ns: str, wait: Wait) -> None:
     """Zundokos until a Kiyoshi: the status says so, and there is exactly one."""
     group = "zundokokiyoshi.kaitoy.github.com/v1beta1"
     hikawa = admin.create(api_path(group, "hikawas", ns), {
@@ -441,20 +462,20 @@ def drive_hikawa(admin: Kube, ns: str) -> None:
         status = admin.ok("GET", api_path(group, "hikawas", ns, "hikawa")).get("status", {})
         return status if status.get("kiyoshied") is True else None
 
-    status = wait_for("the Hikawa to say Kiyoshi!", kiyoshied)
+    status = wait("the Hikawa to say Kiyoshi!", kiyoshied)
     assert status["song"].endswith("Zun Zun Zun Zun Doko Kiyoshi!"), status
     kiyoshis = admin.items(api_path(group, "kiyoshis", ns))
     assert len(kiyoshis) == 1 and controlled_by(kiyoshis[0], uid), kiyoshis
 
 
-def drive_foo(admin: Kube, ns: str) -> None:
+def drive_foo(admin: Kube, ns: str, wait: Wait) -> None:
     """The Deployment spec.deploymentName names, and availableReplicas."""
     group = "samplecontroller.k8s.io/v1alpha1"
     foos = api_path(group, "foos", ns)
     foo = admin.create(foos, {"apiVersion": group, "kind": "Foo", "metadata": {"name": "example-foo"},
                               "spec": {"deploymentName": "foo-deployment", "replicas": 2}})
     uid = foo["metadata"]["uid"]
-    deployment = wait_for("the Foo's Deployment, ready",
+    deployment = wait("the Foo's Deployment, ready",
                           lambda: deployment_ready(admin, ns, "foo-deployment", 2))
     assert controlled_by(deployment, uid), deployment["metadata"].get("ownerReferences")
 
@@ -464,7 +485,7 @@ def drive_foo(admin: Kube, ns: str) -> None:
         ok = status.get("observedGeneration") == f["metadata"]["generation"] and status.get("availableReplicas") == 2
         return status if ok else None
 
-    wait_for("the Foo's status: availableReplicas 2 at its generation", available)
+    wait("the Foo's status: availableReplicas 2 at its generation", available)
 
 
 def test_driver_service_account_is_refused_what_it_must_not_have(driver_release: Installed,
