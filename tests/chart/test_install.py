@@ -31,6 +31,7 @@ import os
 import re
 import secrets
 import signal
+import socket
 import subprocess
 import urllib.request
 from dataclasses import dataclass
@@ -212,8 +213,6 @@ PLURALS = {
 
 
 def free_port() -> int:
-    import socket
-
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -318,9 +317,9 @@ def pod_command(cluster: Cluster, installed: Installed, account: ServiceAccount,
 
 
 # A refusal in the driver's log: the API server's 403 / Forbidden, however
-# it is worded. The number stands alone (not a digit run or a decimal
-# fraction such as a timestamp's ".403").
-REFUSAL = re.compile(r"forbidden|(?<![\w.])403(?![\w.])", re.IGNORECASE)
+# it is worded. The number stands alone (not part of a digit run, a decimal
+# fraction such as a timestamp's ".403", or a name such as "x-zundoko-403").
+REFUSAL = re.compile(r"forbidden|(?<![\w.-])403(?![\w.-])", re.IGNORECASE)
 # The one 403 that is no RBAC matter: the NamespaceLifecycle admission
 # plugin refuses anything new in a namespace being deleted (an earlier
 # test's, whose objects the driver's cluster-wide watches still see).
