@@ -3,7 +3,9 @@ parse strictly, and validate against Kubernetes and custom-resource schemas.
 
 Nothing here needs a cluster: Helm renders offline, kubernetes-validate ships
 the Kubernetes OpenAPI schemas, and the custom resources are checked against
-the CRDs in crds/ and the small schemas in tests/chart/schemas/.
+the CRDs in crds/ and the small schemas in tests/chart/schemas/. Only the
+tests marked `cluster` (test_install.py) install the chart into the control
+plane of tests/cluster/; tests/chart/run.sh leaves them out unless asked.
 """
 
 from __future__ import annotations
@@ -373,6 +375,14 @@ def restricted_violations(pod_spec: dict) -> list[str]:
 
 # --------------------------------------------------------------------------
 # Fixtures
+
+
+def pytest_configure(config: Any) -> None:
+    config.addinivalue_line(
+        "markers",
+        "cluster: installs the chart into the control plane of tests/cluster/ "
+        "(tests/e2e/run.sh runs them; tests/chart/run.sh deselects them unless given -m)",
+    )
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,12 @@
 # (helm-python-sdk) and validate every object against the Kubernetes schemas.
 #
 #   tests/chart/run.sh [pytest arguments]
+#   tests/chart/run.sh -m cluster     # the install tests, against a control plane
+#
+# Offline by default: the tests marked `cluster` (test_install.py, which
+# install the chart into the control plane of tests/cluster/) are deselected
+# unless the arguments hold their own -m; tests/e2e/run.sh runs them with
+# the control plane up.
 #
 # Creates a virtualenv at .venv (or $METAHOOK_VENV) on first use, installs the
 # pinned tools from tests/chart/requirements.txt, runs pytest, prints the
@@ -34,8 +40,12 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$wanted" ]; then
 fi
 
 cd "$root"
+marker=(-m "not cluster")
+for arg in "$@"; do
+    case "$arg" in -m*) marker=() ;; esac
+done
 status=0
-"$venv/bin/python" -m pytest tests/chart -q -rs -p no:cacheprovider "$@" || status=$?
+"$venv/bin/python" -m pytest tests/chart -q -rs -p no:cacheprovider "${marker[@]}" "$@" || status=$?
 if [ "$status" -eq 0 ]; then
     echo "tests/chart: PASS"
 else

@@ -550,9 +550,13 @@ def api_group(api_version: str) -> str:
 # What src/driver/ calls (README "What it needs (RBAC)"): parents are watched
 # and JSON-patched (finalizer), their status JSON-patched, children watched,
 # server-side applied (create + patch), patched (owner references) and
-# deleted. Nothing is ever updated (PUT).
+# deleted. Nothing is ever updated (PUT). `update` on the parents' finalizers
+# is what the OwnerReferencesPermissionEnforcement admission plugin asks of
+# whoever sets an owner reference with blockOwnerDeletion (the driver does,
+# on every child); test_install.py shows the API server refusing without it.
 PARENT_VERBS = {"get", "list", "watch", "patch"}
 STATUS_VERBS = {"patch"}
+FINALIZERS_VERBS = {"update"}
 CHILD_VERBS = {"get", "list", "watch", "create", "patch", "delete"}
 
 # The driver's settings the chart passes, by the names src/cli.rs reads.
@@ -593,6 +597,7 @@ def expected_driver_grants(controllers: list[str]) -> dict[tuple[str, str], set[
         group = api_group(parent["apiVersion"])
         grants.setdefault((group, parent["resource"]), set()).update(PARENT_VERBS)
         grants.setdefault((group, parent["resource"] + "/status"), set()).update(STATUS_VERBS)
+        grants.setdefault((group, parent["resource"] + "/finalizers"), set()).update(FINALIZERS_VERBS)
         for child in spec["childResources"]:
             grants.setdefault((api_group(child["apiVersion"]), child["resource"]), set()).update(CHILD_VERBS)
     return grants
@@ -701,10 +706,12 @@ def test_driver_rolls_out_by_recreate_without_a_budget(chart: helm_python.Chart,
 def test_driver_cluster_role_is_exactly_what_the_controllers_need(driver: Rendered) -> None:
     grants = cluster_role_grants(driver)
     assert grants == expected_driver_grants(CONTROLLERS)
-    # Every parent of every controller, with its status subresource.
+    # Every parent of every controller, with its status and finalizers
+    # subresources.
     for cc in controller_manifests().values():
         parent = cc["spec"]["parentResource"]
         assert (api_group(parent["apiVersion"]), parent["resource"] + "/status") in grants
+        assert grants[(api_group(parent["apiVersion"]), parent["resource"] + "/finalizers")] == {"update"}
     for (group, resource), verbs in grants.items():
         assert "*" not in group and "*" not in resource and "*" not in verbs
 

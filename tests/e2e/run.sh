@@ -2,15 +2,21 @@
 # Everything that needs Kubernetes, against the real control plane of
 # tests/cluster/ (etcd, kube-apiserver, kube-controller-manager built from
 # Kubernetes' Go modules, and a kubelet stand-in): starts it, runs the e2e
-# target (tests/e2e/main.rs) against it, stops it. On a failure the
-# components' logs are printed.
+# target (tests/e2e/main.rs) and then the chart's install tests
+# (tests/chart/test_install.py: real Helm, the driver as the chart's
+# ServiceAccount) against it, stops it. On a failure the components' logs
+# are printed.
 #
 #   tests/e2e/run.sh                 # everything
-#   tests/e2e/run.sh driver::        # only e2e tests whose name matches
+#   tests/e2e/run.sh driver::        # only e2e tests whose name matches (the chart's still run)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 dir="$root/target/cluster/e2e"
+
+# The binary the chart's install tests run outside the cluster.
+cargo build --locked --bin metahook
+metahook="$(cd "${CARGO_TARGET_DIR:-$root/target}" && pwd)/debug/metahook"
 
 # A fresh control plane for every run: no object of an earlier run.
 tests/cluster/down.sh --wipe "$dir"
@@ -36,4 +42,9 @@ kubectl get --raw /version
 export METAHOOK_E2E_KUBECONFIG="$KUBECONFIG"
 export METAHOOK_E2E_KUBECTL="$root/target/cluster/bin/kubectl"
 cargo test --locked --test e2e -- --ignored --test-threads=1 --nocapture "$@" || status=$?
+
+# The chart, installed with real Helm on the same control plane; the
+# kubeconfig above and METAHOOK_CLUSTER_AUDIT_LOG from up.sh.
+export METAHOOK_E2E_METAHOOK="$metahook"
+tests/chart/run.sh -m cluster || status=$?
 exit "$status"
