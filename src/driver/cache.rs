@@ -80,7 +80,7 @@ impl TypeCache {
         }
     }
 
-    fn notify(&self, change: &Change) {
+    pub(super) fn notify(&self, change: &Change) {
         let subscribers = self
             .subscribers
             .read()

@@ -180,6 +180,9 @@ impl ControllerRuntime {
                 let obj = match change {
                     Change::Applied(o) | Change::Deleted(o) => o,
                 };
+                if let Change::Deleted(gone) = change {
+                    rt.forget_customized(gone.metadata.uid.as_deref().unwrap_or_default());
+                }
                 if rt.is_ours(obj) {
                     rt.queue.add(&object_key(obj));
                 }
@@ -525,14 +528,33 @@ impl ControllerRuntime {
                 }
             })?,
         );
+        let mut cache = self.customized.lock().unwrap_or_else(|p| p.into_inner());
+        // Only the latest generation is ever asked for again: one entry
+        // per parent, whatever the number of spec changes.
+        cache.retain(|(uid, _), _| *uid != key.0);
+        cache.insert(
+            key,
+            (Instant::now(), object_key(parent), Arc::clone(&rules)),
+        );
+        Ok(rules)
+    }
+
+    /// Drops a deleted parent's customize answers: the cache holds at most
+    /// one entry per live parent.
+    fn forget_customized(&self, uid: &str) {
         self.customized
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(
-                key,
-                (Instant::now(), object_key(parent), Arc::clone(&rules)),
-            );
-        Ok(rules)
+            .retain(|(cached, _), _| cached != uid);
+    }
+
+    /// How many customize answers are cached (for tests of its bound).
+    #[cfg(test)]
+    pub fn customized_len(&self) -> usize {
+        self.customized
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .len()
     }
 
     async fn related_type(

@@ -331,7 +331,7 @@ async fn customize_rules_select_related_objects_from_the_caches() {
         CancellationToken::new(),
         Arc::new(DriverMetrics::default()),
     );
-    caches.preload(&ctl.parent, vec![settled_parent()]);
+    let parents = caches.preload(&ctl.parent, vec![settled_parent()]);
     let deployments = ctl.children[0].resource.clone();
     let mut unrelated = owned_child();
     unrelated.metadata.name = Some("other".to_owned());
@@ -409,4 +409,8 @@ async fn customize_rules_select_related_objects_from_the_caches() {
         json!({"related": ["shop/other"], "children": ["shop/web"], "controllerStatus": {},
                "observedGeneration": 2})
     );
+    // The answer is cached for the parent, and dropped once it is deleted.
+    assert_eq!(rt.customized_len(), 1);
+    parents.notify(&super::cache::Change::Deleted(Arc::new(settled_parent())));
+    assert_eq!(rt.customized_len(), 0);
 }
