@@ -29,32 +29,7 @@ async fn driver_reconciles_every_controller() {
 
 async fn drive_over_http(client: &Client, kubeconfig: &Path) {
     let hooks = start(kubeconfig, &["serve"]).await;
-    let dir = std::env::temp_dir().join(format!("metahook-e2e-controllers-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temporary directory");
-    let manifest = include_str!("../../metacontroller/hello.yaml");
-    let mut text = String::new();
-    let mut lines = manifest.lines().peekable();
-    // Point the service webhooks at the local hook server: `service:` and
-    // its three lines become one `url:`.
-    while let Some(line) = lines.next() {
-        if line.trim() == "service:" {
-            let indent = &line[..line.len() - line.trim_start().len()];
-            for _ in 0..3 {
-                lines.next();
-            }
-            let path_line = lines.next().expect("the webhook's path after its service");
-            let path = path_line.trim().trim_start_matches("path:").trim();
-            text.push_str(&format!(
-                "{indent}url: \"http://127.0.0.1:{}{path}\"\n",
-                hooks.port
-            ));
-        } else {
-            text.push_str(line);
-            text.push('\n');
-        }
-    }
-    assert!(text.contains("/hello/finalize"), "{text}");
-    std::fs::write(dir.join("hello.yaml"), text).expect("writing the manifest");
+    let dir = hello_manifest_at(hooks.port, None, "metahook-e2e-controllers");
     let _driver = start(
         kubeconfig,
         &[

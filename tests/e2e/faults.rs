@@ -9,6 +9,24 @@ use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams
 use serde_json::json;
 use std::time::{Duration, Instant};
 
+/// What most fault tests start from: the CRDs, `metahook serve --drive` as
+/// the admin, and a namespace of its own.
+struct Scene {
+    client: Client,
+    driver: Metahook,
+    ns: String,
+}
+
+impl Scene {
+    async fn driven(prefix: &str) -> Scene {
+        let client = admin().await;
+        install_crds(&client).await;
+        let driver = start_driver(&kubeconfig()).await;
+        let ns = namespace(&client, prefix).await;
+        Scene { client, driver, ns }
+    }
+}
+
 /// Creates `names` as Hellos of `replicas` in `ns`, all at once.
 async fn create_hellos(client: &Client, ns: &str, names: &[String], replicas: i64) {
     let hellos = hello_api(client, ns);
@@ -114,11 +132,7 @@ fn assert_no_child_duplicated_or_deleted(ns: &str, meant_to_go: &[&str]) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: tests/e2e/run.sh"]
 async fn an_api_server_restart_loses_nothing() {
-    let path = kubeconfig();
-    let client = admin().await;
-    install_crds(&client).await;
-    let driver = start_driver(&path).await;
-    let ns = namespace(&client, "e2e-restart").await;
+    let Scene { client, driver, ns } = Scene::driven("e2e-restart").await;
     let hellos = names("restart", 20);
     create_hellos(&client, &ns, &hellos, 1).await;
 
@@ -156,11 +170,7 @@ async fn an_api_server_restart_loses_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: tests/e2e/run.sh"]
 async fn watch_history_gone_relists_and_misses_nothing() {
-    let path = kubeconfig();
-    let client = admin().await;
-    install_crds(&client).await;
-    let driver = start_driver(&path).await;
-    let ns = namespace(&client, "e2e-gone").await;
+    let Scene { client, driver, ns } = Scene::driven("e2e-gone").await;
     let first = names("before", 5);
     create_hellos(&client, &ns, &first, 1).await;
     wait_for("the first Hellos to converge", || async {
@@ -311,11 +321,11 @@ async fn a_killed_leader_is_replaced_and_never_two_write() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: tests/e2e/run.sh"]
 async fn a_conflicting_writer_is_undone_without_a_hot_loop() {
-    let path = kubeconfig();
-    let client = admin().await;
-    install_crds(&client).await;
-    let _driver = start_driver(&path).await;
-    let ns = namespace(&client, "e2e-conflict").await;
+    let Scene {
+        client,
+        driver: _driver,
+        ns,
+    } = Scene::driven("e2e-conflict").await;
     let name = names("conflict", 1);
     create_hellos(&client, &ns, &name, 2).await;
     wait_for("the Hello to converge", || async {
@@ -423,31 +433,7 @@ async fn a_hook_down_or_slow_changes_nothing_and_backs_off() {
     let port = free_port();
     // The Hello controller, its hooks at a port of ours, with a short
     // timeout.
-    let dir = std::env::temp_dir().join(format!("metahook-e2e-hookdown-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temporary directory");
-    let manifest = include_str!("../../metacontroller/hello.yaml");
-    let mut text = String::new();
-    let mut lines = manifest.lines();
-    while let Some(line) = lines.next() {
-        if line.trim() == "service:" {
-            let indent = &line[..line.len() - line.trim_start().len()];
-            for _ in 0..3 {
-                lines.next();
-            }
-            let path_line = lines.next().expect("the webhook's path after its service");
-            let hook_path = path_line.trim().trim_start_matches("path:").trim();
-            text.push_str(&format!(
-                "{indent}url: \"http://127.0.0.1:{port}{hook_path}\"\n"
-            ));
-        } else if line.trim().starts_with("timeout:") {
-            let indent = &line[..line.len() - line.trim_start().len()];
-            text.push_str(&format!("{indent}timeout: 1s\n"));
-        } else {
-            text.push_str(line);
-            text.push('\n');
-        }
-    }
-    std::fs::write(dir.join("hello.yaml"), text).expect("writing the manifest");
+    let dir = hello_manifest_at(port, Some("1s"), "metahook-e2e-hookdown");
     let driver = start(
         &path,
         &[

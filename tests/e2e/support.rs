@@ -396,3 +396,37 @@ pub fn kubectl(args: &[&str]) -> std::process::Output {
         .output()
         .unwrap_or_else(|e| panic!("running {}: {e}", bin.to_string_lossy()))
 }
+
+/// A directory holding `metacontroller/hello.yaml` with its webhooks
+/// pointed at `http://127.0.0.1:<port>` (`service:` and its three lines
+/// become one `url:`), and each hook's timeout set to `timeout` if given:
+/// for `metahook drive --controllers DIR`.
+pub fn hello_manifest_at(port: u16, timeout: Option<&str>, dir_name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("{dir_name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let manifest = include_str!("../../metacontroller/hello.yaml");
+    let indent_of = |line: &str| line[..line.len() - line.trim_start().len()].to_owned();
+    let mut text = String::new();
+    let mut lines = manifest.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() == "service:" {
+            for _ in 0..3 {
+                lines.next();
+            }
+            let path_line = lines.next().expect("the webhook's path after its service");
+            let hook_path = path_line.trim().trim_start_matches("path:").trim();
+            text.push_str(&format!(
+                "{}url: \"http://127.0.0.1:{port}{hook_path}\"\n",
+                indent_of(line)
+            ));
+        } else if let (Some(t), true) = (timeout, line.trim().starts_with("timeout:")) {
+            text.push_str(&format!("{}timeout: {t}\n", indent_of(line)));
+        } else {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    assert!(text.contains("/hello/finalize"), "{text}");
+    std::fs::write(dir.join("hello.yaml"), text).expect("writing the manifest");
+    dir
+}
