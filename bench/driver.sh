@@ -121,9 +121,11 @@ run() {
     local c=$RAW/$tag-converge.json
     audit "$(json "$c" 'd["start"]')" "$(json "$c" 'd["quiet_at"]')" >"$RAW/$tag-audit-converge.json"
 
+    local restarted
+    restarted=$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)
     start_driver "$RAW/$tag-driver-2.log" "$DIR/controllers/resync" "$budget"
     python3 bench/driver_bench.py resync --count "$n" --metrics "http://127.0.0.1:$PORT/metrics" \
-        --timeout $((timeout + period * 2)) --out "$RAW/$tag-resync.json"
+        --start "$restarted" --timeout $((timeout + period * 2)) --out "$RAW/$tag-resync.json"
     local rss2
     rss2=$(peak_kb "$DRIVER_PID")
     stop_driver

@@ -174,7 +174,7 @@ def resync(args: argparse.Namespace) -> None:
     """A driver just started on a converged cluster: its first pass (every
     parent, from a fresh cache) and then its first periodic resync."""
     deadline = time.monotonic() + args.timeout
-    start = now()
+    start = parse_time(args.start)
     first = wait_quiet(args.metrics, deadline, at_least=args.count)
     first_at = now()
     # The periodic resync queues every parent again: at least N more.
@@ -241,6 +241,7 @@ def main() -> None:
     c.add_argument("--out", required=True)
     r = sub.add_parser("resync")
     r.add_argument("--count", type=int, required=True)
+    r.add_argument("--start", required=True, help="when the driver was started")
     r.add_argument("--metrics", required=True)
     r.add_argument("--timeout", type=float, required=True)
     r.add_argument("--out", required=True)

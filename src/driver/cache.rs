@@ -7,7 +7,7 @@
 use super::model::Resource;
 use futures::StreamExt;
 use kube::Client;
-use kube::api::{Api, DynamicObject};
+use kube::api::{Api, DynamicObject, TypeMeta};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
@@ -165,9 +165,22 @@ async fn run(
     stop: CancellationToken,
 ) {
     let kind = cache.resource.api.kind.clone();
+    let types = TypeMeta {
+        api_version: cache.resource.api.api_version.clone(),
+        kind: kind.clone(),
+    };
     let stream = watcher::watcher(api, watcher::Config::default())
-        // managedFields can be most of an object, and no decision reads them.
-        .modify(|obj| obj.metadata.managed_fields = None)
+        .modify(move |obj| {
+            // managedFields can be most of an object, and no decision reads them.
+            obj.metadata.managed_fields = None;
+            // The API server lists built-in types (Deployments) without
+            // apiVersion and kind on each item; a watch event's object has
+            // them. Hooks read them (Hello ignores a child without `kind`):
+            // without this, every restart or relist showed Hello no
+            // Deployment, and its status fell to 0 replicas until the
+            // Deployment next changed.
+            obj.types = Some(types.clone());
+        })
         .default_backoff()
         .reflect(writer);
     let mut stream = std::pin::pin!(stream);
@@ -191,5 +204,57 @@ async fn run(
             // The watcher backs off and relists by itself; say why.
             Some(Err(err)) => tracing::warn!(%kind, error = %err, "watch failed; retrying"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::execute_tests::{answer, mock_client};
+    use crate::driver::wire;
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn listed_objects_carry_apiversion_and_kind_like_watched_ones() {
+        let (client, mut api) = mock_client();
+        let stop = CancellationToken::new();
+        let caches = Caches::new(client, stop.clone());
+        let cache = caches.get_or_start(&Resource::new(
+            "apps",
+            "v1",
+            "Deployment",
+            "deployments",
+            true,
+        ));
+        // As kube-apiserver lists Deployments: no apiVersion or kind on
+        // the items, only on the list.
+        let list = answer(
+            &mut api,
+            200,
+            json!({
+                "apiVersion": "apps/v1", "kind": "DeploymentList",
+                "metadata": {"resourceVersion": "7"},
+                "items": [{
+                    "metadata": {"name": "web", "namespace": "shop", "uid": "d1",
+                                 "resourceVersion": "6", "generation": 1,
+                                 "managedFields": [{"manager": "metahook", "operation": "Apply"}]},
+                    "spec": {"replicas": 1},
+                    "status": {"replicas": 1, "readyReplicas": 1}
+                }]
+            }),
+        )
+        .await;
+        assert_eq!(list.method, "GET");
+        assert_eq!(list.path, "/apis/apps/v1/deployments");
+        assert!(!list.query.contains("watch=true"), "{}", list.query);
+        cache.wait_synced().await;
+        let web = cache.get(Some("shop"), "web").expect("cached");
+        // What a hook is sent for it.
+        let sent = wire::object_json(&web);
+        assert_eq!(sent["apiVersion"], "apps/v1");
+        assert_eq!(sent["kind"], "Deployment");
+        assert_eq!(sent["status"]["readyReplicas"], 1);
+        assert!(sent["metadata"].get("managedFields").is_none(), "{sent}");
+        stop.cancel();
     }
 }

@@ -184,6 +184,7 @@ fn method<B>(request: &http::Request<B>) -> &'static str {
 mod tests {
     use super::*;
     use prometheus_client::registry::Registry;
+    use std::convert::Infallible;
     use std::sync::Mutex;
     use tower::ServiceExt;
 
@@ -191,8 +192,12 @@ mod tests {
     fn recorder(
         seen: Arc<Mutex<Vec<Duration>>>,
         origin: Instant,
-    ) -> impl Service<http::Request<()>, Response = (), Error = std::convert::Infallible> + Clone
-    {
+    ) -> impl Service<
+        http::Request<()>,
+        Response = (),
+        Error = Infallible,
+        Future = std::future::Ready<Result<(), Infallible>>,
+    > + Clone {
         tower::service_fn(move |_request: http::Request<()>| {
             seen.lock()
                 .unwrap_or_else(|p| p.into_inner())
