@@ -243,6 +243,9 @@ mod tests {
         .unwrap();
         assert_eq!(cli.serve.driver.kube_qps, Some(2.5));
         assert_eq!(cli.serve.driver.kube_burst.get(), 4);
+        // As Helm renders a large number (driver.kubeQps in the chart).
+        let cli = Cli::try_parse_from(["metahook", "--drive", "--kube-qps", "1e+06"]).unwrap();
+        assert_eq!(cli.serve.driver.kube_qps, Some(1e6));
         for bad in ["0", "-1", "NaN", "inf", "fast"] {
             assert!(
                 Cli::try_parse_from(["metahook", "drive", "--kube-qps", bad]).is_err(),
