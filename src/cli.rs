@@ -3,6 +3,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::net::SocketAddr;
+use std::num::NonZeroU32;
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
@@ -130,6 +131,30 @@ pub struct DriverArgs {
     /// name).
     #[arg(long, env = "POD_NAME")]
     pub pod_name: Option<String>,
+    /// API requests per second the driver may send on average, lists and
+    /// watches included (Metacontroller's --client-go-qps, 5 there).
+    /// Unset: no client-side limit.
+    #[arg(long, env = "METAHOOK_KUBE_QPS", value_name = "QPS", value_parser = positive_rate)]
+    pub kube_qps: Option<f64>,
+    /// API requests the driver may send at once before --kube-qps paces
+    /// them (Metacontroller's --client-go-burst). Only with --kube-qps.
+    #[arg(
+        long,
+        env = "METAHOOK_KUBE_BURST",
+        value_name = "N",
+        default_value = "10"
+    )]
+    pub kube_burst: NonZeroU32,
+}
+
+/// A rate above zero: `--kube-qps 0` would stop every request for good.
+fn positive_rate(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(qps) if qps.is_finite() && qps > 0.0 && qps <= 1e9 => Ok(qps),
+        _ => Err(format!(
+            "{text:?} is not a number of requests per second above 0 (and at most 1e9)"
+        )),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -219,6 +244,37 @@ mod tests {
             other => panic!("expected drive, got {other:?}"),
         }
         assert!(Cli::try_parse_from(["metahook", "drive", "--driver-workers", "0"]).is_err());
+    }
+
+    #[test]
+    fn the_api_budget_is_off_unless_asked_for() {
+        let cli = Cli::try_parse_from(["metahook", "drive"]).unwrap();
+        let Some(Command::Drive(args)) = cli.command else {
+            panic!("expected drive")
+        };
+        assert_eq!(args.driver.kube_qps, None);
+        assert_eq!(args.driver.kube_burst.get(), 10);
+        let cli = Cli::try_parse_from([
+            "metahook",
+            "--drive",
+            "--kube-qps",
+            "2.5",
+            "--kube-burst",
+            "4",
+        ])
+        .unwrap();
+        assert_eq!(cli.serve.driver.kube_qps, Some(2.5));
+        assert_eq!(cli.serve.driver.kube_burst.get(), 4);
+        // As Helm renders a large number (driver.kubeQps in the chart).
+        let cli = Cli::try_parse_from(["metahook", "--drive", "--kube-qps", "1e+06"]).unwrap();
+        assert_eq!(cli.serve.driver.kube_qps, Some(1e6));
+        for bad in ["0", "-1", "NaN", "inf", "fast"] {
+            assert!(
+                Cli::try_parse_from(["metahook", "drive", "--kube-qps", bad]).is_err(),
+                "{bad}"
+            );
+        }
+        assert!(Cli::try_parse_from(["metahook", "drive", "--kube-burst", "0"]).is_err());
     }
 
     #[test]

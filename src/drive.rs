@@ -15,6 +15,7 @@
 use crate::cli::DriverArgs;
 use crate::driver::config::{self, ConfigError};
 use crate::driver::run::{self, DriveError, DriveSettings, HookMode};
+use crate::driver::throttle::{Budget, BudgetError};
 use crate::server::{self, AppState, ServeError, Settings};
 use actix_web::web;
 use metahook_hooks::Controller;
@@ -27,6 +28,8 @@ pub enum DrivingError {
     Config(#[from] ConfigError),
     #[error("the driver failed")]
     Drive(#[from] DriveError),
+    #[error("the API request budget is invalid")]
+    Budget(#[from] BudgetError),
     #[error(transparent)]
     Serve(#[from] ServeError),
     #[error("starting the driver's runtime failed")]
@@ -54,6 +57,10 @@ pub fn serve_and_drive(
     mode: HookMode,
 ) -> Result<(), DrivingError> {
     let prepared = prepare(args, mode)?;
+    let budget = args
+        .kube_qps
+        .map(|qps| Budget::new(qps, args.kube_burst))
+        .transpose()?;
     let instance = args
         .pod_name
         .clone()
@@ -100,11 +107,11 @@ pub fn serve_and_drive(
                 signalled.cancel();
             });
             let result = runtime.block_on(async {
-                let client = run::connect().await?;
+                let clients = run::connect(budget, metrics.clone()).await?;
                 run::run(
                     prepared,
                     drive_settings,
-                    client,
+                    clients,
                     metrics,
                     set_ready,
                     driver_stop,

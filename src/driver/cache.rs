@@ -317,7 +317,53 @@ async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::driver::execute_tests::{answer, mock_client};
+    use crate::driver::wire;
     use serde_json::json;
+
+    #[tokio::test]
+    async fn listed_objects_carry_apiversion_and_kind_like_watched_ones() {
+        let (client, mut api) = mock_client();
+        let stop = CancellationToken::new();
+        let caches = Caches::new(client, stop.clone(), Arc::new(DriverMetrics::default()));
+        let cache = caches.get_or_start(&Resource::new(
+            "apps",
+            "v1",
+            "Deployment",
+            "deployments",
+            true,
+        ));
+        // As kube-apiserver lists Deployments: no apiVersion or kind on
+        // the items, only on the list.
+        let list = answer(
+            &mut api,
+            200,
+            json!({
+                "apiVersion": "apps/v1", "kind": "DeploymentList",
+                "metadata": {"resourceVersion": "7"},
+                "items": [{
+                    "metadata": {"name": "web", "namespace": "shop", "uid": "d1",
+                                 "resourceVersion": "6", "generation": 1,
+                                 "managedFields": [{"manager": "metahook", "operation": "Apply"}]},
+                    "spec": {"replicas": 1},
+                    "status": {"replicas": 1, "readyReplicas": 1}
+                }]
+            }),
+        )
+        .await;
+        assert_eq!(list.method, "GET");
+        assert_eq!(list.path, "/apis/apps/v1/deployments");
+        assert!(!list.query.contains("watch=true"), "{}", list.query);
+        cache.wait_synced().await;
+        let web = cache.get(Some("shop"), "web").expect("cached");
+        // What a hook is sent for it.
+        let sent = wire::object_json(&web);
+        assert_eq!(sent["apiVersion"], "apps/v1");
+        assert_eq!(sent["kind"], "Deployment");
+        assert_eq!(sent["status"]["readyReplicas"], 1);
+        assert!(sent["metadata"].get("managedFields").is_none(), "{sent}");
+        stop.cancel();
+    }
 
     fn named(name: &str) -> DynamicObject {
         serde_json::from_value(json!({"apiVersion": "v1", "kind": "ConfigMap",

@@ -8,6 +8,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -52,6 +53,12 @@ pub struct CacheLabels {
     pub resource: String,
 }
 
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct MethodLabels {
+    /// The HTTP method, `WATCH` for a watch.
+    pub method: &'static str,
+}
+
 type Histograms<L> = Family<L, Histogram, fn() -> Histogram>;
 
 fn reconcile_histogram() -> Histogram {
@@ -73,10 +80,13 @@ pub struct DriverMetrics {
     hook_duration: Histograms<HookCallLabels>,
     queue_depth: Family<ControllerLabels, Gauge>,
     api_operations: Family<ApiLabels, Counter>,
+    api_requests: Family<MethodLabels, Counter>,
+    api_throttled: Counter,
+    api_throttled_seconds: Counter<f64, AtomicU64>,
     leader: Gauge,
     cache_synced: Family<CacheLabels, Gauge>,
     cache_relists: Family<CacheLabels, Counter>,
-    longest_backoff: Family<ControllerLabels, Gauge<f64, std::sync::atomic::AtomicU64>>,
+    longest_backoff: Family<ControllerLabels, Gauge<f64, AtomicU64>>,
 }
 
 impl Default for DriverMetrics {
@@ -88,6 +98,9 @@ impl Default for DriverMetrics {
             hook_duration: Family::new_with_constructor(hook_histogram),
             queue_depth: Family::default(),
             api_operations: Family::default(),
+            api_requests: Family::default(),
+            api_throttled: Counter::default(),
+            api_throttled_seconds: Counter::default(),
             leader: Gauge::default(),
             cache_synced: Family::default(),
             cache_relists: Family::default(),
@@ -130,6 +143,21 @@ impl DriverMetrics {
             "api_operations",
             "API server writes (and uncached reads) by controller, operation, kind and status code",
             m.api_operations.clone(),
+        );
+        sub.register(
+            "api_requests",
+            "Every request the driver sent the API server, by method (WATCH for a watch)",
+            m.api_requests.clone(),
+        );
+        sub.register(
+            "api_throttled_requests",
+            "API requests that waited for the client-side budget (--kube-qps, --kube-burst)",
+            m.api_throttled.clone(),
+        );
+        sub.register(
+            "api_throttled_seconds",
+            "Time API requests spent waiting for the client-side budget",
+            m.api_throttled_seconds.clone(),
         );
         sub.register(
             "leader",
@@ -231,6 +259,19 @@ impl DriverMetrics {
                 code,
             })
             .inc();
+    }
+
+    /// One request sent to the API server.
+    pub fn api_request(&self, method: &'static str) {
+        self.api_requests
+            .get_or_create(&MethodLabels { method })
+            .inc();
+    }
+
+    /// One request that waited `waited` for the client-side budget.
+    pub fn api_throttled(&self, waited: Duration) {
+        self.api_throttled.inc();
+        self.api_throttled_seconds.inc_by(waited.as_secs_f64());
     }
 
     pub fn set_leader(&self, leading: bool) {

@@ -8,8 +8,9 @@
 //!   reads them; [`hook_call`]: in-process or over HTTP; [`related`]:
 //!   customize rules;
 //! - [`cache`], [`queue`], [`worker`]: watching, queueing, reconciling;
-//! - [`run`]: start-up and shutdown; [`leader`], [`metrics`]: several
-//!   replicas, and being seen.
+//! - [`run`]: start-up and shutdown; [`throttle`]: the client-side budget
+//!   for API requests; [`leader`], [`metrics`]: several replicas, and being
+//!   seen.
 
 pub mod cache;
 pub mod config;
@@ -26,6 +27,7 @@ pub mod queue;
 pub mod related;
 pub mod run;
 pub mod selector;
+pub mod throttle;
 pub mod wire;
 pub mod worker;
 

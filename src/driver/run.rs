@@ -9,6 +9,7 @@ use super::hook_call::{Endpoint, HookCaller, HookTarget};
 use super::leader::{self, LeaderError, LeaderSettings};
 use super::metrics::DriverMetrics;
 use super::model::{ChildType, Driven};
+use super::throttle::{Budget, ThrottleLayer};
 use super::worker::{ControllerRuntime, DEFAULT_RESYNC, Discover, Hooks};
 use kube::Client;
 use metahook_hooks::HookKind;
@@ -220,19 +221,18 @@ async fn resolve_controller(
 pub async fn run(
     prepared: Vec<Prepared>,
     settings: DriveSettings,
-    client: Client,
+    clients: Clients,
     metrics: Arc<DriverMetrics>,
     set_ready: Arc<dyn Fn(Option<Gate>) + Send + Sync>,
     stop: CancellationToken,
 ) -> Result<(), DriveError> {
+    let Clients { client, lease } = clients;
     let mut leadership = match &settings.leader {
         None => None,
-        Some(leader_settings) => {
-            match leader::acquire(client.clone(), leader_settings, &stop).await? {
-                Some(l) => Some(l),
-                None => return Ok(()),
-            }
-        }
+        Some(leader_settings) => match leader::acquire(lease, leader_settings, &stop).await? {
+            Some(l) => Some(l),
+            None => return Ok(()),
+        },
     };
     metrics.set_leader(true);
     // The caches stop with the driver, not before: workers finishing a
@@ -389,10 +389,27 @@ async fn lost(leadership: &mut Option<leader::Leadership>) {
     }
 }
 
+/// The driver's API clients.
+#[derive(Clone)]
+pub struct Clients {
+    /// Every watch, read and write of the controllers, and Events: within
+    /// the client-side budget, if there is one.
+    pub client: Client,
+    /// The Lease's, outside the budget: a renewal queued behind a burst of
+    /// throttled requests would lose the lease, and a lost lease stops the
+    /// driver.
+    pub lease: Client,
+}
+
 /// The kubeconfig the usual way: in-cluster, `KUBECONFIG`, `~/.kube/config`.
 /// Requests say `User-Agent: metahook/<version>`, so the API server's
 /// audit log and metrics tell the driver's calls apart (kube sets none).
-pub async fn connect() -> Result<Client, DriveError> {
+/// `budget`: `--kube-qps` / `--kube-burst`, none for no client-side limit;
+/// every request is counted in `metrics` either way.
+pub async fn connect(
+    budget: Option<Budget>,
+    metrics: Arc<DriverMetrics>,
+) -> Result<Clients, DriveError> {
     let mut config = kube::Config::infer()
         .await
         .map_err(|e| DriveError::Connect(Box::new(kube::Error::InferConfig(e))))?;
@@ -400,7 +417,15 @@ pub async fn connect() -> Result<Client, DriveError> {
         http::header::USER_AGENT,
         http::HeaderValue::from_static(USER_AGENT),
     ));
-    Client::try_from(config).map_err(|e| DriveError::Connect(Box::new(e)))
+    let build = |config: kube::Config, layer: ThrottleLayer| {
+        kube::client::ClientBuilder::try_from(config)
+            .map(|builder| builder.with_layer(&layer).build())
+            .map_err(|e| DriveError::Connect(Box::new(e)))
+    };
+    Ok(Clients {
+        lease: build(config.clone(), ThrottleLayer::new(None, metrics.clone()))?,
+        client: build(config, ThrottleLayer::new(budget, metrics))?,
+    })
 }
 
 /// What the driver calls itself in every request.

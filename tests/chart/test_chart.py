@@ -636,12 +636,25 @@ def test_driver_env_names_are_the_ones_the_binary_reads(driver: Rendered, chart:
     known = binary_env_names()
     assert {"METAHOOK_CONTROLLERS", "METAHOOK_LISTEN", "METAHOOK_LEADER_ELECTION"} <= known, known
     assert set(DRIVER_ENV) <= known
-    everything = render(chart, {**EVERYTHING, "mode": "driver", "driver": {"leaseName": "metahook-leader"}})
+    everything = render(chart, {**EVERYTHING, "mode": "driver",
+                                "driver": {"leaseName": "metahook-leader", "kubeQps": 5, "kubeBurst": 10}})
     hooks_only = render(chart, EVERYTHING)
     for out in (driver, everything, hooks_only):
         ours = [e["name"] for e in out.container["env"] if e["name"].startswith(("METAHOOK_", "POD_"))]
         assert ours and set(ours) <= known, set(ours) - known
         assert len(ours) == len(set(ours)), ours
+
+
+def test_driver_api_budget_is_passed_only_when_set(driver: Rendered, chart: helm_python.Chart) -> None:
+    """driver.kubeQps / kubeBurst become --kube-qps / --kube-burst; unset,
+    the binary's default (no client-side limit) holds."""
+    assert not {"METAHOOK_KUBE_QPS", "METAHOOK_KUBE_BURST"} & set(driver.env())
+    for qps in (5, 2.5, 0.1, 1000000):
+        env = render(chart, {"mode": "driver", "driver": {"kubeQps": qps, "kubeBurst": 20}}).env()
+        # Helm may write 1000000 as "1e+06"; Rust's f64 parser reads either.
+        assert re.fullmatch(r"[0-9.e+]+", env["METAHOOK_KUBE_QPS"]), env["METAHOOK_KUBE_QPS"]
+        assert float(env["METAHOOK_KUBE_QPS"]) == qps
+        assert env["METAHOOK_KUBE_BURST"] == "20"
 
 
 def test_driver_configmap_holds_the_enabled_manifests(driver: Rendered) -> None:
@@ -934,6 +947,8 @@ MALFORMED = [
     ("bad spread policy", {"topologySpreadConstraints": [
         {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "Sometimes"}]},
      r"/topologySpreadConstraints/0/whenUnsatisfiable"),
+    ("zero API budget", {"driver": {"kubeQps": 0}}, r"/driver/kubeQps"),
+    ("API burst as a fraction", {"driver": {"kubeBurst": 2.5}}, r"/driver/kubeBurst"),
     ("bad scrape interval", {"metrics": {"serviceMonitor": {"enabled": True, "interval": "often"}}},
      r"/metrics/serviceMonitor/interval"),
 ]

@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# The bundled driver against the real control plane (tests/cluster/: etcd,
+# kube-apiserver, kube-controller-manager built from Kubernetes' Go modules,
+# a kubelet stand-in), on loopback. A benchmark, not a timed test.
+#
+# For each N (Hellos) and each client-side budget (--kube-qps/--kube-burst),
+# on a fresh control plane:
+#   1. `metahook serve --drive` (release build; only the hello controller,
+#      metacontroller/hello.yaml unchanged) with a client certificate of
+#      its own, so the audit log tells its requests apart;
+#   2. one `kubectl create -f` of N Hellos (replicas: 1) in a fresh
+#      namespace; the time until every Hello has its Deployment and a
+#      status whose observedGeneration is its generation ("converged"),
+#      then until every status says its replica is ready;
+#   3. reconciles/s and the driver's API requests per reconcile by verb
+#      (audit log, from the create until the driver is quiet);
+#   4. a second driver started on the converged cluster with
+#      resyncPeriodSeconds (a copy of hello.yaml): its first pass (a
+#      restart: a fresh cache, every parent reconciled) and then its first
+#      periodic resync (every cached parent replayed, as every 30 minutes
+#      by default). The driver's writes in each, from the audit log: a
+#      no-op resync must write nothing;
+#   5. the driver's peak RSS (VmHWM) in each phase.
+# Prints a Markdown table; writes it and the raw figures under target/bench/.
+#
+#   bench/driver.sh                                # N = 100 and 1000, budgets 5/10 and none
+#   SIZES=100 BUDGETS=none bench/driver.sh         # one run
+#
+# Set METAHOOK_GOCACHE / METAHOOK_GOMODCACHE (tests/cluster/go-env.sh) to
+# reuse a warm Go build of the control plane. Every wait is bounded; the
+# control plane and the drivers are stopped on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+SIZES=${SIZES:-"100 1000"}
+BUDGETS=${BUDGETS:-"5/10 none"}
+PORT=${PORT:-18090}
+USER_NAME=metahook-bench
+OUT=target/bench
+DIR=$root/target/cluster/bench
+STAMP=$(date -u +%Y%m%dT%H%M%SZ)
+RAW=$OUT/driver-$STAMP
+REPORT=$OUT/driver-$STAMP.md
+mkdir -p "$RAW"
+BIN=${CARGO_TARGET_DIR:-target}/release/metahook
+DRIVER_PID=
+
+stop_driver() {
+    [ -n "$DRIVER_PID" ] || return 0
+    kill -TERM "$DRIVER_PID" 2>/dev/null || true
+    for _ in $(seq 1 150); do kill -0 "$DRIVER_PID" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL "$DRIVER_PID" 2>/dev/null || true
+    wait "$DRIVER_PID" 2>/dev/null || true
+    DRIVER_PID=
+}
+cleanup() {
+    stop_driver
+    tests/cluster/down.sh "$DIR" || true
+}
+trap cleanup EXIT
+
+echo "== building the release binary"
+cargo build --release --locked --bin metahook 2>&1 | grep -E '^(error|warning)' || true
+[ -x "$BIN" ] || { echo "build failed: no $BIN" >&2; exit 1; }
+
+peak_kb() { awk '/^VmHWM/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {'d': d}))" "$@"; }
+
+# start_driver LOG CONTROLLERS_DIR BUDGET: sets DRIVER_PID; waits for /readyz.
+start_driver() {
+    local log=$1 controllers=$2 budget=$3 flags=()
+    if [ "$budget" != none ]; then flags=(--kube-qps "${budget%/*}" --kube-burst "${budget#*/}"); fi
+    KUBECONFIG=$DIR/driver.kubeconfig RUST_LOG=${RUST_LOG:-info} \
+        "$BIN" serve --drive --listen "127.0.0.1:$PORT" \
+        --controllers "$controllers" "${flags[@]}" >"$log" 2>&1 &
+    DRIVER_PID=$!
+    for _ in $(seq 1 300); do
+        curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null && return 0
+        kill -0 "$DRIVER_PID" 2>/dev/null || { tail -n 20 "$log" >&2; exit 1; }
+        sleep 0.2
+    done
+    echo "the driver was not ready after 60 s; see $log" >&2
+    exit 1
+}
+
+audit() { # SINCE UNTIL -> JSON
+    python3 bench/driver_bench.py audit --log "$METAHOOK_CLUSTER_AUDIT_LOG" --user "$USER_NAME" --since "$1" --until "$2"
+}
+
+ROWS=()
+DETAILS=()
+run() {
+    local n=$1 budget=$2 tag="n$1-${2/\//-}"
+    local loadavg
+    loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
+    echo "== N=$n, budget $budget (load average $loadavg)"
+    tests/cluster/down.sh --wipe "$DIR"
+    eval "$(tests/cluster/up.sh "$DIR")"
+    kubectl apply --server-side -f crds/ >/dev/null
+    kubectl wait --for condition=Established crd --all --timeout=60s >/dev/null
+    curl -sf -X POST "$METAHOOK_CLUSTER_CONTROL/kubeconfig?user=$USER_NAME&group=system:masters" >"$DIR/driver.kubeconfig"
+    mkdir -p "$DIR/controllers/plain" "$DIR/controllers/resync"
+    cp metacontroller/hello.yaml "$DIR/controllers/plain/"
+    # The periodic resync comes after the restart pass has written what it
+    # writes (with a budget: about one apply per Hello at --kube-qps).
+    local period=30
+    if [ "$budget" != none ]; then period=$(python3 -c "print(int($n / ${budget%/*} * 1.5) + 30)"); fi
+    sed "s/^spec:\$/spec:\n  resyncPeriodSeconds: $period/" metacontroller/hello.yaml >"$DIR/controllers/resync/hello.yaml"
+    grep -q "resyncPeriodSeconds: $period" "$DIR/controllers/resync/hello.yaml"
+    kubectl create namespace bench >/dev/null
+
+    local timeout=600
+    if [ "$budget" != none ]; then timeout=$(python3 -c "print(600 + int($n * 12 / ${budget%/*}))"); fi
+    start_driver "$RAW/$tag-driver-1.log" "$DIR/controllers/plain" "$budget"
+    python3 bench/driver_bench.py converge --namespace bench --count "$n" \
+        --metrics "http://127.0.0.1:$PORT/metrics" --timeout "$timeout" --out "$RAW/$tag-converge.json"
+    local rss1
+    rss1=$(peak_kb "$DRIVER_PID")
+    stop_driver
+    local c=$RAW/$tag-converge.json
+    audit "$(json "$c" 'd["start"]')" "$(json "$c" 'd["quiet_at"]')" >"$RAW/$tag-audit-converge.json"
+
+    local restarted
+    restarted=$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)
+    start_driver "$RAW/$tag-driver-2.log" "$DIR/controllers/resync" "$budget"
+    python3 bench/driver_bench.py resync --count "$n" --metrics "http://127.0.0.1:$PORT/metrics" \
+        --start "$restarted" --timeout $((timeout + period * 2)) --out "$RAW/$tag-resync.json"
+    local rss2
+    rss2=$(peak_kb "$DRIVER_PID")
+    stop_driver
+    local r=$RAW/$tag-resync.json
+    audit "$(json "$r" 'd["start"]')" "$(json "$r" 'd["first_pass_done"]')" >"$RAW/$tag-audit-restart.json"
+    audit "$(json "$r" 'd["first_pass_done"]')" "$(json "$r" 'd["resync_done"]')" >"$RAW/$tag-audit-resync.json"
+    tests/cluster/down.sh --wipe "$DIR"
+
+    ROWS+=("$(python3 - "$RAW" "$tag" "$n" "$budget" "$loadavg" "$rss1" "$rss2" "$period" <<'EOF'
+import json, sys
+raw, tag, n, budget, loadavg, rss1, rss2, period = sys.argv[1:]
+load = lambda name: json.load(open(f"{raw}/{tag}-{name}.json"))
+c, a, r = load("converge"), load("audit-converge"), load("resync")
+restart, resync = load("audit-restart"), load("audit-resync")
+reconciles = c["metrics_quiet"]["reconciles"] - c["metrics_before"]["reconciles"]
+to_converged = c["metrics_converged"]["reconciles"] - c["metrics_before"]["reconciles"]
+per = ", ".join(f"{v} {a['verbs'][v] / reconciles:.2f}" for v in sorted(a["verbs"], key=lambda v: -a["verbs"][v]))
+resync_reconciles = r["metrics_resync"]["reconciles"] - r["metrics_first"]["reconciles"]
+budget_text = "unbounded" if budget == "none" else f"{budget.replace('/', ' / ')}"
+throttled = c["metrics_quiet"]["throttled_seconds"]
+print(
+    f"| {n} | {budget_text} | {c['created_seconds']:.1f} | **{c['converged_seconds']:.1f}** ({to_converged}) "
+    f"| {c['ready_seconds']:.1f} | {reconciles} | {to_converged / c['converged_seconds']:.1f} "
+    f"| {a['total'] / reconciles:.2f}: {per} | {throttled:.0f} "
+    f"| **{resync['writes']}** of {resync['total']} requests, {resync_reconciles} reconciles "
+    f"| {restart['writes']} of {restart['total']} | {int(rss1) // 1024} / {int(rss2) // 1024} | {loadavg} |"
+)
+EOF
+)")
+    DETAILS+=("$(python3 - "$RAW" "$tag" "$n" "$budget" <<'EOF'
+import json, sys
+raw, tag, n, budget = sys.argv[1:]
+load = lambda name: json.load(open(f"{raw}/{tag}-{name}.json"))
+parts = []
+for phase in ("converge", "restart", "resync"):
+    a = load(f"audit-{phase}")
+    detail = ", ".join(f"{k} {v}" for k, v in sorted(a["detail"].items(), key=lambda kv: -kv[1]))
+    parts.append(f"{phase}: {detail or 'none'}")
+print(f"- N={n}, budget {budget}: " + "; ".join(parts))
+EOF
+)")
+    echo "${ROWS[-1]}"
+}
+
+CPU=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
+for n in $SIZES; do
+    for budget in $BUDGETS; do
+        run "$n" "$budget"
+    done
+done
+
+K8S=$("$root/target/cluster/bin/kubectl" version --client -o json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["clientVersion"]["gitVersion"])' || echo "?")
+{
+    echo "$(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) vCPU ($CPU), shared; Kubernetes $K8S (tests/cluster/); metahook $("$BIN" --version | cut -d' ' -f2), release build."
+    echo
+    echo "| N | budget (QPS / burst) | create s | converged s (reconciles) | all ready s | reconciles until quiet | reconciles/s to converged | API requests per reconcile, by verb | s waiting on the budget | writes in the periodic no-op resync | writes in the restart pass | driver peak RSS MiB (run / restart) | load average before |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    printf '%s\n' "${ROWS[@]}"
+    echo
+    echo "Requests by verb and resource (audit log: user $USER_NAME, User-Agent metahook/*):"
+    echo
+    printf '%s\n' "${DETAILS[@]}"
+} | tee "$REPORT"
+echo
+echo "(written to $REPORT; raw figures and driver logs in $RAW/)"

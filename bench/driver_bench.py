@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""The measuring half of bench/driver.sh: create the Hellos and wait for the
+driver to converge, wait for a resync, read the API server's audit log and
+the driver's /metrics. Standard library only; every wait is bounded.
+
+    driver_bench.py converge --namespace NS --count N --metrics URL --timeout S --out FILE
+    driver_bench.py resync   --count N --metrics URL --timeout S --out FILE
+    driver_bench.py audit    --log FILE --user NAME --since T --until T
+
+Times are UTC ISO 8601, as the audit log writes them. The polling kubectl
+runs with the admin kubeconfig ($KUBECONFIG): its requests are not the
+driver's (the driver has a user of its own).
+"""
+
+import argparse
+import collections
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+
+WRITES = ("create", "update", "patch", "delete", "deletecollection")
+
+
+def now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def iso(t: dt.datetime) -> str:
+    return t.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def parse_time(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def kubectl(*args: str, timeout: float = 120) -> str:
+    return subprocess.run(
+        ["kubectl", *args], check=True, capture_output=True, text=True, timeout=timeout
+    ).stdout
+
+
+def metrics(url: str) -> dict:
+    """The driver's metahook_driver_* samples, summed over labels except
+    the ones kept: reconciles (all results), reconciles by result, queue
+    depth, API requests by method, throttling."""
+    with urllib.request.urlopen(url, timeout=10) as response:
+        text = response.read().decode()
+    out = {"reconciles": 0, "results": {}, "queue": 0, "requests": {}, "throttled": 0, "throttled_seconds": 0.0}
+    for line in text.splitlines():
+        if not line.startswith("metahook_driver_"):
+            continue
+        name_labels, _, value = line.rpartition(" ")
+        name, _, labels = name_labels.partition("{")
+        labels = dict(
+            part.split("=", 1) for part in labels.rstrip("}").split(",") if "=" in part
+        )
+        labels = {k: v.strip('"') for k, v in labels.items()}
+        v = float(value)
+        if name == "metahook_driver_reconciles_total":
+            out["reconciles"] += int(v)
+            out["results"][labels.get("result", "?")] = int(v)
+        elif name == "metahook_driver_queue_depth":
+            out["queue"] += int(v)
+        elif name == "metahook_driver_api_requests_total":
+            out["requests"][labels.get("method", "?")] = int(v)
+        elif name == "metahook_driver_api_throttled_requests_total":
+            out["throttled"] = int(v)
+        elif name == "metahook_driver_api_throttled_seconds_total":
+            out["throttled_seconds"] = v
+    return out
+
+
+def wait_quiet(url: str, deadline: float, quiet_for: float = 5.0, at_least: int = 0) -> dict:
+    """Until the driver has done `at_least` reconciles, its queue is empty
+    and neither its reconcile nor its request count moved for `quiet_for`
+    seconds."""
+    last, since = None, time.monotonic()
+    while time.monotonic() < deadline:
+        m = metrics(url)
+        key = (m["reconciles"], sum(m["requests"].values()))
+        if key != last or m["queue"] > 0 or m["reconciles"] < at_least:
+            last, since = key, time.monotonic()
+        elif time.monotonic() - since >= quiet_for:
+            return m
+        time.sleep(0.5)
+    raise SystemExit(f"driver_bench: the driver did not go quiet in time (last: {last})")
+
+
+def hello_manifests(namespace: str, count: int) -> str:
+    docs = []
+    for i in range(count):
+        docs.append(
+            "apiVersion: fraim.co.jp/v1\nkind: Hello\n"
+            f"metadata:\n  name: hello-{i:04d}\n  namespace: {namespace}\n"
+            "spec:\n  replicas: 1\n"
+        )
+    return "---\n".join(docs)
+
+
+def state(namespace: str) -> tuple[int, int, int]:
+    """(Hellos, Hellos with their Deployment and observedGeneration ==
+    generation, of those the ones whose status says every replica ready)."""
+    hellos = json.loads(kubectl("get", "helloes", "-n", namespace, "-o", "json"))["items"]
+    deployments = json.loads(kubectl("get", "deployments", "-n", namespace, "-o", "json"))["items"]
+    owners = {
+        ref["uid"]
+        for d in deployments
+        for ref in d["metadata"].get("ownerReferences", [])
+        if ref.get("controller") and ref.get("kind") == "Hello"
+    }
+    synced = ready = 0
+    for h in hellos:
+        status = h.get("status") or {}
+        if h["metadata"]["uid"] in owners and status.get("observedGeneration") == h["metadata"]["generation"]:
+            synced += 1
+            if status.get("readyReplicas") == h["spec"]["replicas"]:
+                ready += 1
+    return len(hellos), synced, ready
+
+
+def converge(args: argparse.Namespace) -> None:
+    manifests = os.path.join(os.path.dirname(args.out), f"hellos-{args.count}.yaml")
+    with open(manifests, "w") as f:
+        f.write(hello_manifests(args.namespace, args.count))
+    deadline = time.monotonic() + args.timeout
+    before = metrics(args.metrics)
+    start = now()
+    t0 = time.monotonic()
+    # One `kubectl create` of a multi-document file: one POST per Hello,
+    # sent one after another by one client.
+    kubectl("create", "-f", manifests, "-o", "name", timeout=args.timeout)
+    created = time.monotonic() - t0
+    converged = ready = None
+    samples = []
+    while time.monotonic() < deadline:
+        total, synced, done = state(args.namespace)
+        elapsed = time.monotonic() - t0
+        samples.append((round(elapsed, 1), synced, done))
+        if converged is None and total == args.count and synced == args.count:
+            converged = elapsed
+            at_converged = metrics(args.metrics)
+            converged_at = now()
+        if converged is not None and done == args.count:
+            ready = elapsed
+            break
+        time.sleep(args.interval)
+    if converged is None or ready is None:
+        raise SystemExit(f"driver_bench: not converged within {args.timeout} s; last samples {samples[-3:]}")
+    quiet = wait_quiet(args.metrics, deadline)
+    quiet_at = now()
+    json.dump(
+        {
+            "start": iso(start),
+            "created_seconds": round(created, 2),
+            "converged_seconds": round(converged, 2),
+            "converged_at": iso(converged_at),
+            "ready_seconds": round(ready, 2),
+            "quiet_at": iso(quiet_at),
+            "metrics_before": before,
+            "metrics_converged": at_converged,
+            "metrics_quiet": quiet,
+            "samples": samples,
+        },
+        open(args.out, "w"),
+        indent=1,
+    )
+
+
+def resync(args: argparse.Namespace) -> None:
+    """A driver just started on a converged cluster: its first pass (every
+    parent, from a fresh cache) and then its first periodic resync."""
+    deadline = time.monotonic() + args.timeout
+    start = parse_time(args.start)
+    first = wait_quiet(args.metrics, deadline, at_least=args.count)
+    first_at = now()
+    # The periodic resync queues every parent again: at least N more.
+    second = wait_quiet(args.metrics, deadline, at_least=first["reconciles"] + args.count)
+    second_at = now()
+    json.dump(
+        {
+            "start": iso(start),
+            "first_pass_done": iso(first_at),
+            "resync_done": iso(second_at),
+            "metrics_first": first,
+            "metrics_resync": second,
+        },
+        open(args.out, "w"),
+        indent=1,
+    )
+
+
+def audit(args: argparse.Namespace) -> None:
+    """The driver's requests in [since, until]: one per audit ID (a watch
+    is logged at ResponseStarted and again at ResponseComplete), by verb
+    and by verb + resource."""
+    since, until = parse_time(args.since), parse_time(args.until)
+    seen = set()
+    verbs = collections.Counter()
+    detail = collections.Counter()
+    with open(args.log) as f:
+        for line in f:
+            event = json.loads(line)
+            if event["auditID"] in seen:
+                continue
+            if event.get("user", {}).get("username") != args.user:
+                continue
+            if not event.get("userAgent", "").startswith("metahook/"):
+                continue
+            at = parse_time(event["requestReceivedTimestamp"])
+            if not since <= at <= until:
+                continue
+            seen.add(event["auditID"])
+            ref = event.get("objectRef") or {}
+            resource = ref.get("resource", "?") + ("/" + ref["subresource"] if ref.get("subresource") else "")
+            verbs[event["verb"]] += 1
+            detail[f'{event["verb"]} {resource}'] += 1
+    json.dump(
+        {
+            "total": sum(verbs.values()),
+            "writes": sum(n for v, n in verbs.items() if v in WRITES),
+            "verbs": dict(verbs),
+            "detail": dict(detail),
+        },
+        sys.stdout,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("converge")
+    c.add_argument("--namespace", required=True)
+    c.add_argument("--count", type=int, required=True)
+    c.add_argument("--metrics", required=True)
+    c.add_argument("--timeout", type=float, required=True)
+    c.add_argument("--interval", type=float, default=2.0)
+    c.add_argument("--out", required=True)
+    r = sub.add_parser("resync")
+    r.add_argument("--count", type=int, required=True)
+    r.add_argument("--start", required=True, help="when the driver was started")
+    r.add_argument("--metrics", required=True)
+    r.add_argument("--timeout", type=float, required=True)
+    r.add_argument("--out", required=True)
+    a = sub.add_parser("audit")
+    a.add_argument("--log", required=True)
+    a.add_argument("--user", required=True)
+    a.add_argument("--since", required=True)
+    a.add_argument("--until", required=True)
+    args = parser.parse_args()
+    {"converge": converge, "resync": resync, "audit": audit}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
