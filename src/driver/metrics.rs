@@ -54,6 +54,12 @@ pub struct CacheLabels {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CodeLabels {
+    /// The HTTP status code, 0 when no answer came.
+    pub code: u16,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct MethodLabels {
     /// The HTTP method, `WATCH` for a watch.
     pub method: &'static str,
@@ -81,6 +87,7 @@ pub struct DriverMetrics {
     queue_depth: Family<ControllerLabels, Gauge>,
     api_operations: Family<ApiLabels, Counter>,
     api_requests: Family<MethodLabels, Counter>,
+    api_responses: Family<CodeLabels, Counter>,
     api_throttled: Counter,
     api_throttled_seconds: Counter<f64, AtomicU64>,
     leader: Gauge,
@@ -99,6 +106,7 @@ impl Default for DriverMetrics {
             queue_depth: Family::default(),
             api_operations: Family::default(),
             api_requests: Family::default(),
+            api_responses: Family::default(),
             api_throttled: Counter::default(),
             api_throttled_seconds: Counter::default(),
             leader: Gauge::default(),
@@ -148,6 +156,11 @@ impl DriverMetrics {
             "api_requests",
             "Every request the driver sent the API server, by method (WATCH for a watch)",
             m.api_requests.clone(),
+        );
+        sub.register(
+            "api_responses",
+            "Every answer of the API server to the driver, by status code, retried attempts included (429: the server throttled)",
+            m.api_responses.clone(),
         );
         sub.register(
             "api_throttled_requests",
@@ -266,6 +279,16 @@ impl DriverMetrics {
         self.api_requests
             .get_or_create(&MethodLabels { method })
             .inc();
+    }
+
+    /// One answer of the API server (0: none came).
+    pub fn api_response(&self, code: u16) {
+        self.api_responses.get_or_create(&CodeLabels { code }).inc();
+    }
+
+    #[cfg(test)]
+    pub fn api_responses_for_tests(&self, code: u16) -> u64 {
+        self.api_responses.get_or_create(&CodeLabels { code }).get()
     }
 
     /// One request that waited `waited` for the client-side budget.

@@ -25,6 +25,7 @@ pub mod model;
 pub mod plan;
 pub mod queue;
 pub mod related;
+pub mod responses;
 pub mod run;
 pub mod selector;
 pub mod throttle;

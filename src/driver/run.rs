@@ -9,6 +9,7 @@ use super::hook_call::{Endpoint, HookCaller, HookTarget};
 use super::leader::{self, LeaderError, LeaderSettings};
 use super::metrics::DriverMetrics;
 use super::model::{ChildType, Driven};
+use super::responses::CountResponsesLayer;
 use super::throttle::{Budget, ThrottleLayer};
 use super::worker::{ControllerRuntime, DEFAULT_RESYNC, Discover, Hooks};
 use kube::Client;
@@ -417,14 +418,28 @@ pub async fn connect(
         http::header::USER_AGENT,
         http::HeaderValue::from_static(USER_AGENT),
     ));
-    let build = |config: kube::Config, layer: ThrottleLayer| {
+    // kube's own retry of 429, 503 and 504 (Retry-After honoured) moves
+    // outside the layer that counts answers, so that a throttled attempt
+    // shows even when its retry succeeds. Retries do not spend the
+    // client-side budget again (client-go's do).
+    config.default_retry = false;
+    let build = |config: kube::Config, throttle: ThrottleLayer| {
         kube::client::ClientBuilder::try_from(config)
-            .map(|builder| builder.with_layer(&layer).build())
+            .map(|builder| {
+                builder
+                    .with_layer(&CountResponsesLayer::new(metrics.clone()))
+                    .with_layer(&tower::buffer::BufferLayer::new(1024))
+                    .with_layer(&tower::retry::RetryLayer::new(
+                        kube::client::retry::RetryPolicy::server_retry(),
+                    ))
+                    .with_layer(&throttle)
+                    .build()
+            })
             .map_err(|e| DriveError::Connect(Box::new(e)))
     };
     Ok(Clients {
         lease: build(config.clone(), ThrottleLayer::new(None, metrics.clone()))?,
-        client: build(config, ThrottleLayer::new(budget, metrics))?,
+        client: build(config, ThrottleLayer::new(budget, metrics.clone()))?,
     })
 }
 

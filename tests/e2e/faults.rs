@@ -6,6 +6,7 @@ use crate::support::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::Client;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -520,4 +521,126 @@ async fn a_hook_down_or_slow_changes_nothing_and_backs_off() {
     drop(driver);
     let _ = std::fs::remove_dir_all(&dir);
     drop_namespace(&client, &ns).await;
+}
+
+/// Restarts kube-apiserver with `args` (none: as the control plane starts
+/// it) and waits until it is ready again.
+fn restart_api_server(args: &[&str]) {
+    control("/apiserver/stop");
+    let query: Vec<String> = args.iter().map(|a| format!("arg={a}")).collect();
+    control(&format!("/apiserver/start?{}", query.join("&")));
+}
+
+/// Puts the API server back as it was, even when the test fails.
+struct RestoreApiServer;
+
+impl Drop for RestoreApiServer {
+    fn drop(&mut self) {
+        restart_api_server(&[]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: tests/e2e/run.sh"]
+async fn a_throttling_api_server_is_retried_and_nothing_is_lost() {
+    let client = admin().await;
+    install_crds(&client).await;
+    // The driver as a user API Priority and Fairness does not exempt
+    // (system:masters is exempt), allowed everything by RBAC, and a
+    // priority level of one seat that rejects what does not fit (429).
+    let user = "metahook-throttled";
+    let apply = PatchParams::apply("metahook-e2e").force();
+    let objects = [
+        (
+            (
+                "rbac.authorization.k8s.io",
+                "v1",
+                "ClusterRoleBinding",
+                "clusterrolebindings",
+            ),
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                   "metadata": {"name": user},
+                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+                   "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]}),
+        ),
+        (
+            (
+                "flowcontrol.apiserver.k8s.io",
+                "v1",
+                "PriorityLevelConfiguration",
+                "prioritylevelconfigurations",
+            ),
+            json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "PriorityLevelConfiguration",
+                   "metadata": {"name": user},
+                   "spec": {"type": "Limited", "limited": {
+                       "nominalConcurrencyShares": 1, "lendablePercent": 0, "borrowingLimitPercent": 0,
+                       "limitResponse": {"type": "Reject"}}}}),
+        ),
+        (
+            (
+                "flowcontrol.apiserver.k8s.io",
+                "v1",
+                "FlowSchema",
+                "flowschemas",
+            ),
+            json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
+                   "metadata": {"name": user},
+                   "spec": {"priorityLevelConfiguration": {"name": user}, "matchingPrecedence": 500,
+                            "distinguisherMethod": {"type": "ByUser"},
+                            "rules": [{"subjects": [{"kind": "User", "user": {"name": user}}],
+                                       "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"],
+                                                          "clusterScope": true, "namespaces": ["*"]}],
+                                       "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}]}]}}),
+        ),
+    ];
+    for ((group, version, kind, plural), object) in &objects {
+        let ar =
+            ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
+        let api: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
+        let name = object["metadata"]["name"].as_str().expect("a name");
+        api.patch(name, &apply, &Patch::Apply(object))
+            .await
+            .unwrap_or_else(|e| panic!("creating {kind} {name}: {e}"));
+    }
+    // Few seats in all, so that one share of them is one seat.
+    let _restore = RestoreApiServer;
+    restart_api_server(&[
+        "--max-requests-inflight=20",
+        "--max-mutating-requests-inflight=10",
+    ]);
+
+    let text = control(&format!("/kubeconfig?user={user}"));
+    let path = std::env::temp_dir().join(format!(
+        "metahook-e2e-{user}-{}.kubeconfig",
+        std::process::id()
+    ));
+    std::fs::write(&path, text).expect("writing a kubeconfig");
+    let driver = start_driver(&path).await;
+    let ns = namespace(&client, "e2e-throttled").await;
+    let hellos = names("throttled", 20);
+    create_hellos(&client, &ns, &hellos, 1).await;
+    wait_for("every Hello to converge while throttled", || async {
+        all_converged(&client, &ns, &hellos, 1).await.then_some(())
+    })
+    .await;
+    let throttled = metric(
+        driver.port,
+        "metahook_driver_api_responses_total{code=\"429\"}",
+    );
+    say(&format!(
+        "throttling API server: every Hello converged; {throttled} answers were 429 and were retried"
+    ));
+    assert!(throttled > 0.0, "the API server throttled the driver (429)");
+    assert_no_child_duplicated_or_deleted(&ns, &[]);
+
+    delete_all_hellos(&client, &ns).await;
+    drop(driver);
+    drop_namespace(&client, &ns).await;
+    for ((group, version, kind, plural), object) in &objects {
+        let ar =
+            ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
+        let api: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
+        let name = object["metadata"]["name"].as_str().expect("a name");
+        let _ = api.delete(name, &DeleteParams::default()).await;
+    }
 }
