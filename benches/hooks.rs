@@ -78,7 +78,7 @@ fn hello_sync(c: &mut Criterion) {
 }
 
 /// The registry handler on requests with N children; `sizes` are the child
-/// counts the issue names for each controller.
+/// counts benchmarked for each controller.
 fn growth_of(
     c: &mut Criterion,
     controller: &str,

@@ -1,6 +1,6 @@
 //! Past `--max-in-flight` the service answers 429 with `Retry-After` at once
-//! instead of queueing (METACONTROLLER.md §1.1: Metacontroller requeues the
-//! parent after that many seconds, without backoff or a warning event).
+//! instead of queueing (docs/metacontroller.md §1.1: Metacontroller requeues
+//! the parent after that many seconds, without backoff or a warning event).
 //!
 //! Requests whose body has not finished arriving hold their permit, so two
 //! clients that send headers and half a body pin the bound of 2 for as long

@@ -2,9 +2,9 @@
 //! bad-input tests and `bench/load.sh` (through `examples/gen_request.rs`).
 //!
 //! Every object is built the way the API server stores it and Metacontroller
-//! sends it (METACONTROLLER.md §1.2, §1.3): `managedFields` with a `fieldsV1`
-//! tree, `ownerReferences`, the last-applied annotation Metacontroller keeps,
-//! labels, and a `status`. The hooks skip most of this; the point is that
+//! sends it (docs/metacontroller.md §1.2, §1.3): `managedFields` with a
+//! `fieldsV1` tree, `ownerReferences`, the last-applied annotation
+//! Metacontroller keeps, labels, and a `status`. The hooks skip most of this; the point is that
 //! they pay for skipping it, as they do in a cluster.
 //!
 //! Included with `#[path]` by each user rather than exported from a crate:

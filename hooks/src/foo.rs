@@ -1,4 +1,4 @@
-//! The Foo controller (seed 004, the Kubernetes sample-controller): a `Foo`
+//! The Foo controller (after the Kubernetes sample-controller): a `Foo`
 //! runs one Deployment of `nginx:latest`, named `spec.deploymentName` and
 //! scaled to `spec.replicas`, and refuses to touch a Deployment of that name
 //! that it does not control.
@@ -13,7 +13,7 @@
 //! - a Deployment of that name exists and its controller owner reference is
 //!   not this Foo: desire nothing in its place, so Metacontroller never
 //!   touches it, and say so: `Ready=False`, reason `ErrResourceExists`, the
-//!   seed's message.
+//!   sample-controller's message.
 //! - invalid spec (an empty or malformed `deploymentName`, negative
 //!   `replicas`, a spec that does not parse): create nothing;
 //!   `SpecValid=False`, reason `InvalidSpec`.
@@ -42,7 +42,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The seed's image.
+/// The sample-controller's image.
 pub const IMAGE: &str = "nginx:latest";
 /// What a Deployment runs when `spec.replicas` is absent (the API default).
 pub const DEFAULT_REPLICAS: i32 = 1;
@@ -50,7 +50,7 @@ pub const DEFAULT_REPLICAS: i32 = 1;
 pub const DNS_SUBDOMAIN_PATTERN: &str =
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
 pub const DNS_SUBDOMAIN_MAX_LEN: usize = 253;
-/// The seed's reason for a Deployment the Foo does not control.
+/// The sample-controller's reason for a Deployment the Foo does not control.
 pub const ERR_RESOURCE_EXISTS: &str = "ErrResourceExists";
 /// The Foo's name is the `controller` label's value, and label values are at
 /// most 63 characters.
@@ -71,7 +71,7 @@ const MAX_LABEL_VALUE_LEN: usize = 63;
     namespaced,
     status = "FooStatus",
     // `*.k8s.io` groups are reserved for APIs reviewed by Kubernetes; the
-    // API server refuses a CRD in one without this annotation. The seed's
+    // API server refuses a CRD in one without this annotation. The
     // sample-controller says the same ("unapproved": not reviewed).
     annotation(
         "api-approved.kubernetes.io",
@@ -136,9 +136,10 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
 
 /// Asks for the Deployment named `spec.deploymentName` in the Foo's
 /// namespace. The namespace is always given: a v2 rule without one would look
-/// in every namespace, and a v1 rule may name no other (METACONTROLLER.md
-/// §1.6), so the rule means the same under both. An invalid spec asks for
-/// nothing: sync then creates nothing and needs no related object.
+/// in every namespace, and a v1 rule may name no other
+/// (docs/metacontroller.md §1.6), so the rule means the same under both. An
+/// invalid spec asks for nothing: sync then creates nothing and needs no
+/// related object.
 pub fn customize(req: &CustomizeRequest<FooParent>, _now: Timestamp) -> CustomizeResponse {
     let parent = &req.parent;
     let related_resources = match (valid_spec(parent), &parent.metadata.namespace) {
@@ -243,7 +244,7 @@ fn spec_valid() -> Wanted {
     Wanted::new("SpecValid", true, "Valid", "the spec is valid".to_owned())
 }
 
-/// The seed's `MessageResourceExists`.
+/// The sample-controller's `MessageResourceExists`.
 pub fn message_resource_exists(name: &str) -> String {
     format!("Resource \"{name}\" already exists and is not managed by Foo")
 }
@@ -383,7 +384,7 @@ fn held(parent: &FooParent, observed: &ObservedDeployment) -> Deployment {
     )
 }
 
-/// The seed's labels, on the Deployment, its selector and its pods.
+/// The sample-controller's labels, on the Deployment, its selector and its pods.
 pub fn labels(foo_name: &str) -> BTreeMap<String, String> {
     BTreeMap::from([
         ("app".to_owned(), "nginx".to_owned()),
@@ -391,8 +392,8 @@ pub fn labels(foo_name: &str) -> BTreeMap<String, String> {
     ])
 }
 
-/// The seed's `newDeployment`. The controller owner reference and the
-/// `controller-uid` label are Metacontroller's to add.
+/// The sample-controller's `newDeployment`. The controller owner reference
+/// and the `controller-uid` label are Metacontroller's to add.
 fn deployment(parent: &FooParent, name: &str, replicas: i32, image: &str) -> Deployment {
     children::deployment(
         name,

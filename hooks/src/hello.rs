@@ -1,5 +1,5 @@
-//! The Hello controller (seed 000): one Deployment of `nginxdemos/hello`
-//! per `Hello`, scaled to `spec.replicas`.
+//! The Hello controller (from the kube-rs Hello operator article): one
+//! Deployment of `nginxdemos/hello` per `Hello`, scaled to `spec.replicas`.
 //!
 //! - sync: desire the Deployment; report replica counts from the *observed*
 //!   one, a `Ready` condition and a `SpecValid` condition.

@@ -1,6 +1,7 @@
-//! The Hikawa controller (seed 001): a `Hikawa` sings "Zun" and "Doko" at
-//! random, one `Zundoko` child per word, until it has sung Zun, Zun, Zun,
-//! Zun, Doko; then it says "Kiyoshi!" with one `Kiyoshi` child and stops.
+//! The Hikawa controller (from the Kubebuilder Zundoko operator article): a
+//! `Hikawa` sings "Zun" and "Doko" at random, one `Zundoko` child per word,
+//! until it has sung Zun, Zun, Zun, Zun, Doko; then it says "Kiyoshi!" with
+//! one `Kiyoshi` child and stops.
 //!
 //! - sync: return every observed word as it was sung, and at most one new
 //!   one, only once `spec.intervalMillis` has passed since the newest word
@@ -209,8 +210,8 @@ impl Word {
 /// concatenation) and `n` as 4 little-endian bytes; then SplitMix64's
 /// finaliser, because FNV-1a's high bits barely depend on the last bytes.
 /// The top bit picks the word: 0 is Zun, 1 is Doko, each half the time, as
-/// in the seed. A pure function of `(uid, n)`: the same UID always sings the
-/// same song, whatever order the calls come in. Changing it changes every
+/// in the article. A pure function of `(uid, n)`: the same UID always sings
+/// the same song, whatever order the calls come in. Changing it changes every
 /// running song; the unit tests pin it.
 pub fn word(uid: &str, n: u32) -> Word {
     const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;

@@ -1,4 +1,5 @@
-//! Metacontroller's CompositeController hook protocol (METACONTROLLER.md §1).
+//! Metacontroller's CompositeController hook protocol
+//! (docs/metacontroller.md §1).
 //!
 //! Requests are generic over the parent type and the observed object types so
 //! that each controller parses only what it reads; everything else in the
@@ -14,7 +15,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 use std::fmt;
 use std::marker::PhantomData;
 
-/// A `sync` or `finalize` request (§1.3). `finalizing` tells them apart.
+/// A `sync` or `finalize` request (docs/metacontroller.md §1.3). `finalizing`
+/// tells them apart.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(
     bound(deserialize = "P: DeserializeOwned, C: DeserializeOwned, R: DeserializeOwned"),
@@ -33,8 +35,8 @@ pub struct SyncRequest<P, C, R = IgnoredObject> {
     pub finalizing: bool,
 }
 
-/// A `sync` or `finalize` response (§1.4, §1.5). Only these four keys: a v2
-/// hook's response is decoded strictly by Metacontroller.
+/// A `sync` or `finalize` response (docs/metacontroller.md §1.4, §1.5). Only
+/// these four keys: a v2 hook's response is decoded strictly by Metacontroller.
 ///
 /// `status` replaces the parent's whole status, so every controller returns a
 /// full status object; `children` is the complete desired set, and any
@@ -50,7 +52,7 @@ pub struct SyncResponse<S, C> {
     pub finalized: Option<bool>,
 }
 
-/// A `customize` request (§1.6).
+/// A `customize` request (docs/metacontroller.md §1.6).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(
     bound(deserialize = "P: DeserializeOwned"),
@@ -70,8 +72,8 @@ pub struct CustomizeResponse {
     pub related_resources: Vec<RelatedResourceRule>,
 }
 
-/// One related-resource rule (§1.6). `names` must not be combined with a
-/// selector, nor `namespace` with `namespaceSelector`.
+/// One related-resource rule (docs/metacontroller.md §1.6). `names` must not
+/// be combined with a selector, nor `namespace` with `namespaceSelector`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RelatedResourceRule {

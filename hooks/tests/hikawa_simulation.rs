@@ -33,7 +33,7 @@ fn assert_kiyoshied(sim: &Sim) {
 
 #[test]
 fn the_seed_hikawa_sings_until_kiyoshi() {
-    // The seed's manifest: intervalMillis 500, nothing else.
+    // The article's manifest: intervalMillis 500, nothing else.
     let mut sim = Sim::new("7c1e4b2a-9d3f-4e6a-b5c8-2f0d1a3b4c2c", 500, None);
     play(&mut sim, None);
     assert_kiyoshied(&sim);

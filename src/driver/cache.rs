@@ -1,6 +1,7 @@
-//! Reflector caches (seed 002): one watched, self-updating store per API
-//! type, shared by every controller that reads the type (as parent, child
-//! or related), and started the first time a controller asks for it.
+//! Reflector caches (as in the early kube-rs reflector articles): one
+//! watched, self-updating store per API type, shared by every controller
+//! that reads the type (as parent, child or related), and started the first
+//! time a controller asks for it.
 //! Every change is passed to the type's subscribers, which map it to parent
 //! keys in their controller's queue.
 //!

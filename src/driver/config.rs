@@ -1,7 +1,9 @@
-//! The CompositeController subset the driver supports (issue 7), read from
-//! `metacontroller/*.yaml` (embedded) or `--controllers DIR`, and validated
-//! before anything connects to a cluster: a field outside the subset is
-//! rejected by its path, so a bad file fails fast with no cluster at hand.
+//! The CompositeController subset the driver supports
+//! (docs/metacontroller.md §2; README, "Metacontroller features the driver
+//! does not support"), read from `metacontroller/*.yaml` (embedded) or
+//! `--controllers DIR`, and validated before anything connects to a cluster:
+//! a field outside the subset is rejected by its path, so a bad file fails
+//! fast with no cluster at hand.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde_json::{Map, Value};
@@ -24,7 +26,7 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     ),
 ];
 
-/// Metacontroller's default hook timeout (§1.1).
+/// Metacontroller's default hook timeout (docs/metacontroller.md §1.1).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// One CompositeController, in the supported subset.
@@ -506,7 +508,8 @@ impl Check<'_> {
             if !path.starts_with('/') {
                 return Err(self.invalid(&join(&field, "path"), "must begin with /"));
             }
-            // No `.svc` suffix: Metacontroller builds exactly this (§1.1).
+            // No `.svc` suffix: Metacontroller builds exactly this
+            // (docs/metacontroller.md §1.1).
             (
                 format!("{protocol}://{name}.{namespace}:{port}{path}"),
                 path,

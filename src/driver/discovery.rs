@@ -1,5 +1,6 @@
 //! Resolving `apiVersion` + plural resource names to types through the API
-//! server's discovery (§2 start-up preconditions).
+//! server's discovery (docs/metacontroller.md §2, what Metacontroller checks
+//! before a controller starts).
 
 use super::model::Resource;
 use kube::Client;

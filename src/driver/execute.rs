@@ -1,6 +1,6 @@
 //! The executor: performs a plan's operations against the API server, in
 //! order, and decides nothing. Which errors end a reconcile, and which are
-//! swallowed, follows METACONTROLLER.md §5.
+//! swallowed, follows docs/metacontroller.md §5.
 
 use super::events::EventPublisher;
 use super::memory::ApplyMemory;
@@ -316,7 +316,8 @@ impl Executor {
                             );
                         }
                         // Conflict and NotFound are swallowed: the watch
-                        // event that follows syncs again (§5).
+                        // event that follows syncs again
+                        // (docs/metacontroller.md §5).
                         Err(e) if matches!(status_code(&e), Some(404 | 409)) => {
                             tracing::debug!(%kind, %name, error = %e, "apply swallowed");
                         }
@@ -433,7 +434,8 @@ impl Executor {
         let name = child.name.clone();
         match result {
             Ok(_) => Ok(()),
-            // Releasing something already gone is done (§3.5).
+            // Releasing something already gone is done
+            // (docs/metacontroller.md §3.5).
             Err(e) if !adopting && matches!(status_code(&e), Some(404 | 410)) => Ok(()),
             Err(source) if adopting => Err(ExecuteError::AdoptChild { kind, name, source }),
             Err(source) => Err(ExecuteError::ReleaseChild { kind, name, source }),

@@ -284,9 +284,10 @@ async fn status_is_written_through_the_subresource_with_observed_generation() {
 
 #[tokio::test]
 async fn conflicts_and_not_found_follow_metacontroller() {
-    // §5: apply Conflict and delete NotFound swallowed; a delete Conflict
-    // (UID precondition: a successor) is an error; the status is still
-    // written after a failed child operation, and its Conflict is swallowed.
+    // docs/metacontroller.md §5: apply Conflict and delete NotFound
+    // swallowed; a delete Conflict (UID precondition: a successor) is an
+    // error; the status is still written after a failed child operation, and
+    // its Conflict is swallowed.
     let (client, mut api) = mock_client();
     let (exec, _) = executor(client);
     let ctl = driven();

@@ -1,6 +1,7 @@
 //! Calling a hook: in-process through the registry (`serve --drive`), or
-//! over HTTP like Metacontroller (`drive`, §1.1): POST, `Content-Type:
-//! application/json`, only 200 is success, 429 carries `Retry-After`.
+//! over HTTP like Metacontroller (`drive`; docs/metacontroller.md §1.1): POST,
+//! `Content-Type: application/json`, only 200 is success, 429 carries
+//! `Retry-After`.
 
 use super::config::HookVersion;
 use super::metrics::DriverMetrics;
@@ -40,7 +41,8 @@ pub struct HookTarget {
 }
 
 impl HookTarget {
-    /// Metacontroller decodes v2 responses strictly, v1 loosely (§1.1).
+    /// Metacontroller decodes v2 responses strictly, v1 loosely
+    /// (docs/metacontroller.md §1.1).
     pub fn strict(&self) -> bool {
         self.version == HookVersion::V2
     }
@@ -213,7 +215,8 @@ impl HookCaller {
             .header(http::header::CONTENT_TYPE, "application/json")
             .body(Full::new(Bytes::from(request)))
             .map_err(|e| http_err(e.into()))?;
-        // The timeout covers connect, send and reading the whole body (§1.1).
+        // The timeout covers connect, send and reading the whole body
+        // (docs/metacontroller.md §1.1).
         let exchange = async {
             let response = client.request(req).await.map_err(|e| http_err(e.into()))?;
             let (parts, body) = response.into_parts();

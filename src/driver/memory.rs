@@ -1,5 +1,6 @@
 //! What the executor last applied, so that an unchanged desired child costs
-//! no API call (like Metacontroller's server-side-apply cache, §3.8).
+//! no API call (like Metacontroller's server-side-apply cache,
+//! docs/metacontroller.md §3.8).
 
 use super::plan::{Applied, AppliedMemory};
 use kube::core::DynamicObject;

@@ -1,5 +1,5 @@
 //! The bundled driver: a small Metacontroller for the CompositeControllers
-//! in `metacontroller/` (METACONTROLLER.md §2–§5, the subset of issue 7).
+//! in `metacontroller/` (docs/metacontroller.md §2–§5: the subset it supports).
 //!
 //! - [`config`]: the CompositeController subset, validated before any
 //!   cluster connection;

@@ -23,7 +23,7 @@ impl Resource {
     }
 
     /// `Kind.group/version`, or `Kind.version` for the core group: the outer
-    /// key of a hook request's object maps (§1.2).
+    /// key of a hook request's object maps (docs/metacontroller.md §1.2).
     pub fn map_key(&self) -> String {
         if self.api.group.is_empty() {
             format!("{}.{}", self.api.kind, self.api.version)

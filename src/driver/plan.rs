@@ -1,6 +1,7 @@
-//! The planner: every decision of one reconcile (METACONTROLLER.md §3.3), as
-//! pure functions of what was observed and what the hook answered. The
-//! executor performs the operations and decides nothing.
+//! The planner: every decision of one reconcile
+//! (docs/metacontroller.md §3.3), as pure functions of what was observed and
+//! what the hook answered. The executor performs the operations and decides
+//! nothing.
 //!
 //! A reconcile is planned in two halves around the hook call, because the
 //! hook must see the parent after the finalizer is added and the children
@@ -131,7 +132,8 @@ pub struct Plan {
     pub resync_after: Option<Duration>,
     /// The reconcile fails once `ops` are done. Only when `finalized` meets
     /// desired children that break the rules: Metacontroller removes the
-    /// finalizer (§3.3 step 9) before it checks them (step 10).
+    /// finalizer (docs/metacontroller.md §3.3 step 9) before it checks them
+    /// (step 10).
     pub failure: Option<PlanError>,
 }
 
@@ -210,7 +212,7 @@ fn parent_matches_label_filter(ctl: &Driven, parent: &DynamicObject) -> Result<b
     }
 }
 
-/// The selector children must match (§3.6).
+/// The selector children must match (docs/metacontroller.md §3.6).
 pub fn child_selector(ctl: &Driven, parent: &DynamicObject) -> Result<Selector, PlanError> {
     if ctl.config.generate_selector {
         return Ok(Selector::controller_uid(
@@ -252,9 +254,10 @@ fn target(type_index: usize, obj: &DynamicObject) -> Target {
     }
 }
 
-/// Steps 1–4 and the choice of hook in step 6 of §3.3. `candidates` holds,
-/// per child type, the cached objects the parent could own (the caller may
-/// pass every object of the type: the scope filter is applied here).
+/// Steps 1–4 and the choice of hook in step 6 of docs/metacontroller.md §3.3.
+/// `candidates` holds, per child type, the cached objects the parent could
+/// own (the caller may pass every object of the type: the scope filter is
+/// applied here).
 pub fn prelude(
     ctl: &Driven,
     parent: &DynamicObject,
@@ -311,7 +314,8 @@ pub fn prelude(
     })
 }
 
-/// §3.5: claimed children per type; adopt and release operations appended.
+/// docs/metacontroller.md §3.5: claimed children per type; adopt and release
+/// operations appended.
 fn claim(
     ctl: &Driven,
     parent: &DynamicObject,
@@ -400,11 +404,12 @@ struct Desired {
     object: Value,
 }
 
-/// Steps 7–12 of §3.3 for one hook response. `parent` is the parent the hook
-/// was called with; `observed` the claimed children it saw; `existing` every
-/// cached object of each child type in scope (claimed or not), so that a
-/// desired child whose name is taken by an object this parent does not own
-/// is left alone, as Metacontroller's create meets `AlreadyExists`.
+/// Steps 7–12 of docs/metacontroller.md §3.3 for one hook response. `parent`
+/// is the parent the hook was called with; `observed` the claimed children it
+/// saw; `existing` every cached object of each child type in scope (claimed
+/// or not), so that a desired child whose name is taken by an object this
+/// parent does not own is left alone, as Metacontroller's create meets
+/// `AlreadyExists`.
 pub fn after_hook(
     ctl: &Driven,
     parent: &DynamicObject,

@@ -1,4 +1,5 @@
-//! Planner tests: one per rule of issue 7, each on small built objects.
+//! Planner tests: one per rule of docs/metacontroller.md §3 the driver
+//! implements, each on small built objects.
 
 use super::config::{self, UpdateStrategy};
 use super::model::{ChildType, Driven, Resource};
@@ -277,9 +278,9 @@ fn deleting_parent_with_finalize_hook_manages_children_until_finalized() {
 
 #[test]
 fn finalized_removes_the_finalizer_first_and_then_leaves_children_alone() {
-    // §1.5: on the pass that says finalized, the finalizer goes before
-    // children would be managed, so that response's children are not
-    // applied.
+    // docs/metacontroller.md §1.5: on the pass that says finalized, the
+    // finalizer goes before children would be managed, so that response's
+    // children are not applied.
     let ctl = hello_like();
     let parent = Obj::parent()
         .finalizer("x")
@@ -337,7 +338,8 @@ fn label_filter_ignores_parents_that_are_not_ours() {
         hook_of(&prelude(&ctl, &ours, &[vec![], vec![]]).unwrap()),
         HookKind::Sync
     );
-    // Opted out while holding the finalizer: finalized (§1.5).
+    // Opted out while holding the finalizer: finalized
+    // (docs/metacontroller.md §1.5).
     let leaving = Obj::parent().label("team", "b").finalizer(FINALIZER).0;
     assert_eq!(
         hook_of(&prelude(&ctl, &leaving, &[vec![], vec![]]).unwrap()),
@@ -904,7 +906,7 @@ fn cluster_scoped_parents_claim_across_namespaces_and_name_the_namespace() {
 #[test]
 fn a_desired_name_taken_by_an_object_not_ours_is_left_alone() {
     // Metacontroller's create meets AlreadyExists and moves on; an apply
-    // would take the object over. (Seed 004's Foo relies on this.)
+    // would take the object over. (The Foo controller relies on this.)
     let ctl = hello_like();
     let parent = Obj::parent().finalizer(FINALIZER).0;
     let foreign = Obj::deployment("web").owned_by("someone-else").arc();
@@ -934,8 +936,9 @@ fn a_desired_name_taken_by_an_object_not_ours_is_left_alone() {
 
 #[test]
 fn finalized_removes_the_finalizer_even_when_the_children_break_the_rules() {
-    // §3.3: step 9 (finalizer) comes before step 10 (selector check), so a
-    // finalize hook that is done is not held up by a bad child list.
+    // docs/metacontroller.md §3.3: step 9 (finalizer) comes before step 10
+    // (selector check), so a finalize hook that is done is not held up by a
+    // bad child list.
     let ctl = hello_like();
     let parent = Obj::parent().finalizer(FINALIZER).deleting().0;
     let mut resp = response(vec![

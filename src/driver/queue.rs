@@ -1,7 +1,8 @@
-//! A work queue of parent keys with client-go's semantics (§3.1): adds of a
-//! waiting key coalesce, a key is never handed to two workers at once (an add
-//! while it is processed runs it again afterwards), delayed adds keep the
-//! earliest time, and failures back off exponentially per key
+//! A work queue of parent keys with client-go's semantics
+//! (docs/metacontroller.md §3.1): adds of a waiting key coalesce, a key is
+//! never handed to two workers at once (an add while it is processed runs it
+//! again afterwards), delayed adds keep the earliest time, and failures back
+//! off exponentially per key
 //! (5 ms · 2ⁿ, capped at 1000 s) until the key is forgotten.
 
 use std::collections::{HashMap, HashSet, VecDeque};

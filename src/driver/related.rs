@@ -1,5 +1,5 @@
-//! Related objects from customize rules (§1.6), selected from cached
-//! objects: pure.
+//! Related objects from customize rules (docs/metacontroller.md §1.6),
+//! selected from cached objects: pure.
 
 use super::config::HookVersion;
 use super::selector::{Selector, SelectorError};

@@ -343,7 +343,8 @@ async fn lead(
         for _ in 0..settings.workers.max(1) {
             tasks.spawn(Arc::clone(rt).work());
         }
-        // Periodic resync: every cached parent again (§3.2).
+        // Periodic resync: every cached parent again
+        // (docs/metacontroller.md §3.2).
         let rt = Arc::clone(rt);
         let resync = *resync;
         let stop = tickers.clone();

@@ -1,5 +1,6 @@
-//! Hook requests built exactly as Metacontroller builds them (§1.2, §1.3,
-//! §1.6) and hook responses decoded as it decodes them (§1.4): pure.
+//! Hook requests built exactly as Metacontroller builds them
+//! (docs/metacontroller.md §1.2, §1.3, §1.6) and hook responses decoded as it
+//! decodes them (docs/metacontroller.md §1.4): pure.
 
 use super::config::HookVersion;
 use super::model::{Resource, key_of};
@@ -71,7 +72,7 @@ fn controller_json(controller: &Value) -> Value {
     controller
 }
 
-/// A sync or finalize request (§1.3).
+/// A sync or finalize request (docs/metacontroller.md §1.3).
 pub fn sync_request(
     controller: &Value,
     parent: &DynamicObject,
@@ -88,7 +89,7 @@ pub fn sync_request(
     }))
 }
 
-/// A customize request (§1.6).
+/// A customize request (docs/metacontroller.md §1.6).
 pub fn customize_request(
     controller: &Value,
     parent: &DynamicObject,
@@ -98,8 +99,8 @@ pub fn customize_request(
     )
 }
 
-/// A sync or finalize response (§1.4). Absent or `null` fields take
-/// Metacontroller's defaults: no status, no children.
+/// A sync or finalize response (docs/metacontroller.md §1.4). Absent or
+/// `null` fields take Metacontroller's defaults: no status, no children.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct HookResponse {
     pub status: Option<Map<String, Value>>,

@@ -1,6 +1,6 @@
 //! One controller at run time: its caches, its queue, its workers, and one
-//! reconcile of one parent (§3.3): plan, execute, call the hook, plan,
-//! execute, requeue.
+//! reconcile of one parent (docs/metacontroller.md §3.3): plan, execute,
+//! call the hook, plan, execute, requeue.
 
 use super::cache::{Caches, Change, TypeCache};
 use super::config::HookVersion;
@@ -172,7 +172,7 @@ impl ControllerRuntime {
         self.driven.name()
     }
 
-    /// Maps cache changes to parent keys (§3.2).
+    /// Maps cache changes to parent keys (docs/metacontroller.md §3.2).
     fn subscribe(self: &Arc<Self>) {
         let weak = Arc::downgrade(self);
         self.parents.subscribe(Arc::new(move |change| {
@@ -315,7 +315,8 @@ impl ControllerRuntime {
         }
     }
 
-    /// Reconciles `key` and requeues it per the outcome (§3.10).
+    /// Reconciles `key` and requeues it per the outcome
+    /// (docs/metacontroller.md §3.10).
     pub async fn process(self: &Arc<Self>, key: &str) {
         let start = Instant::now();
         let result = self.reconcile(key).await;
@@ -371,7 +372,7 @@ impl ControllerRuntime {
             .longest_backoff(self.name(), self.queue.longest_backoff());
     }
 
-    /// §3.3 for one key. `Ok` carries the requested resync.
+    /// docs/metacontroller.md §3.3 for one key. `Ok` carries the requested resync.
     pub async fn reconcile(
         self: &Arc<Self>,
         key: &str,
@@ -581,8 +582,8 @@ impl ControllerRuntime {
             .unwrap_or_else(|p| p.into_inner())
             .insert(key, resource.clone());
         // A related object's change re-syncs the parents whose cached rules
-        // select it (§1.6). Rules are not fetched from here on a cache miss:
-        // such a parent is synced by its own events.
+        // select it (docs/metacontroller.md §1.6). Rules are not fetched from
+        // here on a cache miss: such a parent is synced by its own events.
         let weak = Arc::downgrade(self);
         let watched = resource.clone();
         self.caches

@@ -109,9 +109,10 @@ impl ResponseError for ApiError {
             ApiError::Decode(DecodeError::Shape { .. }) => StatusCode::UNPROCESSABLE_ENTITY,
             // 429 rather than 503: both are "come back later", but on 429
             // Metacontroller requeues after Retry-After with no warning event
-            // and no backoff (METACONTROLLER.md §1.1), and so does the bundled
-            // driver; a 503 would be an error event and exponential backoff
-            // on the parent for a condition that lasts as long as a body read.
+            // and no backoff (docs/metacontroller.md §1.1), and so does the
+            // bundled driver; a 503 would be an error event and exponential
+            // backoff on the parent for a condition that lasts as long as a
+            // body read.
             ApiError::Overloaded | ApiError::MemoryBudgetExceeded { .. } => {
                 StatusCode::TOO_MANY_REQUESTS
             }

@@ -85,7 +85,7 @@ UNPINNED_IDS = {
     "securityContext": {"runAsUser": None, "runAsGroup": None},
 }
 
-# Every combination the issue lists: (id, values, release, namespace).
+# Every combination the chart is rendered in: (id, values, release, namespace).
 SCENARIOS = [
     ("default", {}, DEFAULT_RELEASE, DEFAULT_NAMESPACE),
     ("driver", {"mode": "driver"}, DEFAULT_RELEASE, DEFAULT_NAMESPACE),
@@ -456,7 +456,7 @@ def test_compositecontrollers_equal_the_sources(
 
 
 def test_compositecontrollers_follow_the_project_rules() -> None:
-    """What the issue asks of every manifest: v2 hooks through the Service,
+    """What the project asks of every manifest: v2 hooks through the Service,
     paths /<controller>/<hook>, generateSelector, an explicit update strategy."""
     schema = CUSTOM_SCHEMAS[("metacontroller.k8s.io/v1alpha1", "CompositeController")]
     for name, cc in controller_manifests().items():
@@ -475,7 +475,8 @@ def test_compositecontrollers_follow_the_project_rules() -> None:
 
 
 def test_compositecontroller_schema_catches_mistakes() -> None:
-    """The §2 schema is not vacuous: each mistake below is rejected."""
+    """The docs/metacontroller.md §2 schema is not vacuous: each mistake below
+    is rejected."""
     schema = CUSTOM_SCHEMAS[("metacontroller.k8s.io/v1alpha1", "CompositeController")]
     good = controller_manifests()["hello"]
     mistakes = {
@@ -1012,7 +1013,7 @@ def test_crds_validate_strictly(path: Path, kube_version: str) -> None:
 
 def test_parent_crds_have_the_status_subresource() -> None:
     """Metacontroller refuses a parent whose CRD lacks the status subresource
-    for the version it names (METACONTROLLER.md §2); the driver writes it too."""
+    for the version it names (docs/metacontroller.md §2); the driver writes it too."""
     crds = {(crd["spec"]["group"], crd["spec"]["names"]["plural"]): crd for crd in crds_by_group_kind().values()}
     checked = 0
     for name, cc in controller_manifests().items():

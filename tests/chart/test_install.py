@@ -16,7 +16,7 @@ The same token is refused what the roles must not grant (Secrets).
 
 Metacontroller mode: Metacontroller itself is not available here (no image
 runs: the kubelet stand-in starts no container). The test installs a
-CompositeController CRD written below from METACONTROLLER.md §2 and checks
+CompositeController CRD written below from docs/metacontroller.md §2 and checks
 that the API server accepts the CompositeControllers the chart renders,
 pointed at the release's Service; it cannot check that Metacontroller runs
 them.
@@ -507,8 +507,8 @@ def test_driver_service_account_is_refused_what_it_must_not_have(driver_release:
 
 
 def _hook_schema() -> dict:
-    """One hook (METACONTROLLER.md §2): version and webhook; the connection
-    settings §2 only names are kept whole (preserve-unknown-fields)."""
+    """One hook (docs/metacontroller.md §2): version and webhook; the connection
+    settings are kept whole (preserve-unknown-fields)."""
     opaque = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
     return {
         "type": "object",
@@ -544,9 +544,10 @@ def _hook_schema() -> dict:
 
 
 def compositecontroller_crd() -> dict:
-    """CompositeController (metacontroller.k8s.io/v1alpha1) as METACONTROLLER.md
-    §2 describes it: cluster-scoped, a status subresource, a structural
-    schema with every spec field §2 lists."""
+    """CompositeController (metacontroller.k8s.io/v1alpha1) as
+    docs/metacontroller.md §2 describes it: cluster-scoped, a status
+    subresource, a structural schema with every spec field that section
+    lists."""
     opaque = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
     label_selector = {
         "type": "object",
@@ -689,8 +690,8 @@ def test_metacontroller_mode_compositecontrollers_are_accepted(cluster: Cluster,
 
 
 def test_metacontroller_crd_is_not_vacuous(cluster: Cluster, compositecontroller_crd_installed: None) -> None:
-    """The CRD above refuses what §2 forbids, so its accepting the chart's
-    CompositeControllers means something."""
+    """The CRD above refuses what docs/metacontroller.md §2 forbids, so its
+    accepting the chart's CompositeControllers means something."""
     source = load_yaml_documents((ROOT / "metacontroller" / "hello.yaml").read_text())[0]
     for what, mutate in {
         "hook version v3": lambda cc: cc["spec"]["hooks"]["sync"].update(version="v3"),
