@@ -1,5 +1,5 @@
 //! The driver's client-side budget for API requests, Metacontroller's
-//! `--client-go-qps` / `--client-go-burst` (METACONTROLLER.md §5): a token
+//! `--client-go-qps` / `--client-go-burst` (docs/metacontroller.md §5): a token
 //! bucket of `burst` requests refilled at `qps` a second, in front of every
 //! request the kube `Client` sends — lists and watches included, as
 //! client-go's limiter is (a watch spends a token when it starts, not while
