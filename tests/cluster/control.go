@@ -3,7 +3,7 @@ package main
 // The control endpoint: what fault tests do to the control plane, over
 // HTTP on loopback (DIR/env names it as METAHOOK_CLUSTER_CONTROL).
 //
-//	POST /apiserver/stop[?grace=SECONDS]  stop kube-apiserver (SIGTERM, SIGKILL after grace; 0 kills at once)
+//	POST /apiserver/stop[?grace=SECONDS]  stop kube-apiserver (SIGTERM, SIGKILL after grace, default 5; 0 kills at once)
 //	POST /apiserver/start[?arg=--flag=value...]  start it again (extra flags for this run) and wait for /readyz
 //	POST /etcd/compact                    compact etcd to its current revision (older watches get 410 Gone)
 //	POST /kubeconfig?user=NAME[&group=G...]  a kubeconfig for a new client certificate
@@ -38,7 +38,10 @@ func (c *cluster) serveControl(ctx context.Context) (*http.Server, error) {
 	mux.HandleFunc("POST /apiserver/stop", func(w http.ResponseWriter, r *http.Request) {
 		serial.Lock()
 		defer serial.Unlock()
-		grace := 20 * time.Second
+		// kube-apiserver finishes its graceful termination within
+		// milliseconds here, but its process can linger for 15 s after;
+		// nothing is lost by not waiting for that.
+		grace := 5 * time.Second
 		if g := r.URL.Query().Get("grace"); g != "" {
 			seconds, err := strconv.Atoi(g)
 			if err != nil || seconds < 0 {
