@@ -74,15 +74,7 @@ pub(super) fn status(
             )
         }
     };
-    let spec_valid = match spec {
-        Ok(_) => Wanted::new("SpecValid", true, "Valid", "the spec is valid".to_owned()),
-        Err(why) => Wanted::new(
-            "SpecValid",
-            false,
-            "InvalidSpec",
-            format!("Invalid Hikawa spec: {why}"),
-        ),
-    };
+    let spec_valid = conditions::spec_valid("Hikawa", spec.as_ref().err().map(String::as_str));
     let previous = parent
         .status
         .as_ref()
