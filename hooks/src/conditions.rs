@@ -59,6 +59,21 @@ pub fn build(
         .collect()
 }
 
+/// `SpecValid`: true while the spec is valid; otherwise false, reason
+/// `InvalidSpec`, saying why the `kind`'s spec is `invalid` (every reason, in
+/// one line).
+pub fn spec_valid(kind: &str, invalid: Option<&str>) -> Wanted {
+    match invalid {
+        None => Wanted::new("SpecValid", true, "Valid", "the spec is valid".to_owned()),
+        Some(why) => Wanted::new(
+            "SpecValid",
+            false,
+            "InvalidSpec",
+            format!("Invalid {kind} spec: {why}"),
+        ),
+    }
+}
+
 /// `Ready` for a controller that runs one Deployment: true once it runs
 /// exactly `want` pods, all updated, ready and available. A missing
 /// Deployment counts as one with no pods, so creating it does not change the
@@ -119,6 +134,35 @@ mod tests {
         );
         assert_eq!(after[0].reason, "B");
         assert_eq!(after[0].observed_generation, Some(2));
+    }
+
+    #[test]
+    fn spec_valid_names_the_kind_and_says_why() {
+        let valid = spec_valid("Foo", None);
+        assert_eq!(
+            (
+                valid.type_,
+                valid.status,
+                valid.reason,
+                valid.message.as_str()
+            ),
+            ("SpecValid", true, "Valid", "the spec is valid")
+        );
+        let invalid = spec_valid("Hikawa", Some("a; b"));
+        assert_eq!(
+            (
+                invalid.type_,
+                invalid.status,
+                invalid.reason,
+                invalid.message.as_str()
+            ),
+            (
+                "SpecValid",
+                false,
+                "InvalidSpec",
+                "Invalid Hikawa spec: a; b"
+            )
+        );
     }
 
     #[test]

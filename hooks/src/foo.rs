@@ -167,7 +167,7 @@ pub fn sync(req: &Request, now: Timestamp) -> Response {
                     run.replicas,
                     Some(&format!("Deployment \"{}\"", run.name)),
                 ),
-                spec_valid(),
+                conditions::spec_valid("Foo", None),
             ],
         ),
         Err(blocked) => {
@@ -219,12 +219,7 @@ impl Blocked {
                         "InvalidSpec",
                         format!("{kept} while the spec is invalid"),
                     ),
-                    Wanted::new(
-                        "SpecValid",
-                        false,
-                        "InvalidSpec",
-                        format!("Invalid Foo spec: {why}"),
-                    ),
+                    conditions::spec_valid("Foo", Some(why.as_str())),
                 ]
             }
             Blocked::ResourceExists(name) => vec![
@@ -234,14 +229,10 @@ impl Blocked {
                     ERR_RESOURCE_EXISTS,
                     message_resource_exists(name),
                 ),
-                spec_valid(),
+                conditions::spec_valid("Foo", None),
             ],
         }
     }
-}
-
-fn spec_valid() -> Wanted {
-    Wanted::new("SpecValid", true, "Valid", "the spec is valid".to_owned())
 }
 
 /// The sample-controller's `MessageResourceExists`.

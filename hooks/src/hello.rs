@@ -199,15 +199,7 @@ fn valid_spec(parent: &Parent<HelloSpec, HelloStatus>) -> Result<&HelloSpec, Str
 }
 
 fn spec_condition(spec: &Result<&HelloSpec, String>) -> Wanted {
-    match spec {
-        Ok(_) => Wanted::new("SpecValid", true, "Valid", "the spec is valid".to_owned()),
-        Err(why) => Wanted::new(
-            "SpecValid",
-            false,
-            "InvalidSpec",
-            format!("Invalid Hello spec: {why}"),
-        ),
-    }
+    conditions::spec_valid("Hello", spec.as_ref().err().map(String::as_str))
 }
 
 fn status(

@@ -1,0 +1,82 @@
+//! What the hook reads of a request: the Hikawa's previous conditions, each
+//! observed Zundoko or Kiyoshi, and those children sorted into the song.
+
+use super::Request;
+use super::crds::API_VERSION;
+use super::names::{kiyoshi_name, zundoko_number};
+use super::words::{Word, word};
+use crate::objects::Meta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// What the hook reads of the parent's current status: only the conditions,
+/// to carry their transition times over. Reading no more means a status it
+/// cannot parse costs nothing else.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct PreviousStatus {
+    pub conditions: Vec<Condition>,
+}
+
+/// An observed Zundoko or Kiyoshi, as far as the hook reads it.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ObservedWord {
+    pub api_version: String,
+    pub kind: String,
+    pub metadata: Meta,
+    pub spec: ObservedSay,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct ObservedSay {
+    pub say: Option<String>,
+}
+
+impl ObservedWord {
+    pub(super) fn is(&self, kind: &str) -> bool {
+        self.kind == kind && self.api_version == API_VERSION
+    }
+}
+
+/// The observed children, sorted out.
+pub(super) struct Song<'a> {
+    /// This Hikawa's Zundokos by number: the song, in order.
+    pub(super) zundokos: BTreeMap<u32, &'a ObservedWord>,
+    /// This Hikawa's Kiyoshi.
+    pub(super) kiyoshi: Option<&'a ObservedWord>,
+    /// Children that are not named like this Hikawa's (adopted by label):
+    /// held as they are, not part of the song.
+    pub(super) others: Vec<&'a ObservedWord>,
+}
+
+impl<'a> Song<'a> {
+    pub(super) fn read(req: &'a Request) -> Self {
+        let hikawa = req.parent.metadata.name.as_str();
+        let kiyoshi_name = kiyoshi_name(hikawa);
+        let mut song = Song {
+            zundokos: BTreeMap::new(),
+            kiyoshi: None,
+            others: Vec::new(),
+        };
+        for child in &req.children {
+            let name = child.metadata.name.as_str();
+            match zundoko_number(hikawa, name) {
+                Some(n) if child.is("Zundoko") => {
+                    song.zundokos.insert(n, child);
+                }
+                _ if child.is("Kiyoshi") && name == kiyoshi_name => song.kiyoshi = Some(child),
+                _ => song.others.push(child),
+            }
+        }
+        song.others
+            .sort_by(|a, b| (&a.kind, &a.metadata.name).cmp(&(&b.kind, &b.metadata.name)));
+        song
+    }
+
+    pub(super) fn words(&self, uid: &str) -> Vec<Word> {
+        self.zundokos.keys().map(|&n| word(uid, n)).collect()
+    }
+}
