@@ -39,7 +39,6 @@ fn api(client: &Client, ns: &str, kind: &str) -> Api<DynamicObject> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the control plane: tests/e2e/run.sh"]
 async fn samples_are_accepted_and_printed_with_their_columns() {
     let client = admin().await;
     install_crds(&client).await;
@@ -112,7 +111,6 @@ fn forbidden() -> Vec<(&'static str, Value, &'static str)> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the control plane: tests/e2e/run.sh"]
 async fn specs_the_schema_forbids_are_refused_naming_the_field() {
     let client = admin().await;
     install_crds(&client).await;

@@ -10,7 +10,6 @@ use serde_json::json;
 use std::path::Path;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the control plane: tests/e2e/run.sh"]
 async fn driver_reconciles_every_controller() {
     let path = kubeconfig();
     let client = admin().await;

@@ -152,7 +152,6 @@ fn assert_no_child_duplicated_or_deleted(ns: &str, meant_to_go: &[&str]) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the control plane: tests/e2e/run.sh"]
 async fn an_api_server_restart_loses_nothing() {
     let Scene { client, driver, ns } = Scene::driven("e2e-restart").await;
     let hellos = names("restart", 20);
@@ -198,7 +197,6 @@ async fn an_api_server_restart_loses_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the control plane: tests/e2e/run.sh"]
 async fn watch_history_gone_relists_and_misses_nothing() {
     let Scene { client, driver, ns } = Scene::driven("e2e-gone").await;
     let first = names("before", 5);
@@ -258,7 +256,6 @@ async fn watch_history_gone_relists_and_misses_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the control plane: tests/e2e/run.sh"]
 async fn a_killed_leader_is_replaced_and_never_two_write() {
     let client = admin().await;
     install_crds(&client).await;
@@ -349,7 +346,6 @@ async fn a_killed_leader_is_replaced_and_never_two_write() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the control plane: tests/e2e/run.sh"]
 async fn a_conflicting_writer_is_undone_without_a_hot_loop() {
     let Scene {
         client,
@@ -454,7 +450,6 @@ impl Drop for SilentHook {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the control plane: tests/e2e/run.sh"]
 async fn a_hook_down_or_slow_changes_nothing_and_backs_off() {
     let path = kubeconfig();
     let client = admin().await;
@@ -570,7 +565,6 @@ impl Drop for RestoreApiServer {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the control plane: tests/e2e/run.sh"]
 async fn a_throttling_api_server_is_retried_and_nothing_is_lost() {
     let client = admin().await;
     install_crds(&client).await;

@@ -1,9 +1,9 @@
 //! Everything that needs a Kubernetes API server, against the real control
 //! plane of `tests/cluster/` (etcd, kube-apiserver and
 //! kube-controller-manager built from Kubernetes' own Go modules, a kubelet
-//! stand-in). `tests/e2e/run.sh` starts it and runs this target with
-//! `--ignored`; plain `cargo test` lists these tests as ignored and needs no
-//! cluster.
+//! stand-in). `tests/e2e/run.sh` starts it and runs this target; plain
+//! `cargo test` does not build it (`test = false` in Cargo.toml) and needs
+//! no cluster.
 //!
 //! The tests run one at a time (`--test-threads=1`): each starts its own
 //! driver, and two drivers would both reconcile every parent. Each makes

@@ -41,7 +41,7 @@ kubectl get --raw /version
 
 export METAHOOK_E2E_KUBECONFIG="$KUBECONFIG"
 export METAHOOK_E2E_KUBECTL="$root/target/cluster/bin/kubectl"
-cargo test --locked --test e2e -- --ignored --test-threads=1 --nocapture "$@" || status=$?
+cargo test --locked --test e2e -- --test-threads=1 --nocapture "$@" || status=$?
 
 # The chart, installed with real Helm on the same control plane; the
 # kubeconfig above and METAHOOK_CLUSTER_AUDIT_LOG from up.sh.

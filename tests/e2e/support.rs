@@ -22,8 +22,7 @@ pub const KUBECONFIG_ENV: &str = "METAHOOK_E2E_KUBECONFIG";
 pub const DEADLINE: Duration = Duration::from_secs(120);
 
 /// The admin kubeconfig; a test that needs the cluster fails without it
-/// (these tests are `#[ignore]`d unless asked for, and `tests/e2e/run.sh`
-/// asks for them with the control plane up).
+/// (`tests/e2e/run.sh` runs these tests with the control plane up).
 pub fn kubeconfig() -> PathBuf {
     match std::env::var_os(KUBECONFIG_ENV) {
         Some(p) if !p.is_empty() => PathBuf::from(p),
