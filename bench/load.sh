@@ -40,7 +40,7 @@ fi
 need python3 || { echo "python3 is needed" >&2; exit 1; }
 
 echo "== building the release binary and the request generator"
-cargo build --release --bin metahook --example gen_request 2>&1 | grep -E '^(error|warning: unused)' || true
+{ cargo build --release --bin metahook && cargo build --release -p metahook-testkit --example gen_request; } 2>&1 | grep -E '^(error|warning: unused)' || true
 BIN=target/release/metahook
 GEN=target/release/examples/gen_request
 [ -x "$BIN" ] && [ -x "$GEN" ] || { echo "build failed" >&2; exit 1; }

@@ -35,7 +35,7 @@ cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null || true; }
 trap cleanup EXIT
 
 echo "== building the release binary and the request generator"
-cargo build --release --locked --bin metahook --example gen_request 2>&1 | grep -E '^error' || true
+{ cargo build --release --locked --bin metahook && cargo build --release --locked -p metahook-testkit --example gen_request; } 2>&1 | grep -E '^error' || true
 BIN=target/release/metahook
 GEN=target/release/examples/gen_request
 [ -x "$BIN" ] && [ -x "$GEN" ] || { echo "build failed" >&2; exit 1; }

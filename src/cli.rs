@@ -2,6 +2,8 @@
 //! too), `drive`, `crds`, `render`.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use metahook_driver::run::defaults as driver_defaults;
+use metahook_service::defaults;
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::path::PathBuf;
@@ -44,7 +46,7 @@ pub struct ServeArgs {
     #[arg(long, env = "METAHOOK_LISTEN", default_value = "0.0.0.0:8080")]
     pub listen: SocketAddr,
     /// Largest request body accepted; Metacontroller sends every child whole.
-    #[arg(long, env = "METAHOOK_MAX_BODY_BYTES", default_value_t = 32 * 1024 * 1024)]
+    #[arg(long, env = "METAHOOK_MAX_BODY_BYTES", default_value_t = defaults::MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
     /// Memory for request bodies, across all connections and workers: every
     /// byte of a hook request body held counts until its hook has answered.
@@ -56,21 +58,21 @@ pub struct ServeArgs {
     /// of open connections (up to about 160 KiB each) and what a hook
     /// builds from a body, one hook per worker at a time (measured: Hello
     /// 0.7 times its body, Hikawa 2.7 times; README, Robustness).
-    #[arg(long, env = "METAHOOK_MAX_BUFFERED_BYTES", default_value_t = 128 * 1024 * 1024)]
+    #[arg(long, env = "METAHOOK_MAX_BUFFERED_BYTES", default_value_t = defaults::MAX_BUFFERED_BYTES)]
     pub max_buffered_bytes: usize,
     /// Hook requests handled at once; past it, 429 with Retry-After.
-    #[arg(long, env = "METAHOOK_MAX_IN_FLIGHT", default_value_t = 1024)]
+    #[arg(long, env = "METAHOOK_MAX_IN_FLIGHT", default_value_t = defaults::MAX_IN_FLIGHT)]
     pub max_in_flight: usize,
     /// Open connections, across all workers; past it new connections wait
     /// in the kernel's accept queue. Bounds memory under overload: each
     /// connection buffers the body it is sending.
-    #[arg(long, env = "METAHOOK_MAX_CONNECTIONS", default_value_t = 256)]
+    #[arg(long, env = "METAHOOK_MAX_CONNECTIONS", default_value_t = defaults::MAX_CONNECTIONS)]
     pub max_connections: usize,
     /// Seconds a client may take to send a request's head and body.
-    #[arg(long, env = "METAHOOK_REQUEST_TIMEOUT_SECONDS", default_value_t = 10)]
+    #[arg(long, env = "METAHOOK_REQUEST_TIMEOUT_SECONDS", default_value_t = defaults::REQUEST_TIMEOUT_SECONDS)]
     pub request_timeout_seconds: u64,
     /// Seconds to finish requests in flight after SIGTERM.
-    #[arg(long, env = "METAHOOK_SHUTDOWN_TIMEOUT_SECONDS", default_value_t = 25)]
+    #[arg(long, env = "METAHOOK_SHUTDOWN_TIMEOUT_SECONDS", default_value_t = defaults::SHUTDOWN_TIMEOUT_SECONDS)]
     pub shutdown_timeout_seconds: u64,
     /// Worker threads (default: one per CPU).
     #[arg(long, env = "METAHOOK_WORKERS")]
@@ -94,7 +96,7 @@ pub struct DriveArgs {
     #[arg(long, env = "METAHOOK_LISTEN", default_value = "0.0.0.0:8080")]
     pub listen: SocketAddr,
     /// Seconds to let reconciles in progress finish after SIGTERM.
-    #[arg(long, env = "METAHOOK_SHUTDOWN_TIMEOUT_SECONDS", default_value_t = 25)]
+    #[arg(long, env = "METAHOOK_SHUTDOWN_TIMEOUT_SECONDS", default_value_t = defaults::SHUTDOWN_TIMEOUT_SECONDS)]
     pub shutdown_timeout_seconds: u64,
     /// Log format.
     #[arg(long, env = "METAHOOK_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
@@ -112,7 +114,7 @@ pub struct DriverArgs {
     pub controllers: Option<PathBuf>,
     /// Reconciles running at once per controller (Metacontroller's
     /// --workers).
-    #[arg(long, env = "METAHOOK_DRIVER_WORKERS", default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, env = "METAHOOK_DRIVER_WORKERS", default_value_t = driver_defaults::WORKERS, value_parser = clap::value_parser!(u16).range(1..))]
     pub driver_workers: u16,
     /// Elect a leader on a Lease, so that of several replicas one drives.
     #[arg(long, env = "METAHOOK_LEADER_ELECTION")]
@@ -121,7 +123,7 @@ pub struct DriverArgs {
     #[arg(
         long,
         env = "METAHOOK_LEADER_ELECTION_LEASE",
-        default_value = "metahook-driver"
+        default_value = driver_defaults::LEASE_NAME
     )]
     pub leader_election_lease: String,
     /// The Lease's namespace (default: the pod's namespace, else `default`).
@@ -142,7 +144,7 @@ pub struct DriverArgs {
         long,
         env = "METAHOOK_KUBE_BURST",
         value_name = "N",
-        default_value = "10"
+        default_value_t = driver_defaults::KUBE_BURST
     )]
     pub kube_burst: NonZeroU32,
 }

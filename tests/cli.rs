@@ -1,8 +1,6 @@
 //! The `metahook` binary's offline commands: `render` and `crds`.
 
-mod common;
-
-use common::{NOW, fixtures, root, snapshot};
+use metahook_testkit::{NOW, fixtures, root, snapshot};
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 

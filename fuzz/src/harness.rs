@@ -15,7 +15,7 @@ use metahook_hooks::{CONTROLLERS, HookKind, Timestamp, hello};
 use serde_json::{Map, Value};
 use std::path::Path;
 
-/// The time fixtures are rendered at (tests/common/mod.rs).
+/// The time fixtures are rendered at (testkit/src/fixtures.rs).
 const NOW_SECONDS: i64 = 1_795_316_400;
 
 fn fixed_now() -> Timestamp {

@@ -548,7 +548,7 @@ def api_group(api_version: str) -> str:
     return api_version.rpartition("/")[0]
 
 
-# What src/driver/ calls (README "What it needs (RBAC)"): parents are watched
+# What driver/src/ calls (README "What it needs (RBAC)"): parents are watched
 # and JSON-patched (finalizer), their status JSON-patched, children watched,
 # server-side applied (create + patch), patched (owner references) and
 # deleted. Nothing is ever updated (PUT). `update` on the parents' finalizers
@@ -738,7 +738,7 @@ def test_driver_bindings_and_lease_role(driver: Rendered, chart: helm_python.Cha
                                   "name": driver.one("ClusterRole")["metadata"]["name"]}
     assert binding["subjects"] == subject
     role = driver.one("Role")
-    # What kube-lease-manager (src/driver/leader.rs) calls: get the Lease,
+    # What kube-lease-manager (driver/src/leader.rs) calls: get the Lease,
     # create it when missing, and patch it to acquire, renew and release.
     # It never updates (PUT), lists or watches it.
     assert role["rules"] == [

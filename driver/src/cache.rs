@@ -1,0 +1,434 @@
+//! Reflector caches (as in the early kube-rs reflector articles): one
+//! watched, self-updating store per API type, shared by every controller
+//! that reads the type (as parent, child or related), and started the first
+//! time a controller asks for it.
+//! Every change is passed to the type's subscribers, which map it to parent
+//! keys in their controller's queue.
+//!
+//! When a watch fails (the API server restarted, the connection broke, the
+//! history it resumed from is gone), the cache lists its type again, as
+//! client-go's reflector does, and counts as out of date until the new
+//! listing is complete: the driver's `/readyz` says so. kube's watcher would
+//! resume from the last resource version instead, which leaves no moment at
+//! which the cache is known to be current again. The old contents stay
+//! readable until the new listing replaces them.
+
+use super::metrics::DriverMetrics;
+use super::model::ApiType;
+use futures::StreamExt;
+use kube::Client;
+use kube::api::{Api, DynamicObject};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::watcher::{self, Event};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// A change to one cached object.
+#[derive(Debug, Clone)]
+pub enum Change {
+    /// Added or modified (including the initial listing and relists).
+    Applied(Arc<DynamicObject>),
+    Deleted(Arc<DynamicObject>),
+}
+
+pub type Subscriber = Arc<dyn Fn(&Change) + Send + Sync>;
+
+/// The cache of one API type.
+pub struct TypeCache {
+    pub resource: ApiType,
+    pub store: Store<DynamicObject>,
+    synced: AtomicBool,
+    subscribers: RwLock<Vec<Subscriber>>,
+}
+
+impl TypeCache {
+    pub fn is_synced(&self) -> bool {
+        self.synced.load(Ordering::Acquire)
+    }
+
+    /// Waits for the first complete listing.
+    pub async fn wait_synced(&self) {
+        // Only fails if the writer is gone, i.e. the process is stopping.
+        let _ = self.store.wait_until_ready().await;
+    }
+
+    pub fn subscribe(&self, subscriber: Subscriber) {
+        self.subscribers
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(subscriber);
+    }
+
+    pub fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<DynamicObject>> {
+        let mut key = ObjectRef::new_with(name, self.resource.api.clone());
+        if let Some(ns) = namespace {
+            key = key.within(ns);
+        }
+        self.store.get(&key)
+    }
+
+    /// Every object, or those in `namespace`.
+    pub fn list(&self, namespace: Option<&str>) -> Vec<Arc<DynamicObject>> {
+        match namespace {
+            None => self.store.state(),
+            Some(ns) => self
+                .store
+                .state_filter(|o| o.metadata.namespace.as_deref() == Some(ns)),
+        }
+    }
+
+    pub(super) fn notify(&self, change: &Change) {
+        let subscribers = self
+            .subscribers
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        for subscriber in subscribers {
+            subscriber(change);
+        }
+    }
+}
+
+/// Every cache of the process, by `apiVersion` and plural.
+pub struct Caches {
+    client: Client,
+    stop: CancellationToken,
+    metrics: Arc<DriverMetrics>,
+    types: Mutex<HashMap<(String, String), Arc<TypeCache>>>,
+}
+
+impl Caches {
+    pub fn new(client: Client, stop: CancellationToken, metrics: Arc<DriverMetrics>) -> Arc<Self> {
+        Arc::new(Caches {
+            client,
+            stop,
+            metrics,
+            types: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The cache of `resource`, started on first use.
+    pub fn get_or_start(&self, resource: &ApiType) -> Arc<TypeCache> {
+        let key = (
+            resource.api.api_version.clone(),
+            resource.api.plural.clone(),
+        );
+        let mut types = self.types.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(cache) = types.get(&key) {
+            return Arc::clone(cache);
+        }
+        let writer = reflector::store::Writer::new(resource.api.clone());
+        let cache = Arc::new(TypeCache {
+            resource: resource.clone(),
+            store: writer.as_reader(),
+            synced: AtomicBool::new(false),
+            subscribers: RwLock::new(Vec::new()),
+        });
+        types.insert(key, Arc::clone(&cache));
+        let api: Api<DynamicObject> = Api::all_with(self.client.clone(), &resource.api);
+        tokio::spawn(run(
+            api,
+            writer,
+            Arc::clone(&cache),
+            self.metrics.clone(),
+            self.stop.clone(),
+        ));
+        cache
+    }
+
+    /// A cache filled with `objects` and marked synced, without a watch:
+    /// for tests that script the API server.
+    #[cfg(test)]
+    pub fn preload(&self, resource: &ApiType, objects: Vec<DynamicObject>) -> Arc<TypeCache> {
+        let mut writer = reflector::store::Writer::new(resource.api.clone());
+        writer.apply_watcher_event(&Event::Init);
+        for mut obj in objects {
+            normalize(&mut obj, resource);
+            writer.apply_watcher_event(&Event::InitApply(obj));
+        }
+        writer.apply_watcher_event(&Event::InitDone);
+        let cache = Arc::new(TypeCache {
+            resource: resource.clone(),
+            store: writer.as_reader(),
+            synced: AtomicBool::new(true),
+            subscribers: RwLock::new(Vec::new()),
+        });
+        let key = (
+            resource.api.api_version.clone(),
+            resource.api.plural.clone(),
+        );
+        self.types
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, Arc::clone(&cache));
+        cache
+    }
+
+    /// Whether every started cache has listed its type once.
+    pub fn all_synced(&self) -> bool {
+        self.types
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .all(|c| c.is_synced())
+    }
+}
+
+/// A listing in progress: what the store held before it, what it found.
+struct Listing {
+    before: Vec<Arc<DynamicObject>>,
+    listed: Vec<Arc<DynamicObject>>,
+}
+
+impl Listing {
+    /// Tells subscribers what the completed listing changed: every object
+    /// found (as a resync would), and every object gone while the watch was
+    /// down, which no event would otherwise report (a child deleted then
+    /// must bring its parent back to recreate it).
+    fn announce(self, cache: &TypeCache) {
+        let found: HashSet<(Option<&str>, Option<&str>)> = self
+            .listed
+            .iter()
+            .map(|o| (o.metadata.namespace.as_deref(), o.metadata.name.as_deref()))
+            .collect();
+        for obj in &self.before {
+            let key = (
+                obj.metadata.namespace.as_deref(),
+                obj.metadata.name.as_deref(),
+            );
+            if !found.contains(&key) {
+                cache.notify(&Change::Deleted(Arc::clone(obj)));
+            }
+        }
+        for obj in self.listed {
+            cache.notify(&Change::Applied(obj));
+        }
+    }
+}
+
+/// What the cache keeps of an object. Items of a list come without
+/// `apiVersion` and `kind` (only watch events carry them): the type is put
+/// back, as client-go's dynamic client does, so that hooks see whole objects
+/// whether the driver listed or watched them (found on the real API server:
+/// a Hello listed at start did not see its Deployment). `managedFields` can
+/// be most of an object, and no decision reads them.
+pub fn normalize(obj: &mut DynamicObject, resource: &ApiType) {
+    obj.metadata.managed_fields = None;
+    if obj.types.is_none() {
+        obj.types = Some(kube::core::TypeMeta {
+            api_version: resource.api.api_version.clone(),
+            kind: resource.api.kind.clone(),
+        });
+    }
+}
+
+/// The first wait after a failed watch; doubled while failures go on, up
+/// to a cap short enough that a restarted API server is noticed within
+/// seconds (measured: README, "Faults survived").
+const RELIST_BACKOFF: Duration = Duration::from_millis(250);
+const RELIST_BACKOFF_MAX: Duration = Duration::from_secs(4);
+/// A watch that stayed up this long before failing starts the backoff over.
+const RELIST_BACKOFF_RESET: Duration = Duration::from_secs(60);
+
+async fn run(
+    api: Api<DynamicObject>,
+    mut writer: reflector::store::Writer<DynamicObject>,
+    cache: Arc<TypeCache>,
+    metrics: Arc<DriverMetrics>,
+    stop: CancellationToken,
+) {
+    let kind = cache.resource.api.kind.clone();
+    let label = cache.resource.map_key();
+    metrics.cache_synced(&label, false);
+    let mut backoff = RELIST_BACKOFF;
+    loop {
+        // A new watcher lists first: every object again, then watches.
+        let resource = cache.resource.clone();
+        let stream = watcher::watcher(api.clone(), watcher::Config::default())
+            .modify(move |obj| normalize(obj, &resource));
+        let mut stream = std::pin::pin!(stream);
+        let mut listed_at = None;
+        // A listing's objects reach the store only when it is complete
+        // (kube's store swaps them in at InitDone): subscribers hear of
+        // them then, or a reconcile they start would read the old store.
+        let mut listing: Option<Listing> = None;
+        let failure = loop {
+            let event = tokio::select! {
+                _ = stop.cancelled() => return,
+                event = stream.next() => event,
+            };
+            let event = match event {
+                // A watcher's stream does not end; if it did, list again.
+                None => break None,
+                Some(Err(err)) => break Some(err),
+                Some(Ok(event)) => event,
+            };
+            if matches!(event, Event::Init) {
+                listing = Some(Listing {
+                    before: cache.store.state(),
+                    listed: Vec::new(),
+                });
+            }
+            writer.apply_watcher_event(&event);
+            match event {
+                Event::Apply(obj) => cache.notify(&Change::Applied(Arc::new(obj))),
+                Event::InitApply(obj) => {
+                    if let Some(l) = listing.as_mut() {
+                        l.listed.push(Arc::new(obj));
+                    }
+                }
+                Event::Delete(obj) => cache.notify(&Change::Deleted(Arc::new(obj))),
+                Event::InitDone => {
+                    if let Some(l) = listing.take() {
+                        l.announce(&cache);
+                    }
+                    listed_at = Some(tokio::time::Instant::now());
+                    if !cache.synced.swap(true, Ordering::AcqRel) {
+                        tracing::info!(%kind, objects = cache.store.len(), "cache synced");
+                    }
+                    metrics.cache_synced(&label, true);
+                }
+                Event::Init => {}
+            }
+        };
+        cache.synced.store(false, Ordering::Release);
+        metrics.cache_synced(&label, false);
+        if listed_at.is_some_and(|at| at.elapsed() >= RELIST_BACKOFF_RESET) {
+            backoff = RELIST_BACKOFF;
+        }
+        match &failure {
+            Some(err) => {
+                tracing::warn!(%kind, error = %crate::error_chain(err), retry_in = ?backoff, "watch failed; the cache is out of date until it lists again")
+            }
+            None => tracing::warn!(%kind, retry_in = ?backoff, "watch ended; listing again"),
+        }
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tokio::time::sleep(backoff) => {}
+        }
+        backoff = (backoff * 2).min(RELIST_BACKOFF_MAX);
+        metrics.cache_relisted(&label);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::execute_tests::{answer, mock_client};
+    use crate::wire;
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn listed_objects_carry_apiversion_and_kind_like_watched_ones() {
+        let (client, mut api) = mock_client();
+        let stop = CancellationToken::new();
+        let caches = Caches::new(client, stop.clone(), Arc::new(DriverMetrics::default()));
+        let cache = caches.get_or_start(&ApiType::new(
+            "apps",
+            "v1",
+            "Deployment",
+            "deployments",
+            true,
+        ));
+        // As kube-apiserver lists Deployments: no apiVersion or kind on
+        // the items, only on the list.
+        let list = answer(
+            &mut api,
+            200,
+            json!({
+                "apiVersion": "apps/v1", "kind": "DeploymentList",
+                "metadata": {"resourceVersion": "7"},
+                "items": [{
+                    "metadata": {"name": "web", "namespace": "shop", "uid": "d1",
+                                 "resourceVersion": "6", "generation": 1,
+                                 "managedFields": [{"manager": "metahook", "operation": "Apply"}]},
+                    "spec": {"replicas": 1},
+                    "status": {"replicas": 1, "readyReplicas": 1}
+                }]
+            }),
+        )
+        .await;
+        assert_eq!(list.method, "GET");
+        assert_eq!(list.path, "/apis/apps/v1/deployments");
+        assert!(!list.query.contains("watch=true"), "{}", list.query);
+        cache.wait_synced().await;
+        let web = cache.get(Some("shop"), "web").expect("cached");
+        // What a hook is sent for it.
+        let sent = wire::object_json(&web);
+        assert_eq!(sent["apiVersion"], "apps/v1");
+        assert_eq!(sent["kind"], "Deployment");
+        assert_eq!(sent["status"]["readyReplicas"], 1);
+        assert!(sent["metadata"].get("managedFields").is_none(), "{sent}");
+        stop.cancel();
+    }
+
+    fn named(name: &str) -> DynamicObject {
+        serde_json::from_value(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "shop"}}))
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_completed_listing_reports_what_it_found_and_what_went_away() {
+        let (client, _api) = crate::execute_tests::mock_client();
+        let caches = Caches::new(
+            client,
+            CancellationToken::new(),
+            Arc::new(DriverMetrics::default()),
+        );
+        let configmaps = ApiType::new("", "v1", "ConfigMap", "configmaps", true);
+        let cache = caches.preload(&configmaps, vec![named("kept"), named("gone")]);
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let recorder = heard.clone();
+        cache.subscribe(Arc::new(move |change| {
+            let (what, obj) = match change {
+                Change::Applied(o) => ("applied", o),
+                Change::Deleted(o) => ("deleted", o),
+            };
+            recorder
+                .lock()
+                .unwrap()
+                .push(format!("{what} {}", obj.metadata.name.clone().unwrap()));
+        }));
+        // A relist after the watch broke: "gone" was deleted meanwhile,
+        // "new" created.
+        let listing = Listing {
+            before: cache.store.state(),
+            listed: vec![Arc::new(named("kept")), Arc::new(named("new"))],
+        };
+        listing.announce(&cache);
+        let mut heard = heard.lock().unwrap().clone();
+        heard.sort();
+        assert_eq!(heard, ["applied kept", "applied new", "deleted gone"]);
+    }
+
+    #[test]
+    fn listed_objects_get_their_type_back_and_lose_managed_fields() {
+        let deployments = ApiType::new("apps", "v1", "Deployment", "deployments", true);
+        // As a list item comes from the API server: no apiVersion, no kind.
+        let mut listed: DynamicObject = serde_json::from_value(json!({
+            "metadata": {"name": "web", "namespace": "shop",
+                         "managedFields": [{"manager": "kubectl", "operation": "Update"}]},
+            "spec": {"replicas": 1}
+        }))
+        .unwrap();
+        normalize(&mut listed, &deployments);
+        let json = serde_json::to_value(&listed).unwrap();
+        assert_eq!(json["apiVersion"], "apps/v1");
+        assert_eq!(json["kind"], "Deployment");
+        assert!(json["metadata"].get("managedFields").is_none());
+        assert_eq!(json["spec"]["replicas"], 1, "the rest is kept");
+
+        // A watch event's object keeps what it says.
+        let mut watched: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "apps/v1beta9", "kind": "Deployment", "metadata": {"name": "web"}
+        }))
+        .unwrap();
+        normalize(&mut watched, &deployments);
+        assert_eq!(watched.types.unwrap().api_version, "apps/v1beta9");
+    }
+}

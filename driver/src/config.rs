@@ -1,0 +1,779 @@
+//! The CompositeController subset the driver supports
+//! (docs/metacontroller.md §2; README, "Metacontroller features the driver
+//! does not support"), read from `metacontroller/*.yaml` (embedded) or
+//! `--controllers DIR`, and validated before anything connects to a cluster:
+//! a field outside the subset is rejected by its path, so a bad file fails
+//! fast with no cluster at hand.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The manifests built into the binary. One line per controller manifest.
+pub const EMBEDDED: &[(&str, &str)] = &[
+    (
+        "metacontroller/hello.yaml",
+        include_str!("../../metacontroller/hello.yaml"),
+    ),
+    (
+        "metacontroller/hikawa.yaml",
+        include_str!("../../metacontroller/hikawa.yaml"),
+    ),
+    (
+        "metacontroller/foo.yaml",
+        include_str!("../../metacontroller/foo.yaml"),
+    ),
+];
+
+/// Metacontroller's default hook timeout (docs/metacontroller.md §1.1).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One CompositeController, in the supported subset.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ControllerConfig {
+    pub name: String,
+    /// Where it came from, for messages.
+    pub source: String,
+    pub parent: ParentResource,
+    pub children: Vec<ChildResource>,
+    pub generate_selector: bool,
+    pub resync_period: Option<Duration>,
+    pub hooks: Hooks,
+    /// The whole object as read: sent as `controller` in every hook request.
+    pub object: Value,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParentResource {
+    pub api_version: String,
+    pub resource: String,
+    pub label_selector: Option<LabelSelector>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChildResource {
+    pub api_version: String,
+    pub resource: String,
+    pub update_strategy: UpdateStrategy,
+}
+
+/// `OnDelete` (the default), `Recreate`, `InPlace`; the rolling methods are
+/// outside the subset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UpdateStrategy {
+    #[default]
+    OnDelete,
+    Recreate,
+    InPlace,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hooks {
+    pub sync: Hook,
+    pub finalize: Option<Hook>,
+    pub customize: Option<Hook>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HookVersion {
+    #[default]
+    V1,
+    V2,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hook {
+    pub version: HookVersion,
+    pub webhook: Webhook,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Webhook {
+    /// `url`, or `<protocol>://<service.name>.<service.namespace>:<port><path>`.
+    pub url: String,
+    /// The path part, which names the hook in metahook's own service
+    /// (`/{controller}/{hook}`).
+    pub path: String,
+    pub timeout: Duration,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("reading {path} failed")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{source_name}: not valid YAML")]
+    Yaml {
+        source_name: String,
+        #[source]
+        source: Box<serde_saphyr::Error>,
+    },
+    #[error("{source_name}: `{field}` is not supported by the bundled driver{hint}")]
+    Unsupported {
+        source_name: String,
+        field: String,
+        hint: String,
+    },
+    #[error("{source_name}: `{field}` {message}")]
+    Invalid {
+        source_name: String,
+        field: String,
+        message: String,
+    },
+    #[error("{source_name}: a CompositeController named {name} is already defined in {first}")]
+    Duplicate {
+        source_name: String,
+        name: String,
+        first: String,
+    },
+    #[error("{dir} holds no *.yaml or *.yml CompositeController files")]
+    Empty { dir: PathBuf },
+}
+
+/// The embedded manifests, validated.
+pub fn embedded() -> Result<Vec<ControllerConfig>, ConfigError> {
+    collect(
+        EMBEDDED
+            .iter()
+            .map(|(name, text)| ((*name).to_owned(), (*text).to_owned())),
+    )
+}
+
+/// Every `*.yaml`/`*.yml` file in `dir` (not recursive), in name order.
+pub fn from_dir(dir: &Path) -> Result<Vec<ControllerConfig>, ConfigError> {
+    let read_err = |source| ConfigError::Read {
+        path: dir.to_owned(),
+        source,
+    };
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(read_err)?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_file()
+                && p.extension()
+                    .is_some_and(|ext| ext == "yaml" || ext == "yml")
+        })
+        .collect();
+    paths.sort();
+    if paths.is_empty() {
+        return Err(ConfigError::Empty {
+            dir: dir.to_owned(),
+        });
+    }
+    let mut files = Vec::new();
+    for path in paths {
+        let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        files.push((path.display().to_string(), text));
+    }
+    collect(files.into_iter())
+}
+
+fn collect(
+    files: impl Iterator<Item = (String, String)>,
+) -> Result<Vec<ControllerConfig>, ConfigError> {
+    let mut out: Vec<ControllerConfig> = Vec::new();
+    for (source_name, text) in files {
+        let config = parse(&source_name, &text)?;
+        if let Some(first) = out.iter().find(|c| c.name == config.name) {
+            return Err(ConfigError::Duplicate {
+                source_name,
+                name: config.name,
+                first: first.source.clone(),
+            });
+        }
+        out.push(config);
+    }
+    Ok(out)
+}
+
+/// Parses and validates one CompositeController document.
+pub fn parse(source_name: &str, text: &str) -> Result<ControllerConfig, ConfigError> {
+    let object: Value = serde_saphyr::from_str(text).map_err(|source| ConfigError::Yaml {
+        source_name: source_name.to_owned(),
+        source: Box::new(source),
+    })?;
+    Check { source_name }.controller(object)
+}
+
+/// Walks the document, rejecting anything outside the subset by its path.
+struct Check<'a> {
+    source_name: &'a str,
+}
+
+impl Check<'_> {
+    fn invalid(&self, field: &str, message: impl Into<String>) -> ConfigError {
+        ConfigError::Invalid {
+            source_name: self.source_name.to_owned(),
+            field: field.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    fn unsupported(&self, field: &str, hint: &str) -> ConfigError {
+        ConfigError::Unsupported {
+            source_name: self.source_name.to_owned(),
+            field: field.to_owned(),
+            hint: hint.to_owned(),
+        }
+    }
+
+    fn object<'v>(
+        &self,
+        value: &'v Value,
+        field: &str,
+    ) -> Result<&'v Map<String, Value>, ConfigError> {
+        value
+            .as_object()
+            .ok_or_else(|| self.invalid(field, "must be a mapping"))
+    }
+
+    /// Rejects keys outside `allowed`; `hints` explain well-known ones.
+    fn only(
+        &self,
+        map: &Map<String, Value>,
+        field: &str,
+        allowed: &[&str],
+    ) -> Result<(), ConfigError> {
+        for key in map.keys() {
+            if !allowed.contains(&key.as_str()) {
+                let path = join(field, key);
+                let hint = match key.as_str() {
+                    "revisionHistory" | "statusChecks" => " (rolling updates are not supported)",
+                    "ignoreStatusChanges" => " (every parent update triggers a sync)",
+                    "endpointConfigs" | "caBundle" | "clientTLS" | "authorization"
+                    | "basicAuth" => " (hooks are called over plain HTTP(S) without client auth)",
+                    "etag" => " (hook responses are not cached)",
+                    "preUpdateChild" | "postUpdateChild" => {
+                        " (Metacontroller ignores these hooks too)"
+                    }
+                    _ => "",
+                };
+                return Err(self.unsupported(&path, hint));
+            }
+        }
+        Ok(())
+    }
+
+    fn string(
+        &self,
+        map: &Map<String, Value>,
+        field: &str,
+        key: &str,
+    ) -> Result<String, ConfigError> {
+        let path = join(field, key);
+        match map.get(key) {
+            Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
+            Some(Value::String(_)) | None | Some(Value::Null) => {
+                Err(self.invalid(&path, "is required"))
+            }
+            Some(_) => Err(self.invalid(&path, "must be a string")),
+        }
+    }
+
+    fn controller(&self, object: Value) -> Result<ControllerConfig, ConfigError> {
+        let root = self.object(&object, "(document)")?;
+        self.only(
+            root,
+            "",
+            &["apiVersion", "kind", "metadata", "spec", "status"],
+        )?;
+        let api_version = self.string(root, "", "apiVersion")?;
+        if api_version != "metacontroller.k8s.io/v1alpha1" {
+            return Err(self.invalid("apiVersion", "must be metacontroller.k8s.io/v1alpha1"));
+        }
+        let kind = self.string(root, "", "kind")?;
+        if kind != "CompositeController" {
+            let hint = if kind == "DecoratorController" {
+                " (DecoratorControllers are not supported by the bundled driver)"
+            } else {
+                ""
+            };
+            return Err(self.invalid("kind", format!("must be CompositeController{hint}")));
+        }
+        let metadata = self.object(root.get("metadata").unwrap_or(&Value::Null), "metadata")?;
+        let name = self.string(metadata, "metadata", "name")?;
+        let spec = self.object(root.get("spec").unwrap_or(&Value::Null), "spec")?;
+        self.only(
+            spec,
+            "spec",
+            &[
+                "parentResource",
+                "childResources",
+                "generateSelector",
+                "resyncPeriodSeconds",
+                "hooks",
+            ],
+        )?;
+        let parent = self.parent(spec.get("parentResource").unwrap_or(&Value::Null))?;
+        let children = match spec.get("childResources") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| self.child(item, &format!("spec.childResources[{i}]")))
+                .collect::<Result<_, _>>()?,
+            Some(_) => return Err(self.invalid("spec.childResources", "must be a list")),
+        };
+        let generate_selector = match spec.get("generateSelector") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => return Err(self.invalid("spec.generateSelector", "must be true or false")),
+        };
+        let resync_period = match spec.get("resyncPeriodSeconds") {
+            None | Some(Value::Null) => None,
+            Some(v) => match v.as_i64() {
+                // Metacontroller floors the period at one second.
+                Some(n) if n > 0 => Some(Duration::from_secs(n.unsigned_abs())),
+                Some(_) => Some(Duration::from_secs(1)),
+                None => {
+                    return Err(self.invalid("spec.resyncPeriodSeconds", "must be an integer"));
+                }
+            },
+        };
+        let hooks = self.hooks(spec.get("hooks").unwrap_or(&Value::Null))?;
+        Ok(ControllerConfig {
+            name,
+            source: self.source_name.to_owned(),
+            parent,
+            children,
+            generate_selector,
+            resync_period,
+            hooks,
+            object,
+        })
+    }
+
+    fn parent(&self, value: &Value) -> Result<ParentResource, ConfigError> {
+        let field = "spec.parentResource";
+        let map = self.object(value, field)?;
+        self.only(map, field, &["apiVersion", "resource", "labelSelector"])?;
+        let label_selector = match map.get("labelSelector") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(
+                serde_json::from_value::<LabelSelector>(v.clone())
+                    .map_err(|e| self.invalid(&join(field, "labelSelector"), e.to_string()))?,
+            ),
+        };
+        if let Some(selector) = &label_selector {
+            crate::selector::Selector::from_label_selector(selector)
+                .map_err(|e| self.invalid(&join(field, "labelSelector"), e.to_string()))?;
+        }
+        Ok(ParentResource {
+            api_version: self.string(map, field, "apiVersion")?,
+            resource: self.string(map, field, "resource")?,
+            label_selector,
+        })
+    }
+
+    fn child(&self, value: &Value, field: &str) -> Result<ChildResource, ConfigError> {
+        let map = self.object(value, field)?;
+        self.only(map, field, &["apiVersion", "resource", "updateStrategy"])?;
+        let update_strategy = match map.get("updateStrategy") {
+            None | Some(Value::Null) => UpdateStrategy::OnDelete,
+            Some(v) => {
+                let path = join(field, "updateStrategy");
+                let strategy = self.object(v, &path)?;
+                self.only(strategy, &path, &["method"])?;
+                match strategy.get("method") {
+                    None | Some(Value::Null) => UpdateStrategy::OnDelete,
+                    Some(Value::String(m)) => match m.as_str() {
+                        "" | "OnDelete" => UpdateStrategy::OnDelete,
+                        "Recreate" => UpdateStrategy::Recreate,
+                        "InPlace" => UpdateStrategy::InPlace,
+                        "RollingRecreate" | "RollingInPlace" => {
+                            return Err(self.unsupported(
+                                &format!("{path}.method: {m}"),
+                                " (rolling updates are not supported; use Recreate or InPlace)",
+                            ));
+                        }
+                        _ => {
+                            return Err(self.invalid(
+                                &join(&path, "method"),
+                                "must be OnDelete, Recreate or InPlace",
+                            ));
+                        }
+                    },
+                    Some(_) => return Err(self.invalid(&join(&path, "method"), "must be a string")),
+                }
+            }
+        };
+        Ok(ChildResource {
+            api_version: self.string(map, field, "apiVersion")?,
+            resource: self.string(map, field, "resource")?,
+            update_strategy,
+        })
+    }
+
+    fn hooks(&self, value: &Value) -> Result<Hooks, ConfigError> {
+        let field = "spec.hooks";
+        let map = self
+            .object(value, field)
+            .map_err(|_| self.invalid(field, "is required (no hooks defined)"))?;
+        self.only(map, field, &["sync", "finalize", "customize"])?;
+        let hook = |key: &str| -> Result<Option<Hook>, ConfigError> {
+            match map.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(v) => self.hook(v, &join(field, key)).map(Some),
+            }
+        };
+        let sync = hook("sync")?.ok_or_else(|| {
+            self.invalid(
+                "spec.hooks.sync",
+                "is required: the driver calls it for every parent",
+            )
+        })?;
+        Ok(Hooks {
+            sync,
+            finalize: hook("finalize")?,
+            customize: hook("customize")?,
+        })
+    }
+
+    fn hook(&self, value: &Value, field: &str) -> Result<Hook, ConfigError> {
+        let map = self.object(value, field)?;
+        self.only(map, field, &["version", "webhook"])?;
+        let version = match map.get("version") {
+            None | Some(Value::Null) => HookVersion::V1,
+            Some(Value::String(v)) if v == "v1" => HookVersion::V1,
+            Some(Value::String(v)) if v == "v2" => HookVersion::V2,
+            Some(_) => return Err(self.invalid(&join(field, "version"), "must be v1 or v2")),
+        };
+        let field = join(field, "webhook");
+        let webhook = self.object(map.get("webhook").unwrap_or(&Value::Null), &field)?;
+        self.only(webhook, &field, &["url", "service", "path", "timeout"])?;
+        let timeout = match webhook.get("timeout") {
+            None | Some(Value::Null) => DEFAULT_TIMEOUT,
+            Some(Value::String(s)) => match parse_go_duration(s) {
+                // Metacontroller treats zero or negative as the default.
+                Some(d) if !d.is_zero() => d,
+                Some(_) => DEFAULT_TIMEOUT,
+                None => {
+                    return Err(self.invalid(
+                        &join(&field, "timeout"),
+                        "must be a Go duration such as 10s or 1m30s",
+                    ));
+                }
+            },
+            Some(_) => return Err(self.invalid(&join(&field, "timeout"), "must be a string")),
+        };
+        let (url, path) = if webhook.contains_key("url") {
+            let url = self.string(webhook, &field, "url")?;
+            let path = url_path(&url)
+                .ok_or_else(|| {
+                    self.invalid(&join(&field, "url"), "must be an http:// or https:// URL")
+                })?
+                .to_owned();
+            (url, path)
+        } else {
+            let service_field = join(&field, "service");
+            let service = match webhook.get("service") {
+                Some(v) => self.object(v, &service_field)?,
+                None => {
+                    return Err(self.invalid(&field, "needs either url, or service and path"));
+                }
+            };
+            self.only(
+                service,
+                &service_field,
+                &["name", "namespace", "port", "protocol"],
+            )?;
+            let name = self.string(service, &service_field, "name")?;
+            let namespace = self.string(service, &service_field, "namespace")?;
+            let port = match service.get("port") {
+                None | Some(Value::Null) => 80,
+                Some(v) => v
+                    .as_u64()
+                    .filter(|p| (1..=65535).contains(p))
+                    .ok_or_else(|| {
+                        self.invalid(&join(&service_field, "port"), "must be a port number")
+                    })?,
+            };
+            let protocol = match service.get("protocol") {
+                None | Some(Value::Null) => "http".to_owned(),
+                Some(Value::String(p)) if p == "http" || p == "https" => p.clone(),
+                Some(_) => {
+                    return Err(
+                        self.invalid(&join(&service_field, "protocol"), "must be http or https")
+                    );
+                }
+            };
+            let path = self.string(webhook, &field, "path")?;
+            if !path.starts_with('/') {
+                return Err(self.invalid(&join(&field, "path"), "must begin with /"));
+            }
+            // No `.svc` suffix: Metacontroller builds exactly this
+            // (docs/metacontroller.md §1.1).
+            (
+                format!("{protocol}://{name}.{namespace}:{port}{path}"),
+                path,
+            )
+        };
+        Ok(Hook {
+            version,
+            webhook: Webhook { url, path, timeout },
+        })
+    }
+}
+
+fn join(field: &str, key: &str) -> String {
+    if field.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{field}.{key}")
+    }
+}
+
+/// The path of an http(s) URL (`/` when it has none).
+fn url_path(url: &str) -> Option<&str> {
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))?;
+    if rest.is_empty() {
+        return None;
+    }
+    Some(rest.find('/').map_or("/", |i| &rest[i..]))
+}
+
+/// A Go `time.ParseDuration` string: `300ms`, `1.5s`, `1m30s`, `-2h`; `0`
+/// alone is zero. Negative durations come back as zero.
+pub fn parse_go_duration(text: &str) -> Option<Duration> {
+    let (negative, mut rest) = match text.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    if rest == "0" {
+        return Some(Duration::ZERO);
+    }
+    if rest.is_empty() {
+        return None;
+    }
+    let mut total = 0f64;
+    while !rest.is_empty() {
+        let number_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        if number_len == 0 {
+            return None;
+        }
+        let number: f64 = rest[..number_len].parse().ok()?;
+        rest = &rest[number_len..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let seconds = match &rest[..unit_len] {
+            "ns" => 1e-9,
+            "us" | "µs" | "μs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            _ => return None,
+        };
+        rest = &rest[unit_len..];
+        total += number * seconds;
+    }
+    if negative {
+        return Some(Duration::ZERO);
+    }
+    Duration::try_from_secs_f64(total).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"
+apiVersion: metacontroller.k8s.io/v1alpha1
+kind: CompositeController
+metadata: {name: demo}
+spec:
+  parentResource: {apiVersion: example.com/v1, resource: things}
+  childResources:
+    - {apiVersion: v1, resource: configmaps}
+  hooks:
+    sync:
+      webhook: {url: "http://hooks.example:8080/demo/sync"}
+"#;
+
+    fn err(text: &str) -> String {
+        parse("test.yaml", text).unwrap_err().to_string()
+    }
+
+    fn with_spec(extra: &str) -> String {
+        format!("{MINIMAL}{extra}")
+    }
+
+    #[test]
+    fn embedded_manifests_are_in_the_subset() {
+        let all = embedded().unwrap();
+        let names: Vec<_> = all.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["hello", "hikawa", "foo"]);
+        let hello = &all[0];
+        assert_eq!(hello.parent.api_version, "fraim.co.jp/v1");
+        assert_eq!(hello.parent.resource, "helloes");
+        assert!(hello.generate_selector);
+        assert_eq!(hello.children[0].update_strategy, UpdateStrategy::InPlace);
+        assert_eq!(hello.hooks.sync.version, HookVersion::V2);
+        assert_eq!(
+            hello.hooks.sync.webhook.url,
+            "http://metahook.metahook:80/hello/sync"
+        );
+        assert_eq!(hello.hooks.sync.webhook.path, "/hello/sync");
+        assert_eq!(hello.hooks.sync.webhook.timeout, Duration::from_secs(10));
+        assert!(hello.hooks.finalize.is_some());
+        assert!(all[2].hooks.customize.is_some());
+    }
+
+    #[test]
+    fn defaults_match_metacontroller() {
+        let c = parse("m.yaml", MINIMAL).unwrap();
+        assert_eq!(c.children[0].update_strategy, UpdateStrategy::OnDelete);
+        assert_eq!(c.hooks.sync.version, HookVersion::V1);
+        assert_eq!(c.hooks.sync.webhook.timeout, DEFAULT_TIMEOUT);
+        assert_eq!(c.hooks.sync.webhook.path, "/demo/sync");
+        assert!(!c.generate_selector);
+        assert_eq!(c.resync_period, None);
+        assert_eq!(c.object["metadata"]["name"], "demo");
+    }
+
+    #[test]
+    fn unsupported_fields_are_named() {
+        let endpoint = with_spec("  endpointConfigs: []\n");
+        assert!(err(&endpoint).contains("`spec.endpointConfigs` is not supported"));
+        let history = MINIMAL.replace(
+            "resource: things}",
+            "resource: things, revisionHistory: {}}",
+        );
+        assert!(err(&history).contains("`spec.parentResource.revisionHistory` is not supported"));
+        let rolling = MINIMAL.replace(
+            "{apiVersion: v1, resource: configmaps}",
+            "{apiVersion: v1, resource: configmaps, updateStrategy: {method: RollingInPlace}}",
+        );
+        assert!(err(&rolling).contains(
+            "spec.childResources[0].updateStrategy.method: RollingInPlace` is not supported"
+        ));
+        let checks = MINIMAL.replace(
+            "{apiVersion: v1, resource: configmaps}",
+            "{apiVersion: v1, resource: configmaps, updateStrategy: {method: InPlace, statusChecks: {}}}",
+        );
+        assert!(
+            err(&checks)
+                .contains("`spec.childResources[0].updateStrategy.statusChecks` is not supported")
+        );
+        let etag = MINIMAL.replace("webhook: {url:", "webhook: {etag: {enabled: true}, url:");
+        assert!(err(&etag).contains("`spec.hooks.sync.webhook.etag` is not supported"));
+        let auth = MINIMAL.replace("webhook: {url:", "webhook: {caBundle: x, url:");
+        assert!(err(&auth).contains("`spec.hooks.sync.webhook.caBundle`"));
+        let pre = MINIMAL.replace("  hooks:\n", "  hooks:\n    preUpdateChild: {}\n");
+        assert!(err(&pre).contains("`spec.hooks.preUpdateChild`"));
+        let status_changes = MINIMAL.replace(
+            "resource: things}",
+            "resource: things, ignoreStatusChanges: true}",
+        );
+        assert!(err(&status_changes).contains("`spec.parentResource.ignoreStatusChanges`"));
+    }
+
+    #[test]
+    fn invalid_values_are_named() {
+        assert!(
+            err(&MINIMAL.replace("CompositeController", "DecoratorController"))
+                .contains("DecoratorControllers are not supported")
+        );
+        assert!(
+            err(&MINIMAL.replace("resource: things", "resource: \"\""))
+                .contains("`spec.parentResource.resource` is required")
+        );
+        assert!(
+            err(&MINIMAL.replace("  hooks:\n    sync:\n", "  hooks:\n    finalize:\n"))
+                .contains("`spec.hooks.sync` is required")
+        );
+        let bad_timeout = MINIMAL.replace("webhook: {url:", "webhook: {timeout: soon, url:");
+        assert!(
+            err(&bad_timeout).contains("`spec.hooks.sync.webhook.timeout` must be a Go duration")
+        );
+        let no_path = MINIMAL.replace(
+            "webhook: {url: \"http://hooks.example:8080/demo/sync\"}",
+            "webhook: {service: {name: s, namespace: tools}}",
+        );
+        let got = err(&no_path);
+        assert!(
+            got.contains("`spec.hooks.sync.webhook.path` is required"),
+            "{got}"
+        );
+        let bad_method = MINIMAL.replace(
+            "{apiVersion: v1, resource: configmaps}",
+            "{apiVersion: v1, resource: configmaps, updateStrategy: {method: Sometimes}}",
+        );
+        assert!(err(&bad_method).contains("must be OnDelete, Recreate or InPlace"));
+        let bad_selector = MINIMAL.replace(
+            "resource: things}",
+            "resource: things, labelSelector: {matchExpressions: [{key: a, operator: Near}]}}",
+        );
+        assert!(err(&bad_selector).contains("`spec.parentResource.labelSelector`"));
+        assert!(err("not: [valid").contains("not valid YAML"));
+    }
+
+    #[test]
+    fn service_webhooks_build_metacontrollers_url() {
+        let text = MINIMAL.replace(
+            "webhook: {url: \"http://hooks.example:8080/demo/sync\"}",
+            "{version: v2, webhook: {service: {name: hooks, namespace: tools, port: 8080}, path: /demo/sync, timeout: 1m30s}}",
+        )
+        .replace("    sync:\n      {", "    sync: {");
+        let c = parse("m.yaml", &text).unwrap();
+        assert_eq!(
+            c.hooks.sync.webhook.url,
+            "http://hooks.tools:8080/demo/sync"
+        );
+        assert_eq!(c.hooks.sync.webhook.timeout, Duration::from_secs(90));
+        assert_eq!(c.hooks.sync.version, HookVersion::V2);
+    }
+
+    #[test]
+    fn go_durations() {
+        assert_eq!(parse_go_duration("10s"), Some(Duration::from_secs(10)));
+        assert_eq!(parse_go_duration("1m30s"), Some(Duration::from_secs(90)));
+        assert_eq!(parse_go_duration("250ms"), Some(Duration::from_millis(250)));
+        assert_eq!(parse_go_duration("1.5h"), Some(Duration::from_secs(5400)));
+        assert_eq!(parse_go_duration("0"), Some(Duration::ZERO));
+        assert_eq!(parse_go_duration("-3s"), Some(Duration::ZERO));
+        assert_eq!(parse_go_duration("3"), None);
+        assert_eq!(parse_go_duration("s"), None);
+        assert_eq!(parse_go_duration(""), None);
+    }
+
+    #[test]
+    fn a_directory_is_read_in_name_order_and_duplicates_rejected() {
+        let dir = std::env::temp_dir().join(format!("metahook-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("b.yaml"), MINIMAL).unwrap();
+        std::fs::write(
+            dir.join("a.yml"),
+            MINIMAL.replace("name: demo", "name: alpha"),
+        )
+        .unwrap();
+        std::fs::write(dir.join("notes.txt"), "ignored").unwrap();
+        let names: Vec<_> = from_dir(&dir)
+            .unwrap()
+            .into_iter()
+            .map(|c| c.name)
+            .collect();
+        assert_eq!(names, ["alpha", "demo"]);
+        std::fs::write(dir.join("c.yaml"), MINIMAL).unwrap();
+        assert!(
+            from_dir(&dir)
+                .unwrap_err()
+                .to_string()
+                .contains("already defined")
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(matches!(from_dir(&dir), Err(ConfigError::Read { .. })));
+    }
+}

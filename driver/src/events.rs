@@ -1,0 +1,175 @@
+//! Kubernetes Events (`events.k8s.io/v1`) on parents.
+//!
+//! Like kube-rs' `Recorder`, a repeat of an event within a few minutes
+//! becomes a series (one object, a count) instead of a new object; unlike
+//! it, the note is part of what makes two events the same, so a new error
+//! message shows up as a new event instead of bumping the count of an event
+//! that still shows the old message.
+
+use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::api::events::v1::{Event, EventSeries};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use kube::Client;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// How long a repeat joins the previous event's series.
+const SERIES_WINDOW: jiff::SignedDuration = jiff::SignedDuration::from_mins(6);
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Key {
+    uid: String,
+    type_: String,
+    reason: String,
+    note: String,
+}
+
+pub struct EventPublisher {
+    client: Client,
+    controller: String,
+    instance: String,
+    recent: Mutex<HashMap<Key, Event>>,
+}
+
+impl EventPublisher {
+    pub fn new(client: Client, controller: &str, instance: &str) -> Self {
+        EventPublisher {
+            client,
+            controller: controller.to_owned(),
+            instance: instance.to_owned(),
+            recent: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Publishes (or repeats) an event about `regarding`.
+    pub async fn publish(
+        &self,
+        regarding: &ObjectReference,
+        type_: &str,
+        reason: &str,
+        action: &str,
+        note: &str,
+    ) -> Result<(), kube::Error> {
+        let now = jiff::Timestamp::now();
+        let key = Key {
+            uid: regarding.uid.clone().unwrap_or_default(),
+            type_: type_.to_owned(),
+            reason: reason.to_owned(),
+            note: note.to_owned(),
+        };
+        let previous = {
+            let mut recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
+            recent.retain(|_, e| last_seen(e).is_some_and(|t| t + SERIES_WINDOW > now));
+            recent.get(&key).cloned()
+        };
+        let namespace = regarding
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".to_owned());
+        let api: Api<Event> = Api::namespaced(self.client.clone(), &namespace);
+        let event = match previous {
+            Some(mut event) => {
+                let count = event.series.as_ref().map_or(2, |s| s.count + 1);
+                event.series = Some(EventSeries {
+                    count,
+                    last_observed_time: MicroTime(now),
+                });
+                let name = event.metadata.name.clone().unwrap_or_default();
+                let patch = serde_json::json!({"series": event.series});
+                api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await?;
+                event
+            }
+            None => {
+                let event = Event {
+                    metadata: ObjectMeta {
+                        name: Some(format!(
+                            "{}.{:x}",
+                            regarding.name.as_deref().unwrap_or(&self.controller),
+                            now.as_nanosecond()
+                        )),
+                        namespace: Some(namespace),
+                        ..ObjectMeta::default()
+                    },
+                    event_time: Some(MicroTime(now)),
+                    type_: Some(type_.to_owned()),
+                    reason: Some(reason.to_owned()),
+                    action: Some(action.to_owned()),
+                    note: Some(note.to_owned()),
+                    regarding: Some(regarding.clone()),
+                    reporting_controller: Some(self.controller.clone()),
+                    reporting_instance: Some(self.instance.clone()),
+                    ..Event::default()
+                };
+                api.create(&PostParams::default(), &event).await?;
+                event
+            }
+        };
+        self.recent
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, event);
+        Ok(())
+    }
+}
+
+fn last_seen(event: &Event) -> Option<jiff::Timestamp> {
+    event
+        .series
+        .as_ref()
+        .map(|s| s.last_observed_time.0)
+        .or_else(|| event.event_time.as_ref().map(|t| t.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::execute_tests::{answer, mock_client};
+    use serde_json::json;
+
+    fn regarding() -> ObjectReference {
+        ObjectReference {
+            api_version: Some("example.com/v1".to_owned()),
+            kind: Some("Thing".to_owned()),
+            name: Some("p".to_owned()),
+            namespace: Some("shop".to_owned()),
+            uid: Some("p1".to_owned()),
+            ..ObjectReference::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn repeats_become_a_series_and_new_notes_new_events() {
+        let (client, mut api) = mock_client();
+        let events = EventPublisher::new(client, "metahook", "test");
+        let target = regarding();
+        let publish =
+            |note: &'static str| events.publish(&target, "Warning", "SyncError", "Reconcile", note);
+        let ok =
+            json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "x"}});
+        let (r, first) = tokio::join!(publish("Sync error: a"), answer(&mut api, 201, ok.clone()));
+        r.unwrap();
+        assert_eq!(
+            (first.method.as_str(), first.path.as_str()),
+            ("POST", "/apis/events.k8s.io/v1/namespaces/shop/events")
+        );
+        assert_eq!(first.body["note"], "Sync error: a");
+        assert_eq!(first.body["reportingController"], "metahook");
+        let (r, repeat) = tokio::join!(publish("Sync error: a"), answer(&mut api, 200, ok.clone()));
+        r.unwrap();
+        assert_eq!(repeat.method, "PATCH");
+        assert_eq!(
+            repeat.path,
+            format!(
+                "/apis/events.k8s.io/v1/namespaces/shop/events/{}",
+                first.body["metadata"]["name"].as_str().unwrap()
+            )
+        );
+        assert_eq!(repeat.body["series"]["count"], 2);
+        let (r, other) = tokio::join!(publish("Sync error: b"), answer(&mut api, 201, ok));
+        r.unwrap();
+        assert_eq!(other.method, "POST");
+        assert_eq!(other.body["note"], "Sync error: b");
+    }
+}

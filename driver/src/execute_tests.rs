@@ -1,0 +1,447 @@
+//! Executor tests: scripted API exchanges with tower-test, the way kube-rs
+//! tests its own controllers. Each test plays the API server: it takes the
+//! requests the executor sends, checks them, and answers.
+
+use super::config::{self, UpdateStrategy};
+use super::execute::{ExecuteError, Executor};
+use super::memory::ApplyMemory;
+use super::metrics::DriverMetrics;
+use super::model::{ApiType, ChildType, Driven};
+use super::plan::{AppliedMemory, DeleteReason, Op, Target};
+use http::{Request, Response};
+use kube::Client;
+use kube::client::Body;
+use kube::core::DynamicObject;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use tower_test::mock::{self, Handle};
+
+pub(crate) type ApiHandle = Handle<Request<Body>, Response<Body>>;
+
+pub(crate) fn mock_client() -> (Client, ApiHandle) {
+    let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
+    (Client::new(service, "default"), handle)
+}
+
+pub(crate) fn driven() -> Driven {
+    let config = config::parse(
+        "demo.yaml",
+        r#"
+apiVersion: metacontroller.k8s.io/v1alpha1
+kind: CompositeController
+metadata: {name: demo}
+spec:
+  parentResource: {apiVersion: example.com/v1, resource: things}
+  childResources:
+    - {apiVersion: apps/v1, resource: deployments, updateStrategy: {method: InPlace}}
+  generateSelector: true
+  hooks:
+    sync: {version: v2, webhook: {url: "http://h/demo/sync"}}
+    finalize: {version: v2, webhook: {url: "http://h/demo/finalize"}}
+"#,
+    )
+    .unwrap();
+    Driven {
+        config,
+        parent: ApiType::new("example.com", "v1", "Thing", "things", true),
+        children: vec![ChildType {
+            resource: ApiType::new("apps", "v1", "Deployment", "deployments", true),
+            strategy: UpdateStrategy::InPlace,
+        }],
+    }
+}
+
+pub(crate) fn parent() -> DynamicObject {
+    serde_json::from_value(json!({
+        "apiVersion": "example.com/v1", "kind": "Thing",
+        "metadata": {"name": "p", "namespace": "shop", "uid": "p1", "generation": 2, "resourceVersion": "10"},
+        "spec": {}
+    }))
+    .unwrap()
+}
+
+fn executor(client: Client) -> (Executor, Arc<ApplyMemory>) {
+    let memory = Arc::new(ApplyMemory::new());
+    (
+        Executor::new(
+            client,
+            None,
+            memory.clone(),
+            Arc::new(DriverMetrics::default()),
+        ),
+        memory,
+    )
+}
+
+/// One request as the API server saw it.
+pub(crate) struct Seen {
+    pub method: String,
+    pub path: String,
+    pub query: String,
+    pub content_type: String,
+    pub body: Value,
+}
+
+/// Takes the next request and answers `code` with `body`.
+pub(crate) async fn answer(handle: &mut ApiHandle, code: u16, body: Value) -> Seen {
+    let (request, send) = handle.next_request().await.expect("a request");
+    let seen_content_type = request
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let method = request.method().to_string();
+    let path = request.uri().path().to_owned();
+    let query = request.uri().query().unwrap_or_default().to_owned();
+    let bytes = request.into_body().collect_bytes().await.unwrap();
+    let body_json = if bytes.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&bytes).unwrap()
+    };
+    send.send_response(
+        Response::builder()
+            .status(code)
+            .header("content-type", "application/json")
+            .body(Body::from(serde_json::to_vec(&body).unwrap()))
+            .unwrap(),
+    );
+    Seen {
+        method,
+        path,
+        query,
+        content_type: seen_content_type,
+        body: body_json,
+    }
+}
+
+pub(crate) fn status_body(code: u16, reason: &str) -> Value {
+    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+           "message": format!("scripted {reason}"), "reason": reason, "code": code})
+}
+
+fn target(name: &str, uid: &str) -> Target {
+    Target {
+        type_index: 0,
+        namespace: Some("shop".to_owned()),
+        name: name.to_owned(),
+        uid: uid.to_owned(),
+    }
+}
+
+#[tokio::test]
+async fn finalizer_add_is_a_guarded_json_patch() {
+    let (client, mut api) = mock_client();
+    let (exec, _) = executor(client);
+    let ctl = driven();
+    let ops = vec![Op::AddFinalizer {
+        before: None,
+        after: vec!["metacontroller.io/compositecontroller-demo".to_owned()],
+    }];
+    let (outcome, seen) = tokio::join!(exec.execute(&ctl, parent(), ops), async {
+        let mut updated = serde_json::to_value(parent()).unwrap();
+        updated["metadata"]["finalizers"] = json!(["metacontroller.io/compositecontroller-demo"]);
+        answer(&mut api, 200, updated).await
+    });
+    let outcome = outcome.unwrap();
+    assert_eq!(seen.method, "PATCH");
+    assert_eq!(seen.path, "/apis/example.com/v1/namespaces/shop/things/p");
+    assert_eq!(seen.content_type, "application/json-patch+json");
+    assert_eq!(
+        seen.body,
+        json!([
+            {"op": "test", "path": "/metadata/uid", "value": "p1"},
+            {"op": "test", "path": "/metadata/finalizers", "value": null},
+            {"op": "add", "path": "/metadata/finalizers", "value": ["metacontroller.io/compositecontroller-demo"]},
+        ])
+    );
+    // The executor continues with the parent the API server returned.
+    assert_eq!(
+        outcome.parent.metadata.finalizers,
+        Some(vec![
+            "metacontroller.io/compositecontroller-demo".to_owned()
+        ])
+    );
+    assert!(outcome.errors.is_empty());
+}
+
+#[tokio::test]
+async fn a_failed_finalizer_change_stops_the_plan() {
+    let (client, mut api) = mock_client();
+    let (exec, _) = executor(client);
+    let ctl = driven();
+    let ops = vec![
+        Op::AddFinalizer {
+            before: None,
+            after: vec!["f".to_owned()],
+        },
+        Op::WriteStatus { status: json!({}) },
+    ];
+    let (outcome, _) = tokio::join!(exec.execute(&ctl, parent(), ops), async {
+        answer(&mut api, 409, status_body(409, "Conflict")).await
+    });
+    assert!(
+        matches!(outcome, Err(ExecuteError::AddFinalizer { .. })),
+        "{outcome:?}"
+    );
+    // Nothing else was sent: the status write never happened.
+    drop(exec);
+    assert!(api.next_request().await.is_none());
+}
+
+#[tokio::test]
+async fn apply_is_forced_server_side_apply_by_metahook_and_remembered() {
+    let (client, mut api) = mock_client();
+    let (exec, memory) = executor(client);
+    let ctl = driven();
+    let body = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                      "metadata": {"name": "web", "namespace": "shop"}, "spec": {"replicas": 2}});
+    let ops = vec![Op::ApplyChild {
+        type_index: 0,
+        namespace: Some("shop".to_owned()),
+        name: "web".to_owned(),
+        body: body.clone(),
+        fingerprint: 42,
+    }];
+    let (outcome, seen) = tokio::join!(exec.execute(&ctl, parent(), ops), async {
+        let mut stored = body.clone();
+        stored["metadata"]["uid"] = json!("uid-web");
+        stored["metadata"]["generation"] = json!(1);
+        stored["metadata"]["resourceVersion"] = json!("11");
+        answer(&mut api, 200, stored).await
+    });
+    assert!(outcome.unwrap().errors.is_empty());
+    assert_eq!(seen.method, "PATCH");
+    assert_eq!(seen.path, "/apis/apps/v1/namespaces/shop/deployments/web");
+    let mut query: Vec<&str> = seen.query.split('&').filter(|p| !p.is_empty()).collect();
+    query.sort_unstable();
+    assert_eq!(query, ["fieldManager=metahook", "force=true"]);
+    assert_eq!(seen.content_type, "application/apply-patch+yaml");
+    assert_eq!(seen.body, body);
+    let applied = memory.applied(0, Some("shop"), "web").unwrap();
+    assert_eq!(
+        (
+            applied.fingerprint,
+            applied.uid.as_str(),
+            applied.generation
+        ),
+        (42, "uid-web", 1)
+    );
+}
+
+#[tokio::test]
+async fn delete_carries_the_uid_precondition_and_background_propagation() {
+    let (client, mut api) = mock_client();
+    let (exec, _) = executor(client);
+    let ctl = driven();
+    let ops = vec![Op::DeleteChild {
+        child: target("extra", "uid-extra"),
+        reason: DeleteReason::NotDesired,
+    }];
+    let (outcome, seen) = tokio::join!(exec.execute(&ctl, parent(), ops), async {
+        answer(&mut api, 200, status_body(200, "")).await
+    });
+    assert!(outcome.unwrap().errors.is_empty());
+    assert_eq!(seen.method, "DELETE");
+    assert_eq!(seen.path, "/apis/apps/v1/namespaces/shop/deployments/extra");
+    assert_eq!(
+        seen.body,
+        json!({"propagationPolicy": "Background", "preconditions": {"uid": "uid-extra"}})
+    );
+}
+
+#[tokio::test]
+async fn status_is_written_through_the_subresource_with_observed_generation() {
+    let (client, mut api) = mock_client();
+    let (exec, _) = executor(client);
+    let ctl = driven();
+    let status = json!({"ready": true, "observedGeneration": 2});
+    let ops = vec![Op::WriteStatus {
+        status: status.clone(),
+    }];
+    let (outcome, seen) = tokio::join!(exec.execute(&ctl, parent(), ops), async {
+        let mut updated = serde_json::to_value(parent()).unwrap();
+        updated["status"] = json!({"ready": true, "observedGeneration": 2});
+        answer(&mut api, 200, updated).await
+    });
+    let outcome = outcome.unwrap();
+    assert_eq!(seen.method, "PATCH");
+    assert_eq!(
+        seen.path,
+        "/apis/example.com/v1/namespaces/shop/things/p/status"
+    );
+    assert_eq!(seen.content_type, "application/json-patch+json");
+    assert_eq!(
+        seen.body,
+        json!([
+            {"op": "test", "path": "/metadata/uid", "value": "p1"},
+            {"op": "add", "path": "/status", "value": status},
+        ])
+    );
+    assert_eq!(outcome.parent.data["status"]["observedGeneration"], 2);
+}
+
+#[tokio::test]
+async fn conflicts_and_not_found_follow_metacontroller() {
+    // docs/metacontroller.md §5: apply Conflict and delete NotFound
+    // swallowed; a delete Conflict (UID precondition: a successor) is an
+    // error; the status is still written after a failed child operation, and
+    // its Conflict is swallowed.
+    let (client, mut api) = mock_client();
+    let (exec, _) = executor(client);
+    let ctl = driven();
+    let apply = |name: &str| Op::ApplyChild {
+        type_index: 0,
+        namespace: Some("shop".to_owned()),
+        name: name.to_owned(),
+        body: json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name}}),
+        fingerprint: 1,
+    };
+    let delete = |name: &str| Op::DeleteChild {
+        child: target(name, &format!("uid-{name}")),
+        reason: DeleteReason::NotDesired,
+    };
+    let ops = vec![
+        delete("gone"),
+        delete("replaced"),
+        apply("contended"),
+        apply("broken"),
+        Op::WriteStatus {
+            status: json!({"observedGeneration": 2}),
+        },
+    ];
+    let (outcome, seen) = tokio::join!(exec.execute(&ctl, parent(), ops), async {
+        vec![
+            answer(&mut api, 404, status_body(404, "NotFound")).await,
+            answer(&mut api, 409, status_body(409, "Conflict")).await,
+            answer(&mut api, 409, status_body(409, "Conflict")).await,
+            answer(&mut api, 500, status_body(500, "InternalError")).await,
+            answer(&mut api, 409, status_body(409, "Conflict")).await,
+        ]
+    });
+    let outcome = outcome.unwrap();
+    let paths: Vec<_> = seen
+        .iter()
+        .map(|s| s.path.rsplit('/').next().unwrap().to_owned())
+        .collect();
+    assert_eq!(paths, ["gone", "replaced", "contended", "broken", "status"]);
+    let errors: Vec<String> = outcome.errors.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        errors,
+        [
+            "deleting Deployment replaced failed",
+            "applying Deployment broken failed"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn status_write_of_a_gone_or_replaced_parent_is_not_an_error() {
+    for (code, reason) in [(404, "NotFound"), (422, "Invalid")] {
+        let (client, mut api) = mock_client();
+        let (exec, _) = executor(client);
+        let ctl = driven();
+        let ops = vec![Op::WriteStatus { status: json!({}) }];
+        let (outcome, _) = tokio::join!(exec.execute(&ctl, parent(), ops), async {
+            answer(&mut api, code, status_body(code, reason)).await
+        });
+        assert!(outcome.unwrap().errors.is_empty(), "{code}");
+    }
+    let (client, mut api) = mock_client();
+    let (exec, _) = executor(client);
+    let ops = vec![Op::WriteStatus { status: json!({}) }];
+    let ctl = driven();
+    let (outcome, _) = tokio::join!(exec.execute(&ctl, parent(), ops), async {
+        answer(&mut api, 500, status_body(500, "InternalError")).await
+    });
+    assert!(matches!(
+        outcome.unwrap().errors.as_slice(),
+        [ExecuteError::WriteStatus { .. }]
+    ));
+}
+
+#[tokio::test]
+async fn adoption_verifies_the_parent_live_first() {
+    let (client, mut api) = mock_client();
+    let (exec, _) = executor(client);
+    let ctl = driven();
+    let ops = vec![
+        Op::VerifyParent,
+        Op::Adopt {
+            child: target("orphan", "uid-orphan"),
+            before: None,
+            after: vec![super::plan::owner_reference(&ctl, &parent())],
+        },
+    ];
+    let (outcome, seen) = tokio::join!(exec.execute(&ctl, parent(), ops), async {
+        let get = answer(&mut api, 200, serde_json::to_value(parent()).unwrap()).await;
+        let adopt = answer(
+            &mut api,
+            200,
+            json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "orphan", "namespace": "shop"}}),
+        )
+        .await;
+        (get, adopt)
+    });
+    assert!(outcome.unwrap().errors.is_empty());
+    let (get, adopt) = seen;
+    assert_eq!(
+        (get.method.as_str(), get.path.as_str()),
+        ("GET", "/apis/example.com/v1/namespaces/shop/things/p")
+    );
+    assert_eq!(adopt.method, "PATCH");
+    assert_eq!(
+        adopt.body[1],
+        json!({"op": "test", "path": "/metadata/ownerReferences", "value": null})
+    );
+    assert_eq!(adopt.body[2]["value"][0]["uid"], "p1");
+    assert_eq!(adopt.body[2]["value"][0]["controller"], true);
+
+    // A parent replaced meanwhile (other UID): nothing is adopted.
+    let (client, mut api) = mock_client();
+    let (exec, _) = executor(client);
+    let ops = vec![
+        Op::VerifyParent,
+        Op::Adopt {
+            child: target("orphan", "uid-orphan"),
+            before: None,
+            after: vec![],
+        },
+    ];
+    let (outcome, _) = tokio::join!(exec.execute(&ctl, parent(), ops), async {
+        let mut other = serde_json::to_value(parent()).unwrap();
+        other["metadata"]["uid"] = json!("p2");
+        answer(&mut api, 200, other).await
+    });
+    assert!(matches!(outcome, Err(ExecuteError::ParentChanged { .. })));
+}
+
+#[tokio::test]
+async fn releasing_a_child_that_is_gone_is_done_and_a_failed_adopt_is_reported() {
+    let (client, mut api) = mock_client();
+    let (exec, _) = executor(client);
+    let ctl = driven();
+    let ops = vec![
+        Op::Release {
+            child: target("gone", "uid-gone"),
+            before: None,
+            after: vec![],
+        },
+        Op::Adopt {
+            child: target("raced", "uid-raced"),
+            before: None,
+            after: vec![super::plan::owner_reference(&ctl, &parent())],
+        },
+    ];
+    let (outcome, _) = tokio::join!(exec.execute(&ctl, parent(), ops), async {
+        answer(&mut api, 404, status_body(404, "NotFound")).await;
+        answer(&mut api, 422, status_body(422, "Invalid")).await
+    });
+    let errors = outcome.unwrap().errors;
+    assert_eq!(errors.len(), 1);
+    assert!(matches!(&errors[0], ExecuteError::AdoptChild { name, .. } if name == "raced"));
+    // The adopt's `test` met a changed object: a stale cache, retried quietly.
+    assert!(errors[0].is_stale_cache());
+}

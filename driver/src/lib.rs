@@ -1,0 +1,109 @@
+//! The bundled driver: a small Metacontroller for the CompositeControllers
+//! in `metacontroller/` (docs/metacontroller.md §2–§5: the subset it supports).
+//!
+//! - [`config`]: the CompositeController subset, validated before any
+//!   cluster connection;
+//! - [`plan`]: every decision, pure; [`execute`]: performs a plan;
+//! - [`wire`]: hook requests and responses as Metacontroller builds and
+//!   reads them; [`hook_call`]: in-process or over HTTP; [`related`]:
+//!   customize rules;
+//! - [`cache`], [`queue`], [`worker`]: watching, queueing, reconciling;
+//! - [`run`]: start-up and shutdown; [`throttle`]: the client-side budget
+//!   for API requests; [`leader`], [`metrics`]: several replicas, and being
+//!   seen.
+
+#![forbid(unsafe_code)]
+
+pub mod cache;
+pub mod config;
+pub mod discovery;
+pub mod events;
+pub mod execute;
+pub mod hook_call;
+pub mod leader;
+pub mod memory;
+pub mod metrics;
+pub mod model;
+pub mod plan;
+pub mod queue;
+pub mod related;
+pub mod responses;
+pub mod run;
+pub mod selector;
+pub mod throttle;
+pub mod wire;
+pub mod worker;
+
+#[cfg(test)]
+pub(crate) mod execute_tests;
+#[cfg(test)]
+mod pipeline_tests;
+#[cfg(test)]
+mod plan_tests;
+#[cfg(test)]
+mod worker_tests;
+
+/// An error and its sources, one after another: "a: b: c".
+pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = describe(err);
+    let mut source = if is_api_error(err) {
+        None
+    } else {
+        err.source()
+    };
+    while let Some(cause) = source {
+        // Some errors (kube's among them) already print their source; say
+        // each thing once.
+        let message = describe(cause);
+        if !text.contains(&message) {
+            text.push_str(": ");
+            text.push_str(&message);
+        }
+        source = if is_api_error(cause) {
+            None
+        } else {
+            cause.source()
+        };
+    }
+    text
+}
+
+/// One error, without its sources. An API server's refusal is said as the
+/// server said it ("403 Forbidden: ..."): kube's own text appends the whole
+/// `Status` in debug form, which buries the message in logs and fills an
+/// Event's 1 kB note.
+fn describe(err: &(dyn std::error::Error + 'static)) -> String {
+    match err.downcast_ref::<kube::Error>() {
+        Some(kube::Error::Api(status)) => {
+            format!("{} {}: {}", status.code, status.reason, status.message)
+        }
+        _ => err.to_string(),
+    }
+}
+
+fn is_api_error(err: &(dyn std::error::Error + 'static)) -> bool {
+    matches!(err.downcast_ref::<kube::Error>(), Some(kube::Error::Api(_)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("applying Deployment web failed")]
+    struct Apply(#[source] kube::Error);
+
+    #[test]
+    fn api_errors_read_as_the_server_said_them() {
+        let status = kube::core::Status::failure(
+            "deployments.apps \"web\" is forbidden: namespace shop is being terminated",
+            "Forbidden",
+        )
+        .with_code(403);
+        let err = Apply(kube::Error::Api(Box::new(status)));
+        assert_eq!(
+            error_chain(&err),
+            "applying Deployment web failed: 403 Forbidden: deployments.apps \"web\" is forbidden: namespace shop is being terminated"
+        );
+    }
+}

@@ -1,0 +1,83 @@
+//! A controller as the driver runs it: its validated configuration plus what
+//! discovery said about its parent and child types.
+
+use super::config::{ControllerConfig, UpdateStrategy};
+use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+
+/// An API type: group, version, kind, plural, and whether it is namespaced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiType {
+    pub api: ApiResource,
+    pub namespaced: bool,
+}
+
+impl ApiType {
+    pub fn new(group: &str, version: &str, kind: &str, plural: &str, namespaced: bool) -> Self {
+        ApiType {
+            api: ApiResource::from_gvk_with_plural(
+                &GroupVersionKind::gvk(group, version, kind),
+                plural,
+            ),
+            namespaced,
+        }
+    }
+
+    /// `Kind.group/version`, or `Kind.version` for the core group: the outer
+    /// key of a hook request's object maps (docs/metacontroller.md §1.2).
+    pub fn map_key(&self) -> String {
+        if self.api.group.is_empty() {
+            format!("{}.{}", self.api.kind, self.api.version)
+        } else {
+            format!("{}.{}/{}", self.api.kind, self.api.group, self.api.version)
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChildType {
+    pub resource: ApiType,
+    pub strategy: UpdateStrategy,
+}
+
+/// One CompositeController, ready to drive.
+#[derive(Debug, Clone)]
+pub struct Driven {
+    pub config: ControllerConfig,
+    pub parent: ApiType,
+    pub children: Vec<ChildType>,
+}
+
+impl Driven {
+    /// The same finalizer as Metacontroller's, so a cluster can move between
+    /// the two.
+    pub fn finalizer(&self) -> String {
+        format!("metacontroller.io/compositecontroller-{}", self.config.name)
+    }
+
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+}
+
+/// `namespace/name`, or `name` for cluster-scoped objects: a queue key.
+pub fn object_key(obj: &DynamicObject) -> String {
+    key_of(
+        obj.metadata.namespace.as_deref(),
+        obj.metadata.name.as_deref().unwrap_or_default(),
+    )
+}
+
+pub fn key_of(namespace: Option<&str>, name: &str) -> String {
+    match namespace {
+        Some(ns) if !ns.is_empty() => format!("{ns}/{name}"),
+        _ => name.to_owned(),
+    }
+}
+
+/// Splits a queue key back into namespace and name.
+pub fn split_key(key: &str) -> (Option<&str>, &str) {
+    match key.split_once('/') {
+        Some((ns, name)) => (Some(ns), name),
+        None => (None, key),
+    }
+}

@@ -1,0 +1,416 @@
+//! Whole reconciles against preloaded caches and a scripted API server:
+//! what a failed hook does (nothing), what a 429 does (a delayed retry, no
+//! event, no backoff), what any other failure does (backoff and a Warning).
+
+use super::cache::Caches;
+use super::config::HookVersion;
+use super::events::EventPublisher;
+use super::execute_tests::{answer, driven, mock_client, parent};
+use super::hook_call::{Endpoint, HookCaller, HookTarget};
+use super::metrics::DriverMetrics;
+use super::worker::{ControllerRuntime, Discover, HookTargets};
+use kube::core::DynamicObject;
+use metahook_hooks::HookKind;
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+const KEY: &str = "shop/p";
+
+/// A parent that already carries the finalizer, with one owned child: the
+/// prelude plans no API call, so any request is the hook's doing.
+fn settled_parent() -> DynamicObject {
+    let mut p = parent();
+    p.metadata.finalizers = Some(vec![
+        "metacontroller.io/compositecontroller-demo".to_owned(),
+    ]);
+    p
+}
+
+fn owned_child() -> DynamicObject {
+    serde_json::from_value(json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "shop", "uid": "uid-web", "generation": 1,
+                     "labels": {"controller-uid": "p1"},
+                     "ownerReferences": [{"apiVersion": "example.com/v1", "kind": "Thing", "name": "p",
+                                          "uid": "p1", "controller": true}]},
+        "spec": {"replicas": 1}
+    }))
+    .unwrap()
+}
+
+fn runtime(sync: Endpoint, client: kube::Client) -> Arc<ControllerRuntime> {
+    runtime_with(sync, client, settled_parent())
+}
+
+fn runtime_with(
+    sync: Endpoint,
+    client: kube::Client,
+    cached_parent: DynamicObject,
+) -> Arc<ControllerRuntime> {
+    runtime_with_children(sync, client, cached_parent, vec![owned_child()])
+}
+
+fn runtime_with_children(
+    sync: Endpoint,
+    client: kube::Client,
+    cached_parent: DynamicObject,
+    children: Vec<DynamicObject>,
+) -> Arc<ControllerRuntime> {
+    let ctl = driven();
+    let caches = Caches::new(
+        client.clone(),
+        CancellationToken::new(),
+        Arc::new(DriverMetrics::default()),
+    );
+    caches.preload(&ctl.parent, vec![cached_parent]);
+    caches.preload(&ctl.children[0].resource, children);
+    let metrics = Arc::new(DriverMetrics::default());
+    let discover: Discover = Arc::new(|_: &str, _: &str| Box::pin(async { None }));
+    let events = Arc::new(EventPublisher::new(client.clone(), "metahook", "test"));
+    let caller = HookCaller::with_http(jiff::Timestamp::now, metrics.clone()).unwrap();
+    ControllerRuntime::new(
+        ctl,
+        HookTargets {
+            sync: HookTarget {
+                kind: HookKind::Sync,
+                version: HookVersion::V2,
+                endpoint: sync,
+            },
+            finalize: None,
+            customize: None,
+        },
+        caches,
+        discover,
+        client,
+        Some(events),
+        caller,
+        metrics,
+    )
+}
+
+#[tokio::test]
+async fn a_failed_hook_changes_nothing() {
+    let handlers: [metahook_hooks::registry::Handler; 3] = [
+        |_, _| Ok(b"not json".to_vec()),
+        |_, _| panic!("hook bug"),
+        // Valid JSON, wrong shape, strict v2: an unknown key.
+        |_, _| Ok(br#"{"status": {}, "Children": []}"#.to_vec()),
+    ];
+    for handler in handlers {
+        let (client, mut api) = mock_client();
+        let rt = runtime(Endpoint::InProcess(handler), client);
+        // A request would block the reconcile on its answer, so whichever
+        // comes first tells: the reconcile's error, or an API call.
+        tokio::select! {
+            result = rt.reconcile(KEY) => assert!(result.is_err()),
+            request = api.next_request() => {
+                panic!("a failed hook must not lead to API calls, got {:?}", request.map(|(r, _)| r.uri().clone()));
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_hook_429_retries_after_retry_after_without_event_or_backoff() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/demo/sync", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut buf = vec![0u8; 1 << 20];
+        let _ = socket.read(&mut buf).await;
+        socket
+            .write_all(b"HTTP/1.1 429 Too Many Requests\r\nretry-after: 120\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+            .await
+            .unwrap();
+    });
+    let (client, mut api) = mock_client();
+    let rt = runtime(
+        Endpoint::Http {
+            url,
+            timeout: Duration::from_secs(60),
+        },
+        client,
+    );
+    tokio::select! {
+        () = rt.process(KEY) => {}
+        request = api.next_request() => {
+            panic!("a 429 must not lead to API calls or events, got {:?}", request.map(|(r, _)| r.uri().clone()));
+        }
+    }
+    assert!(rt.queue.is_scheduled(KEY), "retried later");
+    assert!(rt.queue.is_empty(), "not now");
+    assert_eq!(rt.queue.failures(KEY), 0, "no backoff step");
+}
+
+#[tokio::test]
+async fn other_failures_back_off_and_warn() {
+    let (client, mut api) = mock_client();
+    let rt = runtime(Endpoint::InProcess(|_, _| Ok(b"[]".to_vec())), client);
+    let ((), event) = tokio::join!(rt.process(KEY), async {
+        answer(
+            &mut api,
+            201,
+            json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e"}}),
+        )
+        .await
+    });
+    assert_eq!(event.method, "POST");
+    assert_eq!(event.path, "/apis/events.k8s.io/v1/namespaces/shop/events");
+    assert_eq!(event.body["type"], "Warning");
+    assert_eq!(event.body["reason"], "SyncError");
+    assert_eq!(event.body["regarding"]["name"], "p");
+    let note = event.body["note"].as_str().unwrap();
+    assert!(
+        note.starts_with("Sync error: the sync hook's response could not be decoded"),
+        "{note}"
+    );
+    assert_eq!(rt.queue.failures(KEY), 1);
+    assert!(rt.queue.is_scheduled(KEY));
+}
+
+#[tokio::test]
+async fn a_good_answer_is_applied_and_its_status_written() {
+    let (client, mut api) = mock_client();
+    let rt = runtime(
+        Endpoint::InProcess(|_, _| {
+            Ok(br#"{"status": {"ok": true}, "children": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "web"}, "spec": {"replicas": 3}}], "resyncAfterSeconds": 30}"#
+                .to_vec())
+        }),
+        client,
+    );
+    let (result, (apply, status)) = tokio::join!(rt.reconcile(KEY), async {
+        let apply = answer(&mut api, 200, owned_child_json(3)).await;
+        let status = answer(
+            &mut api,
+            200,
+            serde_json::to_value(settled_parent()).unwrap(),
+        )
+        .await;
+        (apply, status)
+    });
+    assert_eq!(result.unwrap(), Some(Duration::from_secs(30)));
+    assert_eq!(apply.path, "/apis/apps/v1/namespaces/shop/deployments/web");
+    assert_eq!(apply.body["metadata"]["labels"]["controller-uid"], "p1");
+    assert_eq!(apply.body["spec"]["replicas"], 3);
+    assert_eq!(
+        status.path,
+        "/apis/example.com/v1/namespaces/shop/things/p/status"
+    );
+    assert_eq!(
+        status.body[1]["value"],
+        json!({"ok": true, "observedGeneration": 2})
+    );
+}
+
+#[tokio::test]
+async fn a_listed_child_reaches_the_hook_with_its_type() {
+    // Found on the real API server: list items carry no apiVersion or kind,
+    // and a hook that checks them (Hello's) saw no Deployment for a parent
+    // listed at start. The hook here reports the kind it was sent.
+    let (client, mut api) = mock_client();
+    let mut listed = owned_child();
+    listed.types = None;
+    let rt = runtime_with_children(
+        Endpoint::InProcess(|body, _| {
+            let req: serde_json::Value = serde_json::from_slice(body).unwrap();
+            let child = &req["children"]["Deployment.apps/v1"]["shop/web"];
+            Ok(serde_json::to_vec(&json!({
+                "status": {"apiVersion": child["apiVersion"], "kind": child["kind"]},
+                "children": [child]
+            }))
+            .unwrap())
+        }),
+        client,
+        settled_parent(),
+        vec![listed],
+    );
+    let (result, status) = tokio::join!(rt.reconcile(KEY), async {
+        loop {
+            let seen = answer(
+                &mut api,
+                200,
+                serde_json::to_value(settled_parent()).unwrap(),
+            )
+            .await;
+            if seen.path.ends_with("/status") {
+                return seen;
+            }
+        }
+    });
+    result.unwrap();
+    assert_eq!(
+        status.body[1]["value"],
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "observedGeneration": 2})
+    );
+}
+
+fn owned_child_json(replicas: i64) -> serde_json::Value {
+    let mut child = serde_json::to_value(owned_child()).unwrap();
+    child["spec"]["replicas"] = json!(replicas);
+    child
+}
+
+#[tokio::test]
+async fn a_stale_cache_is_a_quiet_retry() {
+    // The cached parent lacks the finalizer; the guarded patch finds the
+    // live object changed (its `test` fails: 422). No Warning for that.
+    let (client, mut api) = mock_client();
+    let mut unfinalized = parent();
+    unfinalized.metadata.finalizers = None;
+    let rt = runtime_with(
+        Endpoint::InProcess(|_, _| Ok(b"{}".to_vec())),
+        client,
+        unfinalized,
+    );
+    let process = rt.process(KEY);
+    tokio::pin!(process);
+    let stale = super::execute_tests::status_body(422, "Invalid");
+    let patch = tokio::select! {
+        () = &mut process => panic!("finished without patching"),
+        seen = answer(&mut api, 422, stale) => seen,
+    };
+    // Then the reconcile ends; an Event would be another request.
+    tokio::select! {
+        () = &mut process => {}
+        request = api.next_request() => {
+            panic!("a stale cache must not publish events, got {:?}", request.map(|(r, _)| r.uri().clone()));
+        }
+    }
+    assert_eq!(patch.method, "PATCH");
+    assert_eq!(patch.body[2]["path"], "/metadata/finalizers");
+    assert_eq!(rt.queue.failures(KEY), 1, "retried with backoff");
+}
+
+#[tokio::test]
+async fn a_namespace_being_deleted_is_a_quiet_retry() {
+    // Found on the real API server: a parent whose namespace is being
+    // deleted gets 403 NamespaceTerminating for every write, Events
+    // included. Retried with backoff, no Warning attempted.
+    let (client, mut api) = mock_client();
+    let mut unfinalized = parent();
+    unfinalized.metadata.finalizers = None;
+    let rt = runtime_with(
+        Endpoint::InProcess(|_, _| Ok(b"{}".to_vec())),
+        client,
+        unfinalized,
+    );
+    let process = rt.process(KEY);
+    tokio::pin!(process);
+    let terminating = json!({
+        "apiVersion": "v1", "kind": "Status", "status": "Failure", "code": 403,
+        "reason": "Forbidden",
+        "message": "things.example.com \"p\" is forbidden: unable to create new content in namespace shop because it is being terminated",
+        "details": {"name": "p", "kind": "things",
+                    "causes": [{"reason": "NamespaceTerminating", "message": "namespace shop is being terminated",
+                                "field": "metadata.namespace"}]}
+    });
+    let patch = tokio::select! {
+        () = &mut process => panic!("finished without patching"),
+        seen = answer(&mut api, 403, terminating) => seen,
+    };
+    tokio::select! {
+        () = &mut process => {}
+        request = api.next_request() => {
+            panic!("no event in a namespace being deleted, got {:?}", request.map(|(r, _)| r.uri().clone()));
+        }
+    }
+    assert_eq!(patch.method, "PATCH");
+    assert_eq!(rt.queue.failures(KEY), 1, "retried with backoff");
+}
+
+#[tokio::test]
+async fn customize_rules_select_related_objects_from_the_caches() {
+    let (client, mut api) = mock_client();
+    let ctl = driven();
+    let caches = Caches::new(
+        client.clone(),
+        CancellationToken::new(),
+        Arc::new(DriverMetrics::default()),
+    );
+    let parents = caches.preload(&ctl.parent, vec![settled_parent()]);
+    let deployments = ctl.children[0].resource.clone();
+    let mut unrelated = owned_child();
+    unrelated.metadata.name = Some("other".to_owned());
+    unrelated.metadata.uid = Some("uid-other".to_owned());
+    unrelated.metadata.owner_references = None;
+    unrelated.metadata.labels = None;
+    caches.preload(&deployments, vec![owned_child(), unrelated]);
+    let found = deployments.clone();
+    let discover: Discover = Arc::new(move |api_version: &str, resource: &str| {
+        let hit = (api_version == "apps/v1" && resource == "deployments").then(|| found.clone());
+        Box::pin(async move { hit })
+    });
+    let metrics = Arc::new(DriverMetrics::default());
+    let target = |kind, endpoint| HookTarget {
+        kind,
+        version: HookVersion::V2,
+        endpoint,
+    };
+    let rt = ControllerRuntime::new(
+        ctl,
+        HookTargets {
+            // The sync hook reports in the status what it was sent.
+            sync: target(
+                HookKind::Sync,
+                Endpoint::InProcess(|body, _| {
+                    let req: serde_json::Value = serde_json::from_slice(body).unwrap();
+                    let related: Vec<&String> = req["related"]["Deployment.apps/v1"]
+                        .as_object()
+                        .unwrap()
+                        .keys()
+                        .collect();
+                    let children: Vec<&String> = req["children"]["Deployment.apps/v1"]
+                        .as_object()
+                        .unwrap()
+                        .keys()
+                        .collect();
+                    Ok(serde_json::to_vec(&json!({
+                        "status": {"related": related, "children": children,
+                                   "controllerStatus": req["controller"]["status"]},
+                        "children": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                                      "metadata": {"name": "web"}, "spec": {"replicas": 1}}]
+                    }))
+                    .unwrap())
+                }),
+            ),
+            finalize: None,
+            customize: Some(target(
+                HookKind::Customize,
+                Endpoint::InProcess(|_, _| {
+                    Ok(br#"{"relatedResources": [{"apiVersion": "apps/v1", "resource": "deployments", "names": ["other"]}]}"#.to_vec())
+                }),
+            )),
+        },
+        caches,
+        discover,
+        client,
+        None,
+        HookCaller::in_process(jiff::Timestamp::now, metrics.clone()),
+        metrics,
+    );
+    let (result, (apply, status)) = tokio::join!(rt.reconcile(KEY), async {
+        let apply = answer(&mut api, 200, owned_child_json(1)).await;
+        let status = answer(
+            &mut api,
+            200,
+            serde_json::to_value(settled_parent()).unwrap(),
+        )
+        .await;
+        (apply, status)
+    });
+    result.unwrap();
+    assert_eq!(apply.method, "PATCH");
+    assert_eq!(
+        status.body[1]["value"],
+        json!({"related": ["shop/other"], "children": ["shop/web"], "controllerStatus": {},
+               "observedGeneration": 2})
+    );
+    // The answer is cached for the parent, and dropped once it is deleted.
+    assert_eq!(rt.customized_len(), 1);
+    parents.notify(&super::cache::Change::Deleted(Arc::new(settled_parent())));
+    assert_eq!(rt.customized_len(), 0);
+}

@@ -1,0 +1,296 @@
+//! The hook service: actix-web routes, limits, errors, health and metrics.
+//!
+//! `POST /{controller}/{hook}` runs a hook from the registry; `GET /healthz`,
+//! `/readyz` and `/metrics` are for the kubelet and Prometheus. No
+//! Kubernetes client, no driver: whatever else the process runs reaches the
+//! service as a readiness [`Gate`] and as metrics in the registry it hands
+//! over.
+#![forbid(unsafe_code)]
+
+mod body;
+mod budget;
+mod errors;
+mod health;
+mod hooks;
+mod in_flight;
+mod metrics;
+
+pub use budget::Budget;
+pub use errors::ApiError;
+pub use in_flight::InFlight;
+pub use metrics::Metrics;
+pub use prometheus_client::registry::Registry;
+
+use actix_web::HttpMessage;
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::{App, HttpServer, web};
+use metahook_hooks::Controller;
+use std::net::{SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+use tracing::Span;
+use tracing_actix_web::{DefaultRootSpanBuilder, RequestId, RootSpanBuilder, TracingLogger};
+
+/// Everything the service is configured with.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub listen: SocketAddr,
+    pub max_body_bytes: usize,
+    pub max_buffered_bytes: usize,
+    pub max_in_flight: usize,
+    pub max_connections: usize,
+    pub request_timeout: Duration,
+    pub shutdown_timeout: Duration,
+    pub workers: Option<usize>,
+}
+
+/// The defaults of every setting: the command line's defaults are these.
+pub mod defaults {
+    /// Metacontroller sends every child whole.
+    pub const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+    /// Half of the chart's 256 MiB memory limit (README, "Robustness").
+    pub const MAX_BUFFERED_BYTES: usize = 128 * 1024 * 1024;
+    pub const MAX_IN_FLIGHT: usize = 1024;
+    pub const MAX_CONNECTIONS: usize = 256;
+    pub const REQUEST_TIMEOUT_SECONDS: u64 = 10;
+    /// Within Kubernetes' default 30 s termination grace period.
+    pub const SHUTDOWN_TIMEOUT_SECONDS: u64 = 25;
+}
+
+impl Settings {
+    /// The defaults, listening on `listen`.
+    pub fn new(listen: SocketAddr) -> Self {
+        Settings {
+            listen,
+            max_body_bytes: defaults::MAX_BODY_BYTES,
+            max_buffered_bytes: defaults::MAX_BUFFERED_BYTES,
+            max_in_flight: defaults::MAX_IN_FLIGHT,
+            max_connections: defaults::MAX_CONNECTIONS,
+            request_timeout: Duration::from_secs(defaults::REQUEST_TIMEOUT_SECONDS),
+            shutdown_timeout: Duration::from_secs(defaults::SHUTDOWN_TIMEOUT_SECONDS),
+            workers: None,
+        }
+    }
+}
+
+/// State shared by every worker.
+pub struct AppState {
+    pub controllers: &'static [Controller],
+    pub max_body_bytes: usize,
+    pub request_timeout: Duration,
+    pub in_flight: InFlight,
+    /// Bytes of request bodies held at once, across workers.
+    pub budget: Budget,
+    pub metrics: Metrics,
+    /// Where hooks get `now` from: the system clock, or a pinned one in tests.
+    pub clock: fn() -> jiff::Timestamp,
+    ready: AtomicBool,
+    /// Set by [`AppState::gated`]: ready also needs the gate, asked on
+    /// every `/readyz` (so it follows, say, a driver's caches as they fall
+    /// out of date and catch up). Not ready while there is none.
+    gated: bool,
+    gate: RwLock<Option<Gate>>,
+}
+
+/// Whether something the service depends on is ready now.
+pub type Gate = Arc<dyn Fn() -> bool + Send + Sync>;
+
+impl AppState {
+    /// The service alone, its metrics in a registry of their own.
+    pub fn new(controllers: &'static [Controller], settings: &Settings) -> Self {
+        Self::with_metrics(controllers, settings, Metrics::new())
+    }
+
+    /// With `metrics` registered in a registry the caller shares.
+    pub fn with_metrics(
+        controllers: &'static [Controller],
+        settings: &Settings,
+        metrics: Metrics,
+    ) -> Self {
+        let budget = Budget::new(settings.max_buffered_bytes, metrics.bytes_buffered.clone());
+        metrics
+            .bytes_budget
+            .set(i64::try_from(budget.max()).unwrap_or(i64::MAX));
+        if settings.max_body_bytes > budget.max() {
+            tracing::warn!(
+                max_body_bytes = settings.max_body_bytes,
+                max_buffered_bytes = budget.max(),
+                "--max-body-bytes is over --max-buffered-bytes: bodies larger than the budget get 413"
+            );
+        }
+        AppState {
+            controllers,
+            max_body_bytes: settings.max_body_bytes,
+            request_timeout: settings.request_timeout,
+            in_flight: InFlight::new(settings.max_in_flight, metrics.in_flight.clone()),
+            budget,
+            metrics,
+            clock: jiff::Timestamp::now,
+            ready: AtomicBool::new(false),
+            gated: false,
+            gate: RwLock::new(None),
+        }
+    }
+
+    /// The same state, ready only while a gate says so too.
+    pub fn gated(mut self) -> Self {
+        self.gated = true;
+        self
+    }
+
+    /// What `/readyz` asks from now on (`None`: not ready).
+    pub fn set_gate(&self, gate: Option<Gate>) {
+        *self.gate.write().unwrap_or_else(|p| p.into_inner()) = gate;
+    }
+
+    /// The same state with hooks seeing `clock()` as the time.
+    pub fn with_clock(mut self, clock: fn() -> jiff::Timestamp) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    pub fn set_ready(&self, ready: bool) {
+        self.ready.store(ready, Ordering::Release);
+    }
+
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Acquire)
+            && (!self.gated
+                || self
+                    .gate
+                    .read()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .as_ref()
+                    .is_some_and(|gate| gate()))
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("binding {addr} failed")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the HTTP server stopped with an error")]
+    Server(#[source] std::io::Error),
+}
+
+/// Routes, for the real server and for in-process tests alike.
+pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<AppState>) {
+    let controllers = state.controllers;
+    cfg.app_data(state)
+        .configure(health::configure)
+        .configure(metrics::configure)
+        .configure(|cfg| hooks::configure(cfg, controllers))
+        .default_service(web::to(errors::not_found));
+}
+
+/// Binds `settings.listen` and starts serving `state`; the returned server
+/// runs until stopped (SIGTERM or SIGINT stop it gracefully).
+pub fn start(
+    settings: &Settings,
+    state: web::Data<AppState>,
+) -> Result<(actix_web::dev::Server, SocketAddr), ServeError> {
+    let listener = TcpListener::bind(settings.listen).map_err(|source| ServeError::Bind {
+        addr: settings.listen,
+        source,
+    })?;
+    let addr = listener.local_addr().map_err(|source| ServeError::Bind {
+        addr: settings.listen,
+        source,
+    })?;
+    let app_state = state.clone();
+    let mut server = HttpServer::new(move || {
+        let state = app_state.clone();
+        App::new()
+            .wrap(TracingLogger::<RequestSpan>::new())
+            .configure(move |cfg| configure(cfg, state))
+    })
+    .client_request_timeout(settings.request_timeout)
+    .shutdown_timeout(settings.shutdown_timeout.as_secs());
+    // actix counts connections per worker.
+    let workers = settings
+        .workers
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+        .max(1);
+    server = server
+        .workers(workers)
+        .max_connections(settings.max_connections.div_ceil(workers).max(1));
+    let server = server
+        .listen(listener)
+        .map_err(|source| ServeError::Bind {
+            addr: settings.listen,
+            source,
+        })?
+        .run();
+    state.set_ready(true);
+    Ok((server, addr))
+}
+
+/// The span every request runs in: method, path, peer, request id and
+/// (at the end) status. The default span of `tracing-actix-web` records a
+/// dozen OpenTelemetry fields, parses `Forwarded` headers and matches the
+/// route a second time: 10% of a Hello sync's instructions, for fields a
+/// hook service's logs do not need.
+pub struct RequestSpan;
+
+impl RootSpanBuilder for RequestSpan {
+    fn on_request_start(request: &ServiceRequest) -> Span {
+        let request_id = request.extensions().get::<RequestId>().copied();
+        tracing::info_span!(
+            "HTTP request",
+            http.method = %request.method(),
+            http.target = %request.path(),
+            http.client_ip = request.peer_addr().map(|a| tracing::field::display(a.ip())),
+            http.status_code = tracing::field::Empty,
+            request_id = request_id.map(tracing::field::display),
+            exception.message = tracing::field::Empty,
+        )
+    }
+
+    fn on_request_end<B: MessageBody>(
+        span: Span,
+        outcome: &Result<ServiceResponse<B>, actix_web::Error>,
+    ) {
+        // Records the status code and, for errors, the message.
+        DefaultRootSpanBuilder::on_request_end(span, outcome);
+    }
+}
+
+/// Serves until SIGTERM or SIGINT, then drains requests in flight.
+pub fn run_blocking(settings: Settings) -> Result<(), ServeError> {
+    actix_web::rt::System::new().block_on(async move {
+        let state = web::Data::new(AppState::new(metahook_hooks::CONTROLLERS, &settings));
+        let (server, addr) = start(&settings, state)?;
+        tracing::info!(%addr, "serving hooks");
+        server.await.map_err(ServeError::Server)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    #[test]
+    fn readiness_follows_the_gate() {
+        let settings = Settings::new(([127, 0, 0, 1], 0).into());
+        let state = AppState::new(&[], &settings).gated();
+        state.set_ready(true);
+        assert!(!state.is_ready(), "no driver yet");
+        let caches_current = Arc::new(AtomicBool::new(true));
+        let current = caches_current.clone();
+        state.set_gate(Some(Arc::new(move || current.load(Ordering::Acquire))));
+        assert!(state.is_ready());
+        caches_current.store(false, Ordering::Release);
+        assert!(!state.is_ready(), "a cache fell out of date");
+        caches_current.store(true, Ordering::Release);
+        assert!(state.is_ready(), "and caught up");
+        state.set_gate(None);
+        assert!(!state.is_ready(), "the driver stopped leading");
+    }
+}

@@ -1,0 +1,65 @@
+//! The one place that turns the command line into each crate's settings.
+//! Their defaults are the crates' own (`metahook_service::defaults`,
+//! `metahook_driver::run::defaults`), which the command line shows.
+
+use crate::cli::{DriveArgs, DriverArgs, ServeArgs};
+use metahook_driver::run::{DriveSettings, HookMode, leader_settings};
+use metahook_driver::throttle::{Budget, BudgetError};
+use metahook_service::Settings;
+use std::time::Duration;
+
+/// `serve`: the hook service.
+pub fn service(args: &ServeArgs) -> Settings {
+    Settings {
+        listen: args.listen,
+        max_body_bytes: args.max_body_bytes,
+        max_buffered_bytes: args.max_buffered_bytes,
+        max_in_flight: args.max_in_flight,
+        max_connections: args.max_connections,
+        request_timeout: Duration::from_secs(args.request_timeout_seconds),
+        shutdown_timeout: Duration::from_secs(args.shutdown_timeout_seconds),
+        workers: args.workers,
+    }
+}
+
+/// `drive`: the service with no hooks, answering health and metrics on one
+/// worker.
+pub fn health_only(args: &DriveArgs) -> Settings {
+    let mut settings = Settings::new(args.listen);
+    settings.shutdown_timeout = Duration::from_secs(args.shutdown_timeout_seconds);
+    settings.workers = Some(1);
+    settings
+}
+
+/// The driver, calling hooks as `mode` says, given as long to stop as the
+/// service.
+pub fn driver(
+    args: &DriverArgs,
+    mode: HookMode,
+    shutdown_timeout: Duration,
+) -> Result<DriveSettings, BudgetError> {
+    let budget = args
+        .kube_qps
+        .map(|qps| Budget::new(qps, args.kube_burst))
+        .transpose()?;
+    let instance = args
+        .pod_name
+        .clone()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "metahook".to_owned());
+    Ok(DriveSettings {
+        controllers: args.controllers.clone(),
+        mode,
+        workers: usize::from(args.driver_workers),
+        leader: args.leader_election.then(|| {
+            leader_settings(
+                args.leader_election_lease.clone(),
+                args.leader_election_namespace.clone(),
+                instance.clone(),
+            )
+        }),
+        shutdown_timeout,
+        instance,
+        budget,
+    })
+}

@@ -1,0 +1,128 @@
+//! `serve --drive` and `drive`: the actix-web server and the driver side by
+//! side in one process.
+//!
+//! The runtimes are chosen deliberately: actix-web runs on its own System
+//! (single-threaded arbiters, one per HTTP worker) in the main thread, as
+//! `serve` always has; the driver (watchers, reflectors, workers, the lease)
+//! runs on its own multi-threaded tokio runtime in a second thread. Neither
+//! can starve the other, and the hook server without `--drive` is exactly
+//! what it was. Shutdown: SIGTERM/SIGINT reach both at once: the actix
+//! server drains requests in flight while the driver lets reconciles in
+//! progress finish and releases the lease; a driver that stops by itself
+//! (a lost lease, a failed start) stops the server, and the process exits
+//! with its error.
+
+use actix_web::web;
+use metahook_driver::metrics::DriverMetrics;
+use metahook_driver::run::{self, DriveError, DriveSettings};
+use metahook_hooks::Controller;
+use metahook_service::{AppState, Metrics, Registry, ServeError, Settings};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SideBySideError {
+    #[error("the driver failed")]
+    Drive(#[from] DriveError),
+    #[error(transparent)]
+    Serve(#[from] ServeError),
+    #[error("starting the driver's runtime failed")]
+    Runtime(#[source] std::io::Error),
+    #[error("the driver's thread panicked")]
+    Panicked,
+}
+
+/// Serves `controllers`' hooks (none for `drive`) plus health and metrics,
+/// and drives the cluster, until SIGTERM or a fatal driver error.
+pub fn serve_and_drive(
+    settings: Settings,
+    controllers: &'static [Controller],
+    drive_settings: DriveSettings,
+) -> Result<(), SideBySideError> {
+    // The manifests and hooks first: a bad file fails before anything
+    // listens or connects.
+    let prepared = run::prepare(&drive_settings)?;
+    // One registry: the service's metrics, and the driver's under
+    // `metahook_driver_*`; `/metrics` shows both.
+    let mut registry = Registry::with_prefix("metahook");
+    let driver_metrics = Arc::new(DriverMetrics::register(
+        registry.sub_registry_with_prefix("driver"),
+    ));
+    let state = web::Data::new(
+        AppState::with_metrics(controllers, &settings, Metrics::register(registry)).gated(),
+    );
+    let stop = CancellationToken::new();
+    let (handle_tx, handle_rx) = std::sync::mpsc::channel::<actix_web::dev::ServerHandle>();
+
+    let driver_state = state.clone();
+    let driver_stop = stop.clone();
+    let mode = drive_settings.mode;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("metahook-driver")
+        .enable_all()
+        .build()
+        .map_err(SideBySideError::Runtime)?;
+    let driver = std::thread::Builder::new()
+        .name("metahook-driver".to_owned())
+        .spawn(move || {
+            // The driver's readiness is the service's gate.
+            let set_ready: Arc<dyn Fn(Option<run::Gate>) + Send + Sync> =
+                Arc::new(move |gate| driver_state.set_gate(gate));
+            // SIGTERM reaches the actix server and the driver at once, so
+            // both shut down within the same grace period.
+            let signalled = driver_stop.clone();
+            runtime.spawn(async move {
+                termination().await;
+                signalled.cancel();
+            });
+            let result = runtime.block_on(run::drive(
+                prepared,
+                drive_settings,
+                driver_metrics,
+                set_ready,
+                driver_stop,
+            ));
+            if let Err(err) = &result {
+                tracing::error!(error = %metahook_driver::error_chain(err), "the driver stopped");
+            }
+            // Whatever ended the driver ends the server too.
+            if let Ok(handle) = handle_rx.recv() {
+                runtime.block_on(handle.stop(true));
+            }
+            result
+        })
+        .map_err(SideBySideError::Runtime)?;
+
+    let served = actix_web::rt::System::new().block_on(async move {
+        let (server, addr) = metahook_service::start(&settings, state)?;
+        tracing::info!(%addr, ?mode, "serving; driving the cluster");
+        // If the driver already stopped, the receiver is gone: stop at once.
+        if handle_tx.send(server.handle()).is_err() {
+            server.handle().stop(true).await;
+        }
+        server.await.map_err(ServeError::Server)
+    });
+    stop.cancel();
+    let driven = driver.join().map_err(|_| SideBySideError::Panicked)?;
+    driven?;
+    Ok(served?)
+}
+
+/// Resolves on SIGTERM or SIGINT (never, if they cannot be watched: the
+/// actix server still stops on them and then stops the driver).
+async fn termination() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        _ => std::future::pending().await,
+    }
+}

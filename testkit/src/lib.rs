@@ -1,0 +1,12 @@
+//! What metahook's tests and benches share: the fixtures and their accepted
+//! answers, generated Metacontroller-shaped requests of any size, and the
+//! hook service on a real socket with raw HTTP clients. Test code, not API.
+#![forbid(unsafe_code)]
+
+pub mod fixtures;
+pub mod lenient;
+pub mod requests;
+pub mod server;
+
+pub use fixtures::{Fixture, NOW, fixtures, now, pretty, root, snapshot};
+pub use server::{RealServer, Response};
