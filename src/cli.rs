@@ -57,7 +57,7 @@ pub struct ServeArgs {
     /// other half is for the process itself (about 10 MiB), actix's buffers
     /// of open connections (up to about 160 KiB each) and what a hook
     /// builds from a body, one hook per worker at a time (measured: Hello
-    /// 0.7 times its body, Hikawa 2.7 times; README, Robustness).
+    /// 0.7 times its body, Hikawa 2.7 times; docs/robustness.md).
     #[arg(long, env = "METAHOOK_MAX_BUFFERED_BYTES", default_value_t = defaults::MAX_BUFFERED_BYTES)]
     pub max_buffered_bytes: usize,
     /// Hook requests handled at once; past it, 429 with Retry-After.

@@ -228,7 +228,7 @@ pub fn normalize(obj: &mut DynamicObject, resource: &ApiType) {
 
 /// The first wait after a failed watch; doubled while failures go on, up
 /// to a cap short enough that a restarted API server is noticed within
-/// seconds (measured: README, "Faults survived").
+/// seconds (docs/robustness.md, "Faults survived").
 const RELIST_BACKOFF: Duration = Duration::from_millis(250);
 const RELIST_BACKOFF_MAX: Duration = Duration::from_secs(4);
 /// A watch that stayed up this long before failing starts the backoff over.

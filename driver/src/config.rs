@@ -362,7 +362,7 @@ impl Check<'_> {
             ),
         };
         if let Some(selector) = &label_selector {
-            crate::selector::Selector::from_label_selector(selector)
+            crate::selector::parse(selector)
                 .map_err(|e| self.invalid(&join(field, "labelSelector"), e.to_string()))?;
         }
         Ok(ParentResource {

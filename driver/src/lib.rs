@@ -16,6 +16,7 @@
 
 pub mod cache;
 pub mod config;
+pub mod customized;
 pub mod discovery;
 pub mod events;
 pub mod execute;
@@ -26,6 +27,7 @@ pub mod metrics;
 pub mod model;
 pub mod plan;
 pub mod queue;
+pub mod reconcile;
 pub mod related;
 pub mod responses;
 pub mod run;

@@ -13,7 +13,7 @@
 
 use super::config::UpdateStrategy;
 use super::model::{ApiType, Driven};
-use super::selector::{CONTROLLER_UID, Selector, SelectorError};
+use super::selector::{self, CONTROLLER_UID, Selector, SelectorError, SelectorExt};
 use super::wire::HookResponse;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};
 use kube::core::DynamicObject;
@@ -206,7 +206,7 @@ fn controller_ref(obj: &DynamicObject) -> Option<&OwnerReference> {
 fn parent_matches_label_filter(ctl: &Driven, parent: &DynamicObject) -> Result<bool, PlanError> {
     match &ctl.config.parent.label_selector {
         None => Ok(true),
-        Some(sel) => Ok(Selector::from_label_selector(sel)
+        Some(sel) => Ok(selector::parse(sel)
             .map_err(PlanError::BadSelector)?
             .matches(&labels(parent))),
     }
@@ -215,7 +215,7 @@ fn parent_matches_label_filter(ctl: &Driven, parent: &DynamicObject) -> Result<b
 /// The selector children must match (docs/metacontroller.md §3.6).
 pub fn child_selector(ctl: &Driven, parent: &DynamicObject) -> Result<Selector, PlanError> {
     if ctl.config.generate_selector {
-        return Ok(Selector::controller_uid(
+        return Ok(selector::controller_uid(
             parent.metadata.uid.as_deref().unwrap_or_default(),
         ));
     }
@@ -226,8 +226,8 @@ pub fn child_selector(ctl: &Driven, parent: &DynamicObject) -> Result<Selector, 
         .cloned()
         .unwrap_or(Value::Null);
     let selector: LabelSelector = serde_json::from_value(raw).map_err(|_| PlanError::NoSelector)?;
-    let selector = Selector::from_label_selector(&selector).map_err(PlanError::BadSelector)?;
-    if selector.is_empty() {
+    let selector = selector::parse(&selector).map_err(PlanError::BadSelector)?;
+    if selector.selects_all() {
         return Err(PlanError::NoSelector);
     }
     Ok(selector)

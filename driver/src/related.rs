@@ -2,7 +2,7 @@
 //! selected from cached objects: pure.
 
 use super::config::HookVersion;
-use super::selector::{Selector, SelectorError};
+use super::selector::{self, SelectorError, SelectorExt};
 use kube::core::DynamicObject;
 use metahook_hooks::protocol::RelatedResourceRule;
 use std::collections::BTreeMap;
@@ -62,7 +62,7 @@ pub fn select(
         return Err(RelatedError::NamespaceWithNamespaceSelector { index });
     }
     let sel = |s: &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector| {
-        Selector::from_label_selector(s).map_err(|source| RelatedError::Selector { index, source })
+        selector::parse(s).map_err(|source| RelatedError::Selector { index, source })
     };
     // v1 + namespaced parent + namespaced resource: confined to the
     // parent's namespace.

@@ -1,21 +1,12 @@
-//! Label selectors (`matchLabels` + `matchExpressions`), evaluated the way
-//! the API server does.
+//! Label selectors. kube-core's `Selector` holds and evaluates them; what
+//! this module adds are the checks the API server makes and kube-core's
+//! conversion does not (`In`/`NotIn` with an empty list, `Exists`/
+//! `DoesNotExist` with values), so a selector the API server would refuse is
+//! refused here too, naming the key and the operator.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
-use std::collections::BTreeMap;
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Selector {
-    requirements: Vec<Requirement>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Requirement {
-    In(String, Vec<String>),
-    NotIn(String, Vec<String>),
-    Exists(String),
-    DoesNotExist(String),
-}
+use kube::core::Expression;
+pub use kube::core::{Selector, SelectorExt};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SelectorError {
@@ -27,59 +18,38 @@ pub enum SelectorError {
     Values { key: String, operator: String },
 }
 
-impl Selector {
-    /// `controller-uid = <uid>`, as with `generateSelector: true`.
-    pub fn controller_uid(uid: &str) -> Self {
-        Selector {
-            requirements: vec![Requirement::In(
-                CONTROLLER_UID.to_owned(),
-                vec![uid.to_owned()],
-            )],
-        }
-    }
+/// `controller-uid = <uid>`, as with `generateSelector: true`.
+pub fn controller_uid(uid: &str) -> Selector {
+    Expression::Equal(CONTROLLER_UID.to_owned(), uid.to_owned()).into()
+}
 
-    /// An empty selector matches everything.
-    pub fn from_label_selector(selector: &LabelSelector) -> Result<Self, SelectorError> {
-        let mut requirements: Vec<Requirement> = selector
-            .match_labels
-            .iter()
-            .flatten()
-            .map(|(k, v)| Requirement::In(k.clone(), vec![v.clone()]))
-            .collect();
-        for expr in selector.match_expressions.iter().flatten() {
-            let values = expr.values.clone().unwrap_or_default();
-            let key = expr.key.clone();
-            let operator = expr.operator.clone();
-            let requirement = match operator.as_str() {
-                "In" | "NotIn" if values.is_empty() => {
-                    return Err(SelectorError::NoValues { key, operator });
-                }
-                "Exists" | "DoesNotExist" if !values.is_empty() => {
-                    return Err(SelectorError::Values { key, operator });
-                }
-                "In" => Requirement::In(key, values),
-                "NotIn" => Requirement::NotIn(key, values),
-                "Exists" => Requirement::Exists(key),
-                "DoesNotExist" => Requirement::DoesNotExist(key),
-                _ => return Err(SelectorError::Operator { key, operator }),
-            };
-            requirements.push(requirement);
-        }
-        Ok(Selector { requirements })
+/// A `LabelSelector` checked as the API server checks it. An empty one
+/// selects everything.
+pub fn parse(selector: &LabelSelector) -> Result<Selector, SelectorError> {
+    for expr in selector.match_expressions.iter().flatten() {
+        let has_values = expr.values.as_ref().is_some_and(|v| !v.is_empty());
+        let error = match expr.operator.as_str() {
+            "In" | "NotIn" if !has_values => SelectorError::NoValues {
+                key: expr.key.clone(),
+                operator: expr.operator.clone(),
+            },
+            "Exists" | "DoesNotExist" if has_values => SelectorError::Values {
+                key: expr.key.clone(),
+                operator: expr.operator.clone(),
+            },
+            "In" | "NotIn" | "Exists" | "DoesNotExist" => continue,
+            _ => SelectorError::Operator {
+                key: expr.key.clone(),
+                operator: expr.operator.clone(),
+            },
+        };
+        return Err(error);
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.requirements.is_empty()
-    }
-
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        self.requirements.iter().all(|r| match r {
-            Requirement::In(k, vs) => labels.get(k).is_some_and(|v| vs.contains(v)),
-            Requirement::NotIn(k, vs) => labels.get(k).is_none_or(|v| !vs.contains(v)),
-            Requirement::Exists(k) => labels.contains_key(k),
-            Requirement::DoesNotExist(k) => !labels.contains_key(k),
-        })
-    }
+    // Every case kube-core refuses was refused above.
+    Selector::try_from(selector.clone()).map_err(|e| SelectorError::Operator {
+        key: String::new(),
+        operator: e.0,
+    })
 }
 
 /// The label `generateSelector` puts on every child.
@@ -89,6 +59,7 @@ pub const CONTROLLER_UID: &str = "controller-uid";
 mod tests {
     use super::*;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement;
+    use std::collections::BTreeMap;
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
@@ -111,7 +82,7 @@ mod tests {
 
     #[test]
     fn match_labels_and_expressions() {
-        let selector = Selector::from_label_selector(&LabelSelector {
+        let selector = parse(&LabelSelector {
             match_labels: Some(labels(&[("app", "web")])),
             match_expressions: Some(vec![
                 expr("tier", "In", &["a", "b"]),
@@ -140,14 +111,14 @@ mod tests {
 
     #[test]
     fn empty_matches_everything() {
-        let selector = Selector::from_label_selector(&LabelSelector::default()).unwrap();
-        assert!(selector.is_empty());
+        let selector = parse(&LabelSelector::default()).unwrap();
+        assert!(selector.selects_all());
         assert!(selector.matches(&labels(&[])));
     }
 
     #[test]
-    fn controller_uid() {
-        let s = Selector::controller_uid("u1");
+    fn controller_uid_selects_one_parent() {
+        let s = controller_uid("u1");
         assert!(s.matches(&labels(&[("controller-uid", "u1")])));
         assert!(!s.matches(&labels(&[("controller-uid", "u2")])));
     }
@@ -159,7 +130,7 @@ mod tests {
                 match_expressions: Some(vec![expr("k", op, &values)]),
                 ..Default::default()
             };
-            assert!(Selector::from_label_selector(&s).is_err(), "{op}");
+            assert!(parse(&s).is_err(), "{op}");
         }
     }
 }

@@ -14,8 +14,8 @@ use std::time::Instant;
 pub fn configure(cfg: &mut web::ServiceConfig, controllers: &'static [Controller]) {
     // One static route per hook in the table: actix matches a static path by
     // comparing strings, a `{segment}` pattern with a regex (run twice per
-    // request, once more for the request span's route): 7% of a Hello
-    // sync's instructions.
+    // request, once more for the request span's route); docs/performance.md
+    // has the cost.
     for controller in controllers {
         for &(kind, handler) in controller.hooks {
             cfg.service(

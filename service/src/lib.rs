@@ -50,7 +50,7 @@ pub struct Settings {
 pub mod defaults {
     /// Metacontroller sends every child whole.
     pub const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
-    /// Half of the chart's 256 MiB memory limit (README, "Robustness").
+    /// Half of the chart's 256 MiB memory limit (docs/robustness.md).
     pub const MAX_BUFFERED_BYTES: usize = 128 * 1024 * 1024;
     pub const MAX_IN_FLIGHT: usize = 1024;
     pub const MAX_CONNECTIONS: usize = 256;
@@ -234,7 +234,7 @@ pub fn start(
 /// The span every request runs in: method, path, peer, request id and
 /// (at the end) status. The default span of `tracing-actix-web` records a
 /// dozen OpenTelemetry fields, parses `Forwarded` headers and matches the
-/// route a second time: 10% of a Hello sync's instructions, for fields a
+/// route a second time (docs/performance.md has the cost), for fields a
 /// hook service's logs do not need.
 pub struct RequestSpan;
 

@@ -6,7 +6,7 @@
 # binary's path; target/cluster/bin/ holds it and a kubectl link to it.
 #
 # A cold build compiles kube-apiserver and kube-controller-manager from
-# source: minutes on two cores (README, "Testing").
+# source: minutes on two cores (docs/testing.md).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/go-env.sh"
 cd "$cluster_src"

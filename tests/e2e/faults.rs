@@ -1,6 +1,6 @@
 //! Faults the driver survives, on the real control plane: each test breaks
 //! something on purpose and asserts, through the API, that nothing was lost.
-//! Durations are printed for the README's table, never asserted.
+//! Durations are printed for the table in docs/robustness.md, never asserted.
 
 use crate::support::*;
 use k8s_openapi::api::apps::v1::Deployment;
