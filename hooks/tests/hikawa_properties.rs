@@ -2,9 +2,8 @@
 //! Metacontroller timings (stale caches, early and late syncs), played on
 //! the simulated Metacontroller of `common`.
 
-mod common;
 
-use common::{Chaos, Sim, View, play, t0};
+use metahook_testkit::hikawa_sim::{Chaos, Sim, View, play, t0};
 use jiff::SignedDuration;
 use metahook_hooks::hikawa::{self, Word};
 use proptest::prelude::*;

@@ -1,12 +1,11 @@
 //! The Hikawa hook against a simulated Metacontroller on a fake clock
-//! (`common::play`): every call is checked as it happens (one new child at
+//! (`metahook_testkit::hikawa_sim::play`): every call is checked as it happens (one new child at
 //! most, nothing removed or changed, `numZundokosSaid` is what was observed,
 //! no word early, nothing after the Kiyoshi); these tests check how the
 //! songs end.
 
-mod common;
 
-use common::{Chaos, Sim, View, play, t0};
+use metahook_testkit::hikawa_sim::{Chaos, Sim, View, play, t0};
 use jiff::SignedDuration;
 use metahook_hooks::hikawa::{self, Word};
 use serde_json::json;

@@ -1,9 +1,11 @@
 //! What metahook's tests and benches share: the fixtures and their accepted
-//! answers, generated Metacontroller-shaped requests of any size, and the
-//! hook service on a real socket with raw HTTP clients. Test code, not API.
+//! answers, generated Metacontroller-shaped requests of any size, a small
+//! in-memory Metacontroller for the Hikawa hook, and the hook service on a
+//! real socket with raw HTTP clients. Test code, not API.
 #![forbid(unsafe_code)]
 
 pub mod fixtures;
+pub mod hikawa_sim;
 pub mod lenient;
 pub mod requests;
 pub mod server;

@@ -4,7 +4,6 @@
 //! AlreadyExists; would update or delete the rest), and checks on every
 //! call what must hold for any song. Shared by the simulation and the
 //! property tests; everything goes through the public API and the registry.
-#![allow(dead_code)] // each test binary uses a different part of this
 
 use jiff::{SignedDuration, Timestamp};
 use metahook_hooks::hikawa::{self, Word};
@@ -337,7 +336,7 @@ impl Chaos {
         Chaos(seed)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -347,12 +346,12 @@ impl Chaos {
 
     /// True one time in `n`.
     pub fn one_in(&mut self, n: u64) -> bool {
-        self.next().is_multiple_of(n)
+        self.next_u64().is_multiple_of(n)
     }
 
     /// A fraction in [0, 1).
     pub fn fraction(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 
@@ -376,7 +375,7 @@ pub fn play(sim: &mut Sim, mut chaos: Option<Chaos>) -> Value {
         let resync = response.get("resyncAfterSeconds").and_then(Value::as_f64);
         if created {
             // The new child's watch event, a few milliseconds later.
-            let ms = chaos.as_mut().map_or(0, |c| c.next() % 30);
+            let ms = chaos.as_mut().map_or(0, |c| c.next_u64() % 30);
             now += SignedDuration::from_millis(ms as i64);
             continue;
         }
