@@ -318,7 +318,7 @@ async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::execute_tests::{answer, mock_client};
+    use crate::scripted_api::{answer, mock_client};
     use crate::wire;
     use serde_json::json;
 
@@ -374,7 +374,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_completed_listing_reports_what_it_found_and_what_went_away() {
-        let (client, _api) = crate::execute_tests::mock_client();
+        let (client, _api) = crate::scripted_api::mock_client();
         let caches = Caches::new(
             client,
             CancellationToken::new(),

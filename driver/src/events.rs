@@ -125,7 +125,7 @@ fn last_seen(event: &Event) -> Option<jiff::Timestamp> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::execute_tests::{answer, mock_client};
+    use crate::scripted_api::{answer, mock_client};
     use serde_json::json;
 
     fn regarding() -> ObjectReference {

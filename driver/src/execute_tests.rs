@@ -1,64 +1,15 @@
-//! Executor tests: scripted API exchanges with tower-test, the way kube-rs
-//! tests its own controllers. Each test plays the API server: it takes the
-//! requests the executor sends, checks them, and answers.
+//! Executor tests: each plays the API server (`scripted_api.rs`), taking the
+//! requests the executor sends, checking them, and answering.
 
-use super::config::{self, UpdateStrategy};
 use super::execute::{ExecuteError, Executor};
 use super::memory::ApplyMemory;
 use super::metrics::DriverMetrics;
-use super::model::{ApiType, ChildType, Driven};
 use super::plan::{AppliedMemory, DeleteReason, Op, Target};
-use http::{Request, Response};
+use super::scripted_api::{answer, mock_client, status_body};
+use super::test_support::{Demo, parent};
 use kube::Client;
-use kube::client::Body;
-use kube::core::DynamicObject;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::sync::Arc;
-use tower_test::mock::{self, Handle};
-
-pub(crate) type ApiHandle = Handle<Request<Body>, Response<Body>>;
-
-pub(crate) fn mock_client() -> (Client, ApiHandle) {
-    let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
-    (Client::new(service, "default"), handle)
-}
-
-pub(crate) fn driven() -> Driven {
-    let config = config::parse(
-        "demo.yaml",
-        r#"
-apiVersion: metacontroller.k8s.io/v1alpha1
-kind: CompositeController
-metadata: {name: demo}
-spec:
-  parentResource: {apiVersion: example.com/v1, resource: things}
-  childResources:
-    - {apiVersion: apps/v1, resource: deployments, updateStrategy: {method: InPlace}}
-  generateSelector: true
-  hooks:
-    sync: {version: v2, webhook: {url: "http://h/demo/sync"}}
-    finalize: {version: v2, webhook: {url: "http://h/demo/finalize"}}
-"#,
-    )
-    .unwrap();
-    Driven {
-        config,
-        parent: ApiType::new("example.com", "v1", "Thing", "things", true),
-        children: vec![ChildType {
-            resource: ApiType::new("apps", "v1", "Deployment", "deployments", true),
-            strategy: UpdateStrategy::InPlace,
-        }],
-    }
-}
-
-pub(crate) fn parent() -> DynamicObject {
-    serde_json::from_value(json!({
-        "apiVersion": "example.com/v1", "kind": "Thing",
-        "metadata": {"name": "p", "namespace": "shop", "uid": "p1", "generation": 2, "resourceVersion": "10"},
-        "spec": {}
-    }))
-    .unwrap()
-}
 
 fn executor(client: Client) -> (Executor, Arc<ApplyMemory>) {
     let memory = Arc::new(ApplyMemory::new());
@@ -71,54 +22,6 @@ fn executor(client: Client) -> (Executor, Arc<ApplyMemory>) {
         ),
         memory,
     )
-}
-
-/// One request as the API server saw it.
-pub(crate) struct Seen {
-    pub method: String,
-    pub path: String,
-    pub query: String,
-    pub content_type: String,
-    pub body: Value,
-}
-
-/// Takes the next request and answers `code` with `body`.
-pub(crate) async fn answer(handle: &mut ApiHandle, code: u16, body: Value) -> Seen {
-    let (request, send) = handle.next_request().await.expect("a request");
-    let seen_content_type = request
-        .headers()
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
-    let method = request.method().to_string();
-    let path = request.uri().path().to_owned();
-    let query = request.uri().query().unwrap_or_default().to_owned();
-    let bytes = request.into_body().collect_bytes().await.unwrap();
-    let body_json = if bytes.is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_slice(&bytes).unwrap()
-    };
-    send.send_response(
-        Response::builder()
-            .status(code)
-            .header("content-type", "application/json")
-            .body(Body::from(serde_json::to_vec(&body).unwrap()))
-            .unwrap(),
-    );
-    Seen {
-        method,
-        path,
-        query,
-        content_type: seen_content_type,
-        body: body_json,
-    }
-}
-
-pub(crate) fn status_body(code: u16, reason: &str) -> Value {
-    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-           "message": format!("scripted {reason}"), "reason": reason, "code": code})
 }
 
 fn target(name: &str, uid: &str) -> Target {
@@ -134,7 +37,7 @@ fn target(name: &str, uid: &str) -> Target {
 async fn finalizer_add_is_a_guarded_json_patch() {
     let (client, mut api) = mock_client();
     let (exec, _) = executor(client);
-    let ctl = driven();
+    let ctl = Demo::default().build();
     let ops = vec![Op::AddFinalizer {
         before: None,
         after: vec!["metacontroller.io/compositecontroller-demo".to_owned()],
@@ -170,7 +73,7 @@ async fn finalizer_add_is_a_guarded_json_patch() {
 async fn a_failed_finalizer_change_stops_the_plan() {
     let (client, mut api) = mock_client();
     let (exec, _) = executor(client);
-    let ctl = driven();
+    let ctl = Demo::default().build();
     let ops = vec![
         Op::AddFinalizer {
             before: None,
@@ -194,7 +97,7 @@ async fn a_failed_finalizer_change_stops_the_plan() {
 async fn apply_is_forced_server_side_apply_by_metahook_and_remembered() {
     let (client, mut api) = mock_client();
     let (exec, memory) = executor(client);
-    let ctl = driven();
+    let ctl = Demo::default().build();
     let body = json!({"apiVersion": "apps/v1", "kind": "Deployment",
                       "metadata": {"name": "web", "namespace": "shop"}, "spec": {"replicas": 2}});
     let ops = vec![Op::ApplyChild {
@@ -234,7 +137,7 @@ async fn apply_is_forced_server_side_apply_by_metahook_and_remembered() {
 async fn delete_carries_the_uid_precondition_and_background_propagation() {
     let (client, mut api) = mock_client();
     let (exec, _) = executor(client);
-    let ctl = driven();
+    let ctl = Demo::default().build();
     let ops = vec![Op::DeleteChild {
         child: target("extra", "uid-extra"),
         reason: DeleteReason::NotDesired,
@@ -255,7 +158,7 @@ async fn delete_carries_the_uid_precondition_and_background_propagation() {
 async fn status_is_written_through_the_subresource_with_observed_generation() {
     let (client, mut api) = mock_client();
     let (exec, _) = executor(client);
-    let ctl = driven();
+    let ctl = Demo::default().build();
     let status = json!({"ready": true, "observedGeneration": 2});
     let ops = vec![Op::WriteStatus {
         status: status.clone(),
@@ -290,7 +193,7 @@ async fn conflicts_and_not_found_follow_metacontroller() {
     // its Conflict is swallowed.
     let (client, mut api) = mock_client();
     let (exec, _) = executor(client);
-    let ctl = driven();
+    let ctl = Demo::default().build();
     let apply = |name: &str| Op::ApplyChild {
         type_index: 0,
         namespace: Some("shop".to_owned()),
@@ -341,7 +244,7 @@ async fn status_write_of_a_gone_or_replaced_parent_is_not_an_error() {
     for (code, reason) in [(404, "NotFound"), (422, "Invalid")] {
         let (client, mut api) = mock_client();
         let (exec, _) = executor(client);
-        let ctl = driven();
+        let ctl = Demo::default().build();
         let ops = vec![Op::WriteStatus { status: json!({}) }];
         let (outcome, _) = tokio::join!(exec.execute(&ctl, parent(), ops), async {
             answer(&mut api, code, status_body(code, reason)).await
@@ -351,7 +254,7 @@ async fn status_write_of_a_gone_or_replaced_parent_is_not_an_error() {
     let (client, mut api) = mock_client();
     let (exec, _) = executor(client);
     let ops = vec![Op::WriteStatus { status: json!({}) }];
-    let ctl = driven();
+    let ctl = Demo::default().build();
     let (outcome, _) = tokio::join!(exec.execute(&ctl, parent(), ops), async {
         answer(&mut api, 500, status_body(500, "InternalError")).await
     });
@@ -365,7 +268,7 @@ async fn status_write_of_a_gone_or_replaced_parent_is_not_an_error() {
 async fn adoption_verifies_the_parent_live_first() {
     let (client, mut api) = mock_client();
     let (exec, _) = executor(client);
-    let ctl = driven();
+    let ctl = Demo::default().build();
     let ops = vec![
         Op::VerifyParent,
         Op::Adopt {
@@ -422,7 +325,7 @@ async fn adoption_verifies_the_parent_live_first() {
 async fn releasing_a_child_that_is_gone_is_done_and_a_failed_adopt_is_reported() {
     let (client, mut api) = mock_client();
     let (exec, _) = executor(client);
-    let ctl = driven();
+    let ctl = Demo::default().build();
     let ops = vec![
         Op::Release {
             child: target("gone", "uid-gone"),

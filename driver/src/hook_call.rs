@@ -395,16 +395,21 @@ mod tests {
         assert!(request.ends_with("{\"a\":1}"), "{request}");
     }
 
+    /// The error a call gets from a hook that answers `response`.
+    async fn error_from(response: &'static str) -> HookCallError {
+        let (url, _server) = serve_once(response).await;
+        http_caller()
+            .call("demo", &http_target(url), b"{}".to_vec())
+            .await
+            .unwrap_err()
+    }
+
     #[tokio::test]
     async fn http_429_carries_retry_after() {
-        let (url, _server) = serve_once(
+        let err = error_from(
             "HTTP/1.1 429 Too Many Requests\r\nretry-after: 12\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
         )
         .await;
-        let err = http_caller()
-            .call("demo", &http_target(url), b"{}".to_vec())
-            .await
-            .unwrap_err();
         assert!(
             matches!(err, HookCallError::TooManyRequests { retry_after, .. } if retry_after == Duration::from_secs(12)),
             "{err}"
@@ -413,14 +418,10 @@ mod tests {
 
     #[tokio::test]
     async fn http_other_statuses_are_errors_with_the_body() {
-        let (url, _server) = serve_once(
+        let err = error_from(
             "HTTP/1.1 201 Created\r\ncontent-length: 4\r\nconnection: close\r\n\r\nnope",
         )
         .await;
-        let err = http_caller()
-            .call("demo", &http_target(url), b"{}".to_vec())
-            .await
-            .unwrap_err();
         assert!(
             matches!(err, HookCallError::Status { code: 201, ref body, .. } if body == "nope"),
             "{err}"

@@ -37,11 +37,15 @@ pub mod wire;
 pub mod worker;
 
 #[cfg(test)]
-pub(crate) mod execute_tests;
+mod execute_tests;
 #[cfg(test)]
 mod pipeline_tests;
 #[cfg(test)]
 mod plan_tests;
+#[cfg(test)]
+pub(crate) mod scripted_api;
+#[cfg(test)]
+pub(crate) mod test_support;
 #[cfg(test)]
 mod worker_tests;
 

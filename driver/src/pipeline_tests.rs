@@ -2,31 +2,14 @@
 //! Metacontroller builds it, the registry's handler, the response decoded,
 //! planned. No API server: the "cluster" is the objects fed back in.
 
-use super::config;
-use super::config::UpdateStrategy;
-use super::model::{ApiType, ChildType, Driven};
+use super::model::Driven;
 use super::plan::{self, Applied, AppliedMemory, Next, Op};
+use super::test_support;
 use super::wire::{self, TypedObjects};
 use kube::core::DynamicObject;
 use metahook_hooks::HookKind;
 use serde_json::json;
 use std::sync::Arc;
-
-fn hello_driven() -> Driven {
-    let config = config::embedded()
-        .unwrap()
-        .into_iter()
-        .find(|c| c.name == "hello")
-        .unwrap();
-    Driven {
-        config,
-        parent: ApiType::new("fraim.co.jp", "v1", "Hello", "helloes", true),
-        children: vec![ChildType {
-            resource: ApiType::new("apps", "v1", "Deployment", "deployments", true),
-            strategy: UpdateStrategy::InPlace,
-        }],
-    }
-}
 
 fn hello(replicas: i64, status: Option<serde_json::Value>) -> DynamicObject {
     let mut h = json!({
@@ -83,7 +66,7 @@ impl AppliedMemory for Remember {
 
 #[test]
 fn hello_converges_and_holds_its_deployment_on_an_invalid_spec() {
-    let ctl = hello_driven();
+    let ctl = test_support::hello();
     // 1. A new Hello: its Deployment is applied, the status written.
     let first = pass(&ctl, &hello(2, None), vec![], &Remember(None));
     let [

@@ -1,23 +1,16 @@
 //! Planner tests: one per rule of docs/metacontroller.md §3 the driver
 //! implements, each on small built objects.
 
-use super::config::{self, UpdateStrategy};
-use super::model::{ApiType, ChildType, Driven};
+use super::config::UpdateStrategy;
+use super::model::Driven;
 use super::plan::*;
+use super::test_support::{Demo, FINALIZER, Obj};
 use super::wire::HookResponse;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
-use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+use kube::core::DynamicObject;
 use metahook_hooks::HookKind;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
-
-const FINALIZER: &str = "metacontroller.io/compositecontroller-demo";
-
-fn resource(group: &str, version: &str, kind: &str, namespaced: bool) -> ApiType {
-    let plural = ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind)).plural;
-    ApiType::new(group, version, kind, &plural, namespaced)
-}
 
 /// The plan after the hook, for the common case: nothing related, nothing
 /// remembered from an earlier apply.
@@ -30,132 +23,19 @@ fn planned(
     after_hook(ctl, parent, observed, &[], response, &NoMemory)
 }
 
-/// A controller `demo` for `Thing`s owning Deployments (strategy given) and
-/// ConfigMaps (OnDelete).
+/// The `demo` controller with Deployments (strategy given) and ConfigMaps.
 fn controller(strategy: UpdateStrategy, finalize: bool, generate_selector: bool) -> Driven {
-    let strategy_text = match strategy {
-        UpdateStrategy::OnDelete => "OnDelete",
-        UpdateStrategy::Recreate => "Recreate",
-        UpdateStrategy::InPlace => "InPlace",
-    };
-    let finalize_hook = if finalize {
-        "    finalize: {webhook: {url: \"http://h/demo/finalize\"}}\n"
-    } else {
-        ""
-    };
-    let text = format!(
-        r#"
-apiVersion: metacontroller.k8s.io/v1alpha1
-kind: CompositeController
-metadata: {{name: demo}}
-spec:
-  parentResource: {{apiVersion: example.com/v1, resource: things}}
-  childResources:
-    - {{apiVersion: apps/v1, resource: deployments, updateStrategy: {{method: {strategy_text}}}}}
-    - {{apiVersion: v1, resource: configmaps}}
-  generateSelector: {generate_selector}
-  hooks:
-    sync: {{webhook: {{url: "http://h/demo/sync"}}}}
-{finalize_hook}"#
-    );
-    let config = config::parse("demo.yaml", &text).unwrap();
-    Driven {
-        config,
-        parent: resource("example.com", "v1", "Thing", true),
-        children: vec![
-            ChildType {
-                resource: resource("apps", "v1", "Deployment", true),
-                strategy,
-            },
-            ChildType {
-                resource: resource("", "v1", "ConfigMap", true),
-                strategy: UpdateStrategy::OnDelete,
-            },
-        ],
+    Demo {
+        strategy,
+        finalize,
+        generate_selector,
+        config_maps: true,
     }
+    .build()
 }
 
 fn hello_like() -> Driven {
     controller(UpdateStrategy::InPlace, true, true)
-}
-
-/// Small chained builder for objects.
-#[derive(Clone)]
-struct Obj(DynamicObject);
-
-impl Obj {
-    fn new(api_version_kind: (&str, &str, &str), name: &str) -> Self {
-        let (g, v, k) = api_version_kind;
-        let mut o = DynamicObject::new(
-            name,
-            &ApiResource::from_gvk(&GroupVersionKind::gvk(g, v, k)),
-        );
-        o.metadata.namespace = Some("shop".to_owned());
-        o.metadata.uid = Some(format!("uid-{name}"));
-        o.metadata.resource_version = Some("1".to_owned());
-        o.metadata.generation = Some(1);
-        Obj(o)
-    }
-    fn parent() -> Self {
-        Self::new(("example.com", "v1", "Thing"), "p").uid("p1")
-    }
-    fn deployment(name: &str) -> Self {
-        Self::new(("apps", "v1", "Deployment"), name)
-    }
-    fn uid(mut self, uid: &str) -> Self {
-        self.0.metadata.uid = Some(uid.to_owned());
-        self
-    }
-    fn namespace(mut self, ns: &str) -> Self {
-        self.0.metadata.namespace = Some(ns.to_owned());
-        self
-    }
-    fn label(mut self, k: &str, v: &str) -> Self {
-        self.0
-            .metadata
-            .labels
-            .get_or_insert_with(Default::default)
-            .insert(k.to_owned(), v.to_owned());
-        self
-    }
-    fn finalizer(mut self, f: &str) -> Self {
-        self.0
-            .metadata
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .push(f.to_owned());
-        self
-    }
-    fn deleting(mut self) -> Self {
-        self.0.metadata.deletion_timestamp = Some(Time("2026-11-22T03:00:00Z".parse().unwrap()));
-        self
-    }
-    fn generation(mut self, g: i64) -> Self {
-        self.0.metadata.generation = Some(g);
-        self
-    }
-    fn owned_by(mut self, uid: &str) -> Self {
-        self.0
-            .metadata
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .push(OwnerReference {
-                api_version: "example.com/v1".to_owned(),
-                kind: "Thing".to_owned(),
-                name: "owner".to_owned(),
-                uid: uid.to_owned(),
-                controller: Some(true),
-                block_owner_deletion: Some(true),
-            });
-        self
-    }
-    fn data(mut self, key: &str, value: Value) -> Self {
-        self.0.data[key] = value;
-        self
-    }
-    fn arc(self) -> Arc<DynamicObject> {
-        Arc::new(self.0)
-    }
 }
 
 /// A child of `p1` under generateSelector.

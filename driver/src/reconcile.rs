@@ -48,21 +48,20 @@ pub enum ReconcileError {
 impl ReconcileError {
     /// Failed only because a cached object was out of date.
     pub(crate) fn is_stale_cache(&self) -> bool {
-        match self {
-            ReconcileError::Execute(e) => e.is_stale_cache(),
-            ReconcileError::Children(ExecuteErrors(errors)) => {
-                !errors.is_empty() && errors.iter().all(ExecuteError::is_stale_cache)
-            }
-            _ => false,
-        }
+        self.only(ExecuteError::is_stale_cache)
     }
 
     /// Failed only because the parent's namespace is being deleted.
     pub(crate) fn is_namespace_terminating(&self) -> bool {
+        self.only(ExecuteError::is_namespace_terminating)
+    }
+
+    /// Failed at the API server, and every failure there was of one kind.
+    fn only(&self, kind: fn(&ExecuteError) -> bool) -> bool {
         match self {
-            ReconcileError::Execute(e) => e.is_namespace_terminating(),
+            ReconcileError::Execute(e) => kind(e),
             ReconcileError::Children(ExecuteErrors(errors)) => {
-                !errors.is_empty() && errors.iter().all(ExecuteError::is_namespace_terminating)
+                !errors.is_empty() && errors.iter().all(kind)
             }
             _ => false,
         }

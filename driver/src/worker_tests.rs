@@ -5,10 +5,12 @@
 use super::cache::Caches;
 use super::config::HookVersion;
 use super::events::EventPublisher;
-use super::execute_tests::{answer, driven, mock_client, parent};
 use super::hook_call::{Endpoint, HookCaller, HookTarget};
 use super::metrics::DriverMetrics;
+use super::scripted_api::{Seen, answer, mock_client, status_body};
+use super::test_support::{Demo, Obj, parent};
 use super::worker::{ControllerRuntime, Discover, HookTargets};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::core::DynamicObject;
 use metahook_hooks::HookKind;
 use serde_json::json;
@@ -29,15 +31,18 @@ fn settled_parent() -> DynamicObject {
 }
 
 fn owned_child() -> DynamicObject {
-    serde_json::from_value(json!({
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": "web", "namespace": "shop", "uid": "uid-web", "generation": 1,
-                     "labels": {"controller-uid": "p1"},
-                     "ownerReferences": [{"apiVersion": "example.com/v1", "kind": "Thing", "name": "p",
-                                          "uid": "p1", "controller": true}]},
-        "spec": {"replicas": 1}
-    }))
-    .unwrap()
+    Obj::deployment("web")
+        .label("controller-uid", "p1")
+        .controlled_by(OwnerReference {
+            api_version: "example.com/v1".to_owned(),
+            kind: "Thing".to_owned(),
+            name: "p".to_owned(),
+            uid: "p1".to_owned(),
+            controller: Some(true),
+            block_owner_deletion: None,
+        })
+        .data("spec", json!({"replicas": 1}))
+        .build()
 }
 
 fn runtime(sync: Endpoint, client: kube::Client) -> Arc<ControllerRuntime> {
@@ -58,7 +63,7 @@ fn runtime_with_children(
     cached_parent: DynamicObject,
     children: Vec<DynamicObject>,
 ) -> Arc<ControllerRuntime> {
-    let ctl = driven();
+    let ctl = Demo::default().build();
     let caches = Caches::new(
         client.clone(),
         CancellationToken::new(),
@@ -254,10 +259,11 @@ fn owned_child_json(replicas: i64) -> serde_json::Value {
     child
 }
 
-#[tokio::test]
-async fn a_stale_cache_is_a_quiet_retry() {
-    // The cached parent lacks the finalizer; the guarded patch finds the
-    // live object changed (its `test` fails: 422). No Warning for that.
+/// Reconciles a parent that lacks the finalizer, answers the finalizer
+/// patch with `code` and `body`, and checks that nothing follows it (no
+/// Warning Event, which would be another request). Returns the patch and
+/// the parent's failure count afterwards.
+async fn first_patch_refused(code: u16, body: serde_json::Value) -> (Seen, u32) {
     let (client, mut api) = mock_client();
     let mut unfinalized = parent();
     unfinalized.metadata.finalizers = None;
@@ -268,21 +274,27 @@ async fn a_stale_cache_is_a_quiet_retry() {
     );
     let process = rt.process(KEY);
     tokio::pin!(process);
-    let stale = super::execute_tests::status_body(422, "Invalid");
     let patch = tokio::select! {
         () = &mut process => panic!("finished without patching"),
-        seen = answer(&mut api, 422, stale) => seen,
+        seen = answer(&mut api, code, body) => seen,
     };
-    // Then the reconcile ends; an Event would be another request.
     tokio::select! {
         () = &mut process => {}
         request = api.next_request() => {
-            panic!("a stale cache must not publish events, got {:?}", request.map(|(r, _)| r.uri().clone()));
+            panic!("a quiet retry publishes no event, got {:?}", request.map(|(r, _)| r.uri().clone()));
         }
     }
+    (patch, rt.queue.failures(KEY))
+}
+
+#[tokio::test]
+async fn a_stale_cache_is_a_quiet_retry() {
+    // The cached parent lacks the finalizer; the guarded patch finds the
+    // live object changed (its `test` fails: 422). No Warning for that.
+    let (patch, failures) = first_patch_refused(422, status_body(422, "Invalid")).await;
     assert_eq!(patch.method, "PATCH");
     assert_eq!(patch.body[2]["path"], "/metadata/finalizers");
-    assert_eq!(rt.queue.failures(KEY), 1, "retried with backoff");
+    assert_eq!(failures, 1, "retried with backoff");
 }
 
 #[tokio::test]
@@ -290,16 +302,6 @@ async fn a_namespace_being_deleted_is_a_quiet_retry() {
     // Found on the real API server: a parent whose namespace is being
     // deleted gets 403 NamespaceTerminating for every write, Events
     // included. Retried with backoff, no Warning attempted.
-    let (client, mut api) = mock_client();
-    let mut unfinalized = parent();
-    unfinalized.metadata.finalizers = None;
-    let rt = runtime_with(
-        Endpoint::InProcess(|_, _| Ok(b"{}".to_vec())),
-        client,
-        unfinalized,
-    );
-    let process = rt.process(KEY);
-    tokio::pin!(process);
     let terminating = json!({
         "apiVersion": "v1", "kind": "Status", "status": "Failure", "code": 403,
         "reason": "Forbidden",
@@ -308,24 +310,15 @@ async fn a_namespace_being_deleted_is_a_quiet_retry() {
                     "causes": [{"reason": "NamespaceTerminating", "message": "namespace shop is being terminated",
                                 "field": "metadata.namespace"}]}
     });
-    let patch = tokio::select! {
-        () = &mut process => panic!("finished without patching"),
-        seen = answer(&mut api, 403, terminating) => seen,
-    };
-    tokio::select! {
-        () = &mut process => {}
-        request = api.next_request() => {
-            panic!("no event in a namespace being deleted, got {:?}", request.map(|(r, _)| r.uri().clone()));
-        }
-    }
+    let (patch, failures) = first_patch_refused(403, terminating).await;
     assert_eq!(patch.method, "PATCH");
-    assert_eq!(rt.queue.failures(KEY), 1, "retried with backoff");
+    assert_eq!(failures, 1, "retried with backoff");
 }
 
 #[tokio::test]
 async fn customize_rules_select_related_objects_from_the_caches() {
     let (client, mut api) = mock_client();
-    let ctl = driven();
+    let ctl = Demo::default().build();
     let caches = Caches::new(
         client.clone(),
         CancellationToken::new(),

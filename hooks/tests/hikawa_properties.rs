@@ -2,10 +2,9 @@
 //! Metacontroller timings (stale caches, early and late syncs), played on
 //! the simulated Metacontroller of `common`.
 
-
-use metahook_testkit::hikawa_sim::{Chaos, Sim, View, play, t0};
 use jiff::SignedDuration;
 use metahook_hooks::hikawa::{self, Word};
+use metahook_testkit::hikawa_sim::{Chaos, Sim, View, play, t0};
 use proptest::prelude::*;
 use serde_json::json;
 

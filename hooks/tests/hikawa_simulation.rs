@@ -4,10 +4,9 @@
 //! no word early, nothing after the Kiyoshi); these tests check how the
 //! songs end.
 
-
-use metahook_testkit::hikawa_sim::{Chaos, Sim, View, play, t0};
 use jiff::SignedDuration;
 use metahook_hooks::hikawa::{self, Word};
+use metahook_testkit::hikawa_sim::{Chaos, Sim, View, play, t0};
 use serde_json::json;
 
 /// The song ended at its first Zun Zun Zun Zun Doko, with one Kiyoshi.

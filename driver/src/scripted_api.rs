@@ -1,0 +1,65 @@
+//! A scripted API server for the driver's tests, with tower-test, the way
+//! kube-rs tests its own controllers: a test takes each request the client
+//! sends, checks it, and answers.
+
+use http::{Request, Response};
+use kube::Client;
+use kube::client::Body;
+use serde_json::{Value, json};
+use tower_test::mock::{self, Handle};
+
+pub(crate) type ApiHandle = Handle<Request<Body>, Response<Body>>;
+
+/// A client whose every request the returned handle answers.
+pub(crate) fn mock_client() -> (Client, ApiHandle) {
+    let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
+    (Client::new(service, "default"), handle)
+}
+
+/// One request as the API server saw it.
+pub(crate) struct Seen {
+    pub method: String,
+    pub path: String,
+    pub query: String,
+    pub content_type: String,
+    pub body: Value,
+}
+
+/// Takes the next request and answers `code` with `body`.
+pub(crate) async fn answer(handle: &mut ApiHandle, code: u16, body: Value) -> Seen {
+    let (request, send) = handle.next_request().await.expect("a request");
+    let seen_content_type = request
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let method = request.method().to_string();
+    let path = request.uri().path().to_owned();
+    let query = request.uri().query().unwrap_or_default().to_owned();
+    let bytes = request.into_body().collect_bytes().await.unwrap();
+    let body_json = if bytes.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&bytes).unwrap()
+    };
+    send.send_response(
+        Response::builder()
+            .status(code)
+            .header("content-type", "application/json")
+            .body(Body::from(serde_json::to_vec(&body).unwrap()))
+            .unwrap(),
+    );
+    Seen {
+        method,
+        path,
+        query,
+        content_type: seen_content_type,
+        body: body_json,
+    }
+}
+
+pub(crate) fn status_body(code: u16, reason: &str) -> Value {
+    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+           "message": format!("scripted {reason}"), "reason": reason, "code": code})
+}
