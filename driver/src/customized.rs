@@ -204,7 +204,7 @@ impl ControllerRuntime {
                         .is_ok_and(|s| !s.is_empty())
             });
             if selects {
-                self.queue.add(&key);
+                self.add(&key);
             }
         }
     }

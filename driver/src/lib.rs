@@ -7,13 +7,15 @@
 //! - [`wire`]: hook requests and responses as Metacontroller builds and
 //!   reads them; [`hook_call`]: in-process or over HTTP; [`related`]:
 //!   customize rules;
-//! - [`cache`], [`queue`], [`worker`]: watching, queueing, reconciling;
+//! - [`cache`], [`worker`] (on kube's applier), [`reconcile`], [`backoff`]:
+//!   watching, queueing, one reconcile, Metacontroller's backoff;
 //! - [`run`]: start-up and shutdown; [`throttle`]: the client-side budget
 //!   for API requests; [`leader`], [`metrics`]: several replicas, and being
 //!   seen.
 
 #![forbid(unsafe_code)]
 
+pub mod backoff;
 pub mod cache;
 pub mod config;
 pub mod customized;
@@ -26,7 +28,6 @@ pub mod memory;
 pub mod metrics;
 pub mod model;
 pub mod plan;
-pub mod queue;
 pub mod reconcile;
 pub mod related;
 pub mod responses;

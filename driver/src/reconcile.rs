@@ -43,6 +43,8 @@ pub enum ReconcileError {
     },
     #[error("the cache of {0} has not synced yet")]
     NotSynced(String),
+    #[error("the reconcile panicked")]
+    Panicked,
 }
 
 impl ReconcileError {

@@ -381,13 +381,12 @@ async fn lead(
         _ = lost(leadership) => return Err(DriveError::LeaseLost),
     }
     let mut tasks = tokio::task::JoinSet::new();
-    // Ends the resync tickers, whatever ends the driver.
+    // Ends the resync tickers and the applier's input, whatever ends the
+    // driver; the applier then lets the reconciles in progress finish.
     let tickers = stop.child_token();
     for (rt, resync) in &runtimes {
         rt.enqueue_all();
-        for _ in 0..settings.workers.max(1) {
-            tasks.spawn(Arc::clone(rt).work());
-        }
+        tasks.spawn(Arc::clone(rt).run(settings.workers, tickers.clone()));
         // Periodic resync: every cached parent again
         // (docs/metacontroller.md §3.2).
         let rt = Arc::clone(rt);
@@ -413,9 +412,6 @@ async fn lead(
     set_ready(None);
     // Stop taking work; let reconciles in progress finish, within bounds.
     tickers.cancel();
-    for (rt, _) in &runtimes {
-        rt.queue.shut_down();
-    }
     let drained = tokio::time::timeout(settings.shutdown_timeout, async {
         while tasks.join_next().await.is_some() {}
     })

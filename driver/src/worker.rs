@@ -1,7 +1,14 @@
-//! One controller at run time: its caches, its queue, its workers, and one
-//! reconcile of one parent (docs/metacontroller.md §3.3): plan, execute,
-//! call the hook, plan, execute, requeue.
+//! One controller at run time: its caches, what queues a parent
+//! (docs/metacontroller.md §3.2), and the loop that reconciles them — kube's
+//! `applier` (the runtime under `kube::runtime::Controller`): it coalesces
+//! triggers, never runs one parent twice at once, lets the earliest requeue
+//! win, and bounds concurrency. Triggers come from the driver's own caches
+//! (`cache.rs`: shared between controllers, relisting with readiness), not
+//! from watches of the applier's own. What happens around one reconcile
+//! (logs, metrics, the Warning Event, Metacontroller's requeue rules) is
+//! `process` and `error_policy` here; the reconcile itself is `reconcile.rs`.
 
+use crate::backoff::Backoff;
 use crate::cache::{Caches, Change, TypeCache};
 use crate::execute::Executor;
 use crate::hook_call::{HookCaller, HookTarget};
@@ -9,15 +16,21 @@ use crate::memory::ApplyMemory;
 use crate::metrics::DriverMetrics;
 use crate::model::{ApiType, Driven, object_key, split_key};
 use crate::plan::{self, EventType};
-use crate::queue::Queue;
 use crate::reconcile::ReconcileError;
 use crate::selector::{self, SelectorExt};
+use futures::StreamExt;
+use futures::future::BoxFuture;
 use kube::api::DynamicObject;
+use kube::runtime::controller::{Action, Error as ApplierError, ReconcileRequest, applier};
+use kube::runtime::reflector::ObjectRef;
 use metahook_hooks::protocol::RelatedResourceRule;
 use std::collections::HashMap;
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio::sync::mpsc;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 /// Metacontroller replays every cached parent this often (its
@@ -51,8 +64,51 @@ pub struct ControllerRuntime {
     pub(crate) customized: CustomizeCache,
     pub(crate) executor: Executor,
     pub(crate) caller: HookCaller,
-    pub queue: Arc<Queue>,
+    pub(crate) triggers: Triggers,
+    pub backoff: Backoff,
     pub(crate) metrics: Arc<DriverMetrics>,
+}
+
+/// Parent keys to reconcile, on their way to the applier. `waiting` holds
+/// the keys sent and not yet started: a second trigger for one of them
+/// adds nothing (the applier would coalesce it anyway), and its size is the
+/// queue-depth metric, which the applier does not expose.
+pub(crate) struct Triggers {
+    tx: mpsc::UnboundedSender<String>,
+    rx: Mutex<Option<mpsc::UnboundedReceiver<String>>>,
+    waiting: Mutex<HashSet<String>>,
+}
+
+impl Triggers {
+    fn new() -> Self {
+        let (tx, rx) = mpsc::unbounded_channel();
+        Triggers {
+            tx,
+            rx: Mutex::new(Some(rx)),
+            waiting: Mutex::new(HashSet::new()),
+        }
+    }
+
+    fn waiting(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.waiting.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Sends `key` unless it is already waiting.
+    fn add(&self, key: &str) {
+        let mut waiting = self.waiting();
+        if !waiting.contains(key) && self.tx.send(key.to_owned()).is_ok() {
+            waiting.insert(key.to_owned());
+        }
+    }
+
+    /// `key` was taken (its reconcile starts) or dropped (its parent is gone).
+    fn taken(&self, key: &str) {
+        self.waiting().remove(key);
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.waiting().len()
+    }
 }
 
 impl ControllerRuntime {
@@ -90,7 +146,8 @@ impl ControllerRuntime {
             customized: Mutex::new(HashMap::new()),
             executor,
             caller,
-            queue: Queue::new(),
+            triggers: Triggers::new(),
+            backoff: Backoff::default(),
             metrics,
         });
         runtime.subscribe();
@@ -111,9 +168,10 @@ impl ControllerRuntime {
                 };
                 if let Change::Deleted(gone) = change {
                     rt.forget_customized(gone.metadata.uid.as_deref().unwrap_or_default());
+                    rt.backoff.forget(&object_key(gone));
                 }
                 if rt.is_ours(obj) {
-                    rt.queue.add(&object_key(obj));
+                    rt.add(&object_key(obj));
                 }
             }
         }));
@@ -183,7 +241,7 @@ impl ControllerRuntime {
                     && parent.metadata.uid.as_deref() == Some(owner.uid.as_str())
                     && self.is_ours(&parent)
                 {
-                    self.queue.add(&object_key(&parent));
+                    self.add(&object_key(&parent));
                 }
             }
             // An orphan: every parent whose selector matches may adopt it.
@@ -199,7 +257,7 @@ impl ControllerRuntime {
                         && plan::child_selector(&self.driven, &parent)
                             .is_ok_and(|s| s.matches(&labels))
                     {
-                        self.queue.add(&object_key(&parent));
+                        self.add(&object_key(&parent));
                     }
                 }
             }
@@ -207,14 +265,19 @@ impl ControllerRuntime {
         }
     }
 
+    /// Queues a parent now.
+    pub(crate) fn add(&self, key: &str) {
+        self.triggers.add(key);
+        self.metrics.queue_depth(self.name(), self.triggers.len());
+    }
+
     /// Queues every cached parent (start, periodic resync).
     pub fn enqueue_all(&self) {
         for parent in self.parents.list(None) {
             if self.is_ours(&parent) {
-                self.queue.add(&object_key(&parent));
+                self.add(&object_key(&parent));
             }
         }
-        self.metrics.queue_depth(self.name(), self.queue.len());
     }
 
     /// Waits until the parent and child caches have listed once.
@@ -225,61 +288,110 @@ impl ControllerRuntime {
         }
     }
 
-    /// One worker: takes keys until the queue shuts down.
-    pub async fn work(self: Arc<Self>) {
-        while let Some(key) = self.queue.get().await {
-            self.metrics.queue_depth(self.name(), self.queue.len());
-            let span = tracing::info_span!("reconcile", controller = %self.name(), parent = %key);
-            // A bug that panics in one reconcile must not cost the
-            // controller a worker: count it as a failure and go on.
-            let run = std::panic::AssertUnwindSafe(self.process(&key).instrument(span));
-            if futures::FutureExt::catch_unwind(run).await.is_err() {
+    /// Reconciles queued parents, `workers` at once, until `stop`; then
+    /// lets the reconciles in progress finish. Runs once per runtime.
+    pub async fn run(self: Arc<Self>, workers: usize, stop: CancellationToken) {
+        let Some(rx) = self
+            .triggers
+            .rx
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        else {
+            return;
+        };
+        let parent_api = self.driven.parent.api.clone();
+        let requests = tokio_stream_of(rx)
+            .map(move |key| {
+                let (namespace, name) = split_key(&key);
+                let mut obj_ref = ObjectRef::new_with(name, parent_api.clone());
+                if let Some(ns) = namespace {
+                    obj_ref = obj_ref.within(ns);
+                }
+                Ok::<_, std::convert::Infallible>(ReconcileRequest::from(obj_ref))
+            })
+            .take_until(stop.cancelled_owned());
+        let config = kube::runtime::Config::default()
+            .concurrency(u16::try_from(workers.max(1)).unwrap_or(u16::MAX));
+        let results = applier(
+            |parent: Arc<DynamicObject>,
+             rt: Arc<Self>|
+             -> BoxFuture<'static, Result<Action, ReconcileError>> {
+                let key = object_key(&parent);
+                Box::pin(async move { rt.process_isolated(&key).await })
+            },
+            |parent, err, rt| rt.error_policy(&object_key(&parent), err),
+            Arc::clone(&self),
+            self.parents.store.clone(),
+            requests,
+            config,
+        );
+        results
+            .for_each(|result| {
+                // A parent deleted after it was queued: nothing to do.
+                if let Err(ApplierError::ObjectNotFound(gone)) = &result {
+                    let key = match &gone.namespace {
+                        Some(ns) => format!("{ns}/{}", gone.name),
+                        None => gone.name.clone(),
+                    };
+                    self.triggers.taken(&key);
+                    self.metrics.queue_depth(self.name(), self.triggers.len());
+                }
+                std::future::ready(())
+            })
+            .await;
+    }
+
+    /// `process`, with a panic counted as a failed reconcile: a bug in one
+    /// reconcile must not stop the controller.
+    async fn process_isolated(self: &Arc<Self>, key: &str) -> Result<Action, ReconcileError> {
+        let span = tracing::info_span!("reconcile", controller = %self.name(), parent = %key);
+        let run = std::panic::AssertUnwindSafe(self.process(key).instrument(span));
+        match futures::FutureExt::catch_unwind(run).await {
+            Ok(result) => result,
+            Err(_) => {
                 tracing::error!(controller = %self.name(), parent = %key, "reconcile panicked");
                 self.metrics
                     .reconciled(self.name(), "error", Duration::ZERO);
-                self.queue.add_rate_limited(&key);
+                Err(ReconcileError::Panicked)
             }
-            self.queue.done(&key);
-            self.metrics.queue_depth(self.name(), self.queue.len());
         }
     }
 
-    /// Reconciles `key` and requeues it per the outcome
-    /// (docs/metacontroller.md §3.10).
-    pub async fn process(self: &Arc<Self>, key: &str) {
+    /// One reconcile of `key` and what Metacontroller does around it: the
+    /// outcome logged and counted, a Warning Event for a failure worth one,
+    /// the backoff reset on success. `Ok` says when to come back on success
+    /// (`resyncAfterSeconds`); a failure goes to [`Self::error_policy`].
+    pub async fn process(self: &Arc<Self>, key: &str) -> Result<Action, ReconcileError> {
+        self.triggers.taken(key);
+        self.metrics.queue_depth(self.name(), self.triggers.len());
         let start = Instant::now();
         let result = self.reconcile(key).await;
         let took = start.elapsed();
-        let outcome = match result {
-            Ok(resync_after) => {
-                self.queue.forget(key);
-                if let Some(after) = resync_after {
-                    self.queue.add_after(key, after);
-                }
+        let outcome = match &result {
+            Ok(_) => {
+                self.backoff.forget(key);
+                self.metrics
+                    .longest_backoff(self.name(), self.backoff.longest());
                 tracing::debug!(?took, "reconciled");
                 "ok"
             }
             Err(err) => {
                 if let Some(after) = err.retry_after() {
                     tracing::info!(?after, "hook asked to retry later");
-                    self.queue.add_after(key, after);
                     "retry_after"
                 } else if matches!(err, ReconcileError::NotSynced(_)) {
                     tracing::debug!(error = %err, "waiting for a cache");
-                    self.queue.add_rate_limited(key);
                     "waiting"
                 } else if err.is_stale_cache() {
-                    tracing::info!(error = %crate::error_chain(&err), "cache out of date; retrying");
-                    self.queue.add_rate_limited(key);
+                    tracing::info!(error = %crate::error_chain(err), "cache out of date; retrying");
                     "stale"
                 } else if err.is_namespace_terminating() {
-                    tracing::debug!(error = %crate::error_chain(&err), "the namespace is being deleted; retrying");
-                    self.queue.add_rate_limited(key);
+                    tracing::debug!(error = %crate::error_chain(err), "the namespace is being deleted; retrying");
                     "namespace_terminating"
                 } else {
-                    let chain = crate::error_chain(&err);
-                    tracing::warn!(error = %chain, failures = self.queue.failures(key), "reconcile failed");
-                    self.queue.add_rate_limited(key);
+                    let chain = crate::error_chain(err);
+                    tracing::warn!(error = %chain, failures = self.backoff.failures(key), "reconcile failed");
                     let (namespace, name) = split_key(key);
                     if let Some(parent) = self.parents.get(namespace, name) {
                         self.executor
@@ -297,7 +409,37 @@ impl ControllerRuntime {
             }
         };
         self.metrics.reconciled(self.name(), outcome, took);
-        self.metrics
-            .longest_backoff(self.name(), self.queue.longest_backoff());
+        result.map(|resync_after| resync_after.map_or_else(Action::await_change, Action::requeue))
     }
+
+    /// When a failed reconcile of `key` runs again
+    /// (docs/metacontroller.md §3.10): after the hook's `Retry-After` for a
+    /// 429, with no backoff step; otherwise after the key's next backoff
+    /// step.
+    pub fn error_policy(&self, key: &str, err: &ReconcileError) -> Action {
+        let after = match err.retry_after() {
+            Some(after) => after,
+            None => self.backoff.next(key),
+        };
+        self.metrics
+            .longest_backoff(self.name(), self.backoff.longest());
+        Action::requeue(after)
+    }
+
+    /// `process` and, after a failure, `error_policy`: what the applier
+    /// does with one key.
+    #[cfg(test)]
+    pub async fn process_and_requeue(self: &Arc<Self>, key: &str) -> Action {
+        match self.process(key).await {
+            Ok(action) => action,
+            Err(err) => self.error_policy(key, &err),
+        }
+    }
+}
+
+/// A tokio receiver as a stream.
+fn tokio_stream_of<T: Send + 'static>(
+    mut rx: mpsc::UnboundedReceiver<T>,
+) -> impl futures::Stream<Item = T> + Send {
+    futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
 }

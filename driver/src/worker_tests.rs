@@ -2,6 +2,7 @@
 //! what a failed hook does (nothing), what a 429 does (a delayed retry, no
 //! event, no backoff), what any other failure does (backoff and a Warning).
 
+use super::backoff::backoff;
 use super::cache::Caches;
 use super::config::HookVersion;
 use super::events::EventPublisher;
@@ -12,6 +13,7 @@ use super::test_support::{Demo, Obj, parent};
 use super::worker::{ControllerRuntime, Discover, HookTargets};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::core::DynamicObject;
+use kube::runtime::controller::Action;
 use metahook_hooks::HookKind;
 use serde_json::json;
 use std::sync::Arc;
@@ -139,22 +141,25 @@ async fn a_hook_429_retries_after_retry_after_without_event_or_backoff() {
         },
         client,
     );
-    tokio::select! {
-        () = rt.process(KEY) => {}
+    let action = tokio::select! {
+        action = rt.process_and_requeue(KEY) => action,
         request = api.next_request() => {
             panic!("a 429 must not lead to API calls or events, got {:?}", request.map(|(r, _)| r.uri().clone()));
         }
-    }
-    assert!(rt.queue.is_scheduled(KEY), "retried later");
-    assert!(rt.queue.is_empty(), "not now");
-    assert_eq!(rt.queue.failures(KEY), 0, "no backoff step");
+    };
+    assert_eq!(
+        action,
+        Action::requeue(Duration::from_secs(120)),
+        "retried after Retry-After"
+    );
+    assert_eq!(rt.backoff.failures(KEY), 0, "no backoff step");
 }
 
 #[tokio::test]
 async fn other_failures_back_off_and_warn() {
     let (client, mut api) = mock_client();
     let rt = runtime(Endpoint::InProcess(|_, _| Ok(b"[]".to_vec())), client);
-    let ((), event) = tokio::join!(rt.process(KEY), async {
+    let (action, event) = tokio::join!(rt.process_and_requeue(KEY), async {
         answer(
             &mut api,
             201,
@@ -172,8 +177,12 @@ async fn other_failures_back_off_and_warn() {
         note.starts_with("Sync error: the sync hook's response could not be decoded"),
         "{note}"
     );
-    assert_eq!(rt.queue.failures(KEY), 1);
-    assert!(rt.queue.is_scheduled(KEY));
+    assert_eq!(rt.backoff.failures(KEY), 1);
+    assert_eq!(
+        action,
+        Action::requeue(backoff(0)),
+        "after the first backoff step"
+    );
 }
 
 #[tokio::test]
@@ -272,19 +281,19 @@ async fn first_patch_refused(code: u16, body: serde_json::Value) -> (Seen, u32) 
         client,
         unfinalized,
     );
-    let process = rt.process(KEY);
+    let process = rt.process_and_requeue(KEY);
     tokio::pin!(process);
     let patch = tokio::select! {
-        () = &mut process => panic!("finished without patching"),
+        _ = &mut process => panic!("finished without patching"),
         seen = answer(&mut api, code, body) => seen,
     };
     tokio::select! {
-        () = &mut process => {}
+        _ = &mut process => {}
         request = api.next_request() => {
             panic!("a quiet retry publishes no event, got {:?}", request.map(|(r, _)| r.uri().clone()));
         }
     }
-    (patch, rt.queue.failures(KEY))
+    (patch, rt.backoff.failures(KEY))
 }
 
 #[tokio::test]
@@ -406,4 +415,52 @@ async fn customize_rules_select_related_objects_from_the_caches() {
     assert_eq!(rt.customized_len(), 1);
     parents.notify(&super::cache::Change::Deleted(Arc::new(settled_parent())));
     assert_eq!(rt.customized_len(), 0);
+}
+
+static LOOP_HOOK_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+#[tokio::test]
+async fn the_loop_coalesces_waiting_triggers_and_stops_on_request() {
+    // The applier runs what the caches trigger: three triggers for a parent
+    // that waits are one reconcile, and a stop ends the loop.
+    let (client, mut api) = mock_client();
+    let rt = runtime(
+        Endpoint::InProcess(|_, _| {
+            LOOP_HOOK_CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok(
+                br#"{"children": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "web"}, "spec": {"replicas": 1}}]}"#
+                    .to_vec(),
+            )
+        }),
+        client,
+    );
+    // Whatever the reconcile writes is accepted.
+    tokio::spawn(async move {
+        loop {
+            answer(&mut api, 200, owned_child_json(1)).await;
+        }
+    });
+    for _ in 0..3 {
+        rt.add(KEY);
+    }
+    assert_eq!(rt.triggers.len(), 1, "one waiting key");
+    let stop = CancellationToken::new();
+    let running = tokio::spawn(Arc::clone(&rt).run(2, stop.clone()));
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while LOOP_HOOK_CALLS.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the parent was reconciled");
+    // Nothing else is queued: no second call comes.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(LOOP_HOOK_CALLS.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(rt.triggers.len(), 0, "nothing waits");
+    stop.cancel();
+    tokio::time::timeout(Duration::from_secs(10), running)
+        .await
+        .expect("the loop ends on stop")
+        .unwrap();
 }
