@@ -42,15 +42,8 @@ pub fn serve_and_drive(
     // The manifests and hooks first: a bad file fails before anything
     // listens or connects.
     let prepared = run::prepare(&drive_settings)?;
-    // One registry: the service's metrics, and the driver's under
-    // `metahook_driver_*`; `/metrics` shows both.
-    let mut registry = Registry::with_prefix("metahook");
-    let driver_metrics = Arc::new(DriverMetrics::register(
-        registry.sub_registry_with_prefix("driver"),
-    ));
-    let state = web::Data::new(
-        AppState::with_metrics(controllers, &settings, Metrics::register(registry)).gated(),
-    );
+    let (metrics, driver_metrics) = metrics();
+    let state = web::Data::new(AppState::with_metrics(controllers, &settings, metrics).gated());
     let stop = CancellationToken::new();
     let (handle_tx, handle_rx) = std::sync::mpsc::channel::<actix_web::dev::ServerHandle>();
 
@@ -124,5 +117,32 @@ async fn termination() {
             }
         }
         _ => std::future::pending().await,
+    }
+}
+
+/// One registry: the service's metrics, and the driver's in a sub-registry,
+/// under `metahook_driver_*`; `/metrics` shows both.
+fn metrics() -> (Metrics, Arc<DriverMetrics>) {
+    let mut registry = Registry::with_prefix("metahook");
+    let driver = Arc::new(DriverMetrics::register(
+        registry.sub_registry_with_prefix("driver"),
+    ));
+    (Metrics::register(registry), driver)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_registry_serves_the_service_and_the_driver_under_their_names() {
+        let (metrics, driver) = metrics();
+        driver.queue_depth("hello", 3);
+        let text = metrics.encode().unwrap();
+        assert!(
+            text.contains("metahook_driver_queue_depth{controller=\"hello\"} 3"),
+            "{text}"
+        );
+        assert!(text.contains("metahook_hook_requests_in_flight"), "{text}");
     }
 }

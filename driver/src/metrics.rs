@@ -118,10 +118,10 @@ impl Default for DriverMetrics {
 }
 
 impl DriverMetrics {
-    /// New metrics, registered under `driver_` in `registry`.
-    pub fn register(registry: &mut Registry) -> Self {
+    /// New metrics, registered in `registry`: the binary hands the driver
+    /// a `driver` sub-registry, so they read `metahook_driver_*`.
+    pub fn register(sub: &mut Registry) -> Self {
         let m = Self::default();
-        let sub = registry.sub_registry_with_prefix("driver");
         sub.register(
             "reconciles",
             "Reconciles of a parent, by controller and result",
@@ -309,7 +309,7 @@ mod tests {
     #[test]
     fn metrics_are_exposed_under_metahook_driver() {
         let mut registry = Registry::with_prefix("metahook");
-        let m = DriverMetrics::register(&mut registry);
+        let m = DriverMetrics::register(registry.sub_registry_with_prefix("driver"));
         m.reconciled("hello", "ok", Duration::from_millis(3));
         m.hook_called("hello", "sync", "ok", Duration::from_micros(40));
         m.queue_depth("hello", 2);
