@@ -6,7 +6,7 @@
 //! fast with no cluster at hand.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -199,10 +199,125 @@ pub fn parse(source_name: &str, text: &str) -> Result<ControllerConfig, ConfigEr
         source_name: source_name.to_owned(),
         source: Box::new(source),
     })?;
-    Check { source_name }.controller(object)
+    let check = Check { source_name };
+    let document: manifest::Document = serde_path_to_error::deserialize(&object)
+        .map_err(|e| check.invalid(&e.path().to_string(), e.into_inner().to_string()))?;
+    check.controller(document, object)
 }
 
-/// Walks the document, rejecting anything outside the subset by its path.
+/// The manifest as written, typed. Every struct keeps the keys it does not
+/// know in `other`, so that the first one is refused by its path (with a
+/// hint for Metacontroller features outside the subset) rather than
+/// ignored; type errors come with their path from `serde_path_to_error`.
+/// Fields that are required or have rules beyond their type are checked in
+/// [`Check`], so that each message names the field and the rule.
+mod manifest {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+    use serde::Deserialize;
+    use serde::de::IgnoredAny;
+    use std::collections::BTreeMap;
+
+    pub type Other = BTreeMap<String, IgnoredAny>;
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Document {
+        pub api_version: Option<String>,
+        pub kind: Option<String>,
+        #[serde(default)]
+        pub metadata: Metadata,
+        pub spec: Option<Spec>,
+        /// Written by Metacontroller; accepted and not read.
+        #[serde(default, rename = "status")]
+        pub _status: Option<IgnoredAny>,
+        #[serde(flatten)]
+        pub other: Other,
+    }
+
+    #[derive(Deserialize, Default)]
+    pub struct Metadata {
+        pub name: Option<String>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Spec {
+        pub parent_resource: Option<Parent>,
+        #[serde(default)]
+        pub child_resources: Option<Vec<Child>>,
+        pub generate_selector: Option<bool>,
+        pub resync_period_seconds: Option<i64>,
+        pub hooks: Option<Hooks>,
+        #[serde(flatten)]
+        pub other: Other,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Parent {
+        pub api_version: Option<String>,
+        pub resource: Option<String>,
+        pub label_selector: Option<LabelSelector>,
+        #[serde(flatten)]
+        pub other: Other,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Child {
+        pub api_version: Option<String>,
+        pub resource: Option<String>,
+        pub update_strategy: Option<UpdateStrategy>,
+        #[serde(flatten)]
+        pub other: Other,
+    }
+
+    #[derive(Deserialize)]
+    pub struct UpdateStrategy {
+        pub method: Option<String>,
+        #[serde(flatten)]
+        pub other: Other,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Hooks {
+        pub sync: Option<Hook>,
+        pub finalize: Option<Hook>,
+        pub customize: Option<Hook>,
+        #[serde(flatten)]
+        pub other: Other,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Hook {
+        pub version: Option<String>,
+        pub webhook: Option<Webhook>,
+        #[serde(flatten)]
+        pub other: Other,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Webhook {
+        pub url: Option<String>,
+        pub service: Option<Service>,
+        pub path: Option<String>,
+        pub timeout: Option<String>,
+        #[serde(flatten)]
+        pub other: Other,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Service {
+        pub name: Option<String>,
+        pub namespace: Option<String>,
+        pub port: Option<u64>,
+        pub protocol: Option<String>,
+        #[serde(flatten)]
+        pub other: Other,
+    }
+}
+
+/// The rules beyond the manifest's types, each failing with the field's path.
 struct Check<'a> {
     source_name: &'a str,
 }
@@ -224,71 +339,43 @@ impl Check<'_> {
         }
     }
 
-    fn object<'v>(
-        &self,
-        value: &'v Value,
-        field: &str,
-    ) -> Result<&'v Map<String, Value>, ConfigError> {
+    /// Refuses the first key the manifest's types do not know; `hints`
+    /// explain Metacontroller's features outside the subset.
+    fn known(&self, other: &manifest::Other, field: &str) -> Result<(), ConfigError> {
+        let Some(key) = other.keys().next() else {
+            return Ok(());
+        };
+        let hint = match key.as_str() {
+            "revisionHistory" | "statusChecks" => " (rolling updates are not supported)",
+            "ignoreStatusChanges" => " (every parent update triggers a sync)",
+            "endpointConfigs" | "caBundle" | "clientTLS" | "authorization" | "basicAuth" => {
+                " (hooks are called over plain HTTP(S) without client auth)"
+            }
+            "etag" => " (hook responses are not cached)",
+            "preUpdateChild" | "postUpdateChild" => " (Metacontroller ignores these hooks too)",
+            _ => "",
+        };
+        Err(self.unsupported(&join(field, key), hint))
+    }
+
+    /// A string that must be there and not be empty.
+    fn required(&self, value: Option<String>, field: &str) -> Result<String, ConfigError> {
         value
-            .as_object()
-            .ok_or_else(|| self.invalid(field, "must be a mapping"))
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| self.invalid(field, "is required"))
     }
 
-    /// Rejects keys outside `allowed`; `hints` explain well-known ones.
-    fn only(
+    fn controller(
         &self,
-        map: &Map<String, Value>,
-        field: &str,
-        allowed: &[&str],
-    ) -> Result<(), ConfigError> {
-        for key in map.keys() {
-            if !allowed.contains(&key.as_str()) {
-                let path = join(field, key);
-                let hint = match key.as_str() {
-                    "revisionHistory" | "statusChecks" => " (rolling updates are not supported)",
-                    "ignoreStatusChanges" => " (every parent update triggers a sync)",
-                    "endpointConfigs" | "caBundle" | "clientTLS" | "authorization"
-                    | "basicAuth" => " (hooks are called over plain HTTP(S) without client auth)",
-                    "etag" => " (hook responses are not cached)",
-                    "preUpdateChild" | "postUpdateChild" => {
-                        " (Metacontroller ignores these hooks too)"
-                    }
-                    _ => "",
-                };
-                return Err(self.unsupported(&path, hint));
-            }
-        }
-        Ok(())
-    }
-
-    fn string(
-        &self,
-        map: &Map<String, Value>,
-        field: &str,
-        key: &str,
-    ) -> Result<String, ConfigError> {
-        let path = join(field, key);
-        match map.get(key) {
-            Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
-            Some(Value::String(_)) | None | Some(Value::Null) => {
-                Err(self.invalid(&path, "is required"))
-            }
-            Some(_) => Err(self.invalid(&path, "must be a string")),
-        }
-    }
-
-    fn controller(&self, object: Value) -> Result<ControllerConfig, ConfigError> {
-        let root = self.object(&object, "(document)")?;
-        self.only(
-            root,
-            "",
-            &["apiVersion", "kind", "metadata", "spec", "status"],
-        )?;
-        let api_version = self.string(root, "", "apiVersion")?;
+        doc: manifest::Document,
+        object: Value,
+    ) -> Result<ControllerConfig, ConfigError> {
+        self.known(&doc.other, "")?;
+        let api_version = self.required(doc.api_version, "apiVersion")?;
         if api_version != "metacontroller.k8s.io/v1alpha1" {
             return Err(self.invalid("apiVersion", "must be metacontroller.k8s.io/v1alpha1"));
         }
-        let kind = self.string(root, "", "kind")?;
+        let kind = self.required(doc.kind, "kind")?;
         if kind != "CompositeController" {
             let hint = if kind == "DecoratorController" {
                 " (DecoratorControllers are not supported by the bundled driver)"
@@ -297,133 +384,96 @@ impl Check<'_> {
             };
             return Err(self.invalid("kind", format!("must be CompositeController{hint}")));
         }
-        let metadata = self.object(root.get("metadata").unwrap_or(&Value::Null), "metadata")?;
-        let name = self.string(metadata, "metadata", "name")?;
-        let spec = self.object(root.get("spec").unwrap_or(&Value::Null), "spec")?;
-        self.only(
-            spec,
-            "spec",
-            &[
-                "parentResource",
-                "childResources",
-                "generateSelector",
-                "resyncPeriodSeconds",
-                "hooks",
-            ],
+        let name = self.required(doc.metadata.name, "metadata.name")?;
+        let spec = doc
+            .spec
+            .ok_or_else(|| self.invalid("spec", "must be a mapping"))?;
+        self.known(&spec.other, "spec")?;
+        let parent = self.parent(
+            spec.parent_resource
+                .ok_or_else(|| self.invalid("spec.parentResource", "must be a mapping"))?,
         )?;
-        let parent = self.parent(spec.get("parentResource").unwrap_or(&Value::Null))?;
-        let children = match spec.get("childResources") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(items)) => items
-                .iter()
-                .enumerate()
-                .map(|(i, item)| self.child(item, &format!("spec.childResources[{i}]")))
-                .collect::<Result<_, _>>()?,
-            Some(_) => return Err(self.invalid("spec.childResources", "must be a list")),
-        };
-        let generate_selector = match spec.get("generateSelector") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => *b,
-            Some(_) => return Err(self.invalid("spec.generateSelector", "must be true or false")),
-        };
-        let resync_period = match spec.get("resyncPeriodSeconds") {
-            None | Some(Value::Null) => None,
-            Some(v) => match v.as_i64() {
-                // Metacontroller floors the period at one second.
-                Some(n) if n > 0 => Some(Duration::from_secs(n.unsigned_abs())),
-                Some(_) => Some(Duration::from_secs(1)),
-                None => {
-                    return Err(self.invalid("spec.resyncPeriodSeconds", "must be an integer"));
-                }
-            },
-        };
-        let hooks = self.hooks(spec.get("hooks").unwrap_or(&Value::Null))?;
+        let children = spec
+            .child_resources
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+            .map(|(i, child)| self.child(child, &format!("spec.childResources[{i}]")))
+            .collect::<Result<_, _>>()?;
+        // Metacontroller floors the period at one second.
+        let resync_period = spec
+            .resync_period_seconds
+            .map(|n| Duration::from_secs(n.max(1).unsigned_abs()));
+        let hooks = self.hooks(
+            spec.hooks
+                .ok_or_else(|| self.invalid("spec.hooks", "is required (no hooks defined)"))?,
+        )?;
         Ok(ControllerConfig {
             name,
             source: self.source_name.to_owned(),
             parent,
             children,
-            generate_selector,
+            generate_selector: spec.generate_selector.unwrap_or(false),
             resync_period,
             hooks,
             object,
         })
     }
 
-    fn parent(&self, value: &Value) -> Result<ParentResource, ConfigError> {
+    fn parent(&self, parent: manifest::Parent) -> Result<ParentResource, ConfigError> {
         let field = "spec.parentResource";
-        let map = self.object(value, field)?;
-        self.only(map, field, &["apiVersion", "resource", "labelSelector"])?;
-        let label_selector = match map.get("labelSelector") {
-            None | Some(Value::Null) => None,
-            Some(v) => Some(
-                serde_json::from_value::<LabelSelector>(v.clone())
-                    .map_err(|e| self.invalid(&join(field, "labelSelector"), e.to_string()))?,
-            ),
-        };
-        if let Some(selector) = &label_selector {
+        self.known(&parent.other, field)?;
+        if let Some(selector) = &parent.label_selector {
             crate::selector::parse(selector)
                 .map_err(|e| self.invalid(&join(field, "labelSelector"), e.to_string()))?;
         }
         Ok(ParentResource {
-            api_version: self.string(map, field, "apiVersion")?,
-            resource: self.string(map, field, "resource")?,
-            label_selector,
+            api_version: self.required(parent.api_version, &join(field, "apiVersion"))?,
+            resource: self.required(parent.resource, &join(field, "resource"))?,
+            label_selector: parent.label_selector,
         })
     }
 
-    fn child(&self, value: &Value, field: &str) -> Result<ChildResource, ConfigError> {
-        let map = self.object(value, field)?;
-        self.only(map, field, &["apiVersion", "resource", "updateStrategy"])?;
-        let update_strategy = match map.get("updateStrategy") {
-            None | Some(Value::Null) => UpdateStrategy::OnDelete,
-            Some(v) => {
+    fn child(&self, child: manifest::Child, field: &str) -> Result<ChildResource, ConfigError> {
+        self.known(&child.other, field)?;
+        let update_strategy = match child.update_strategy {
+            None => UpdateStrategy::OnDelete,
+            Some(strategy) => {
                 let path = join(field, "updateStrategy");
-                let strategy = self.object(v, &path)?;
-                self.only(strategy, &path, &["method"])?;
-                match strategy.get("method") {
-                    None | Some(Value::Null) => UpdateStrategy::OnDelete,
-                    Some(Value::String(m)) => match m.as_str() {
-                        "" | "OnDelete" => UpdateStrategy::OnDelete,
-                        "Recreate" => UpdateStrategy::Recreate,
-                        "InPlace" => UpdateStrategy::InPlace,
-                        "RollingRecreate" | "RollingInPlace" => {
-                            return Err(self.unsupported(
-                                &format!("{path}.method: {m}"),
-                                " (rolling updates are not supported; use Recreate or InPlace)",
-                            ));
-                        }
-                        _ => {
-                            return Err(self.invalid(
-                                &join(&path, "method"),
-                                "must be OnDelete, Recreate or InPlace",
-                            ));
-                        }
-                    },
-                    Some(_) => return Err(self.invalid(&join(&path, "method"), "must be a string")),
+                self.known(&strategy.other, &path)?;
+                match strategy.method.as_deref() {
+                    None | Some("" | "OnDelete") => UpdateStrategy::OnDelete,
+                    Some("Recreate") => UpdateStrategy::Recreate,
+                    Some("InPlace") => UpdateStrategy::InPlace,
+                    Some(m @ ("RollingRecreate" | "RollingInPlace")) => {
+                        return Err(self.unsupported(
+                            &format!("{path}.method: {m}"),
+                            " (rolling updates are not supported; use Recreate or InPlace)",
+                        ));
+                    }
+                    Some(_) => {
+                        return Err(self.invalid(
+                            &join(&path, "method"),
+                            "must be OnDelete, Recreate or InPlace",
+                        ));
+                    }
                 }
             }
         };
         Ok(ChildResource {
-            api_version: self.string(map, field, "apiVersion")?,
-            resource: self.string(map, field, "resource")?,
+            api_version: self.required(child.api_version, &join(field, "apiVersion"))?,
+            resource: self.required(child.resource, &join(field, "resource"))?,
             update_strategy,
         })
     }
 
-    fn hooks(&self, value: &Value) -> Result<Hooks, ConfigError> {
+    fn hooks(&self, hooks: manifest::Hooks) -> Result<Hooks, ConfigError> {
         let field = "spec.hooks";
-        let map = self
-            .object(value, field)
-            .map_err(|_| self.invalid(field, "is required (no hooks defined)"))?;
-        self.only(map, field, &["sync", "finalize", "customize"])?;
-        let hook = |key: &str| -> Result<Option<Hook>, ConfigError> {
-            match map.get(key) {
-                None | Some(Value::Null) => Ok(None),
-                Some(v) => self.hook(v, &join(field, key)).map(Some),
-            }
+        self.known(&hooks.other, field)?;
+        let hook = |hook: Option<manifest::Hook>, key: &str| {
+            hook.map(|h| self.hook(h, &join(field, key))).transpose()
         };
-        let sync = hook("sync")?.ok_or_else(|| {
+        let sync = hook(hooks.sync, "sync")?.ok_or_else(|| {
             self.invalid(
                 "spec.hooks.sync",
                 "is required: the driver calls it for every parent",
@@ -431,26 +481,26 @@ impl Check<'_> {
         })?;
         Ok(Hooks {
             sync,
-            finalize: hook("finalize")?,
-            customize: hook("customize")?,
+            finalize: hook(hooks.finalize, "finalize")?,
+            customize: hook(hooks.customize, "customize")?,
         })
     }
 
-    fn hook(&self, value: &Value, field: &str) -> Result<Hook, ConfigError> {
-        let map = self.object(value, field)?;
-        self.only(map, field, &["version", "webhook"])?;
-        let version = match map.get("version") {
-            None | Some(Value::Null) => HookVersion::V1,
-            Some(Value::String(v)) if v == "v1" => HookVersion::V1,
-            Some(Value::String(v)) if v == "v2" => HookVersion::V2,
+    fn hook(&self, hook: manifest::Hook, field: &str) -> Result<Hook, ConfigError> {
+        self.known(&hook.other, field)?;
+        let version = match hook.version.as_deref() {
+            None | Some("v1") => HookVersion::V1,
+            Some("v2") => HookVersion::V2,
             Some(_) => return Err(self.invalid(&join(field, "version"), "must be v1 or v2")),
         };
         let field = join(field, "webhook");
-        let webhook = self.object(map.get("webhook").unwrap_or(&Value::Null), &field)?;
-        self.only(webhook, &field, &["url", "service", "path", "timeout"])?;
-        let timeout = match webhook.get("timeout") {
-            None | Some(Value::Null) => DEFAULT_TIMEOUT,
-            Some(Value::String(s)) => match parse_go_duration(s) {
+        let webhook = hook
+            .webhook
+            .ok_or_else(|| self.invalid(&field, "must be a mapping"))?;
+        self.known(&webhook.other, &field)?;
+        let timeout = match webhook.timeout.as_deref() {
+            None => DEFAULT_TIMEOUT,
+            Some(text) => match parse_go_duration(text) {
                 // Metacontroller treats zero or negative as the default.
                 Some(d) if !d.is_zero() => d,
                 Some(_) => DEFAULT_TIMEOUT,
@@ -461,59 +511,51 @@ impl Check<'_> {
                     ));
                 }
             },
-            Some(_) => return Err(self.invalid(&join(&field, "timeout"), "must be a string")),
         };
-        let (url, path) = if webhook.contains_key("url") {
-            let url = self.string(webhook, &field, "url")?;
-            let path = url_path(&url)
-                .ok_or_else(|| {
-                    self.invalid(&join(&field, "url"), "must be an http:// or https:// URL")
-                })?
-                .to_owned();
-            (url, path)
-        } else {
-            let service_field = join(&field, "service");
-            let service = match webhook.get("service") {
-                Some(v) => self.object(v, &service_field)?,
-                None => {
-                    return Err(self.invalid(&field, "needs either url, or service and path"));
-                }
-            };
-            self.only(
-                service,
-                &service_field,
-                &["name", "namespace", "port", "protocol"],
-            )?;
-            let name = self.string(service, &service_field, "name")?;
-            let namespace = self.string(service, &service_field, "namespace")?;
-            let port = match service.get("port") {
-                None | Some(Value::Null) => 80,
-                Some(v) => v
-                    .as_u64()
-                    .filter(|p| (1..=65535).contains(p))
+        let (url, path) = match (webhook.url, webhook.service) {
+            (Some(url), _) => {
+                let url = self.required(Some(url), &join(&field, "url"))?;
+                let path = url_path(&url)
                     .ok_or_else(|| {
-                        self.invalid(&join(&service_field, "port"), "must be a port number")
-                    })?,
-            };
-            let protocol = match service.get("protocol") {
-                None | Some(Value::Null) => "http".to_owned(),
-                Some(Value::String(p)) if p == "http" || p == "https" => p.clone(),
-                Some(_) => {
+                        self.invalid(&join(&field, "url"), "must be an http:// or https:// URL")
+                    })?
+                    .to_owned();
+                (url, path)
+            }
+            (None, Some(service)) => {
+                let service_field = join(&field, "service");
+                self.known(&service.other, &service_field)?;
+                let name = self.required(service.name, &join(&service_field, "name"))?;
+                let namespace =
+                    self.required(service.namespace, &join(&service_field, "namespace"))?;
+                let port = service.port.unwrap_or(80);
+                if !(1..=65535).contains(&port) {
                     return Err(
-                        self.invalid(&join(&service_field, "protocol"), "must be http or https")
+                        self.invalid(&join(&service_field, "port"), "must be a port number")
                     );
                 }
-            };
-            let path = self.string(webhook, &field, "path")?;
-            if !path.starts_with('/') {
-                return Err(self.invalid(&join(&field, "path"), "must begin with /"));
+                let protocol = match service.protocol.as_deref() {
+                    None => "http",
+                    Some(p @ ("http" | "https")) => p,
+                    Some(_) => {
+                        return Err(self
+                            .invalid(&join(&service_field, "protocol"), "must be http or https"));
+                    }
+                };
+                let path = self.required(webhook.path, &join(&field, "path"))?;
+                if !path.starts_with('/') {
+                    return Err(self.invalid(&join(&field, "path"), "must begin with /"));
+                }
+                // No `.svc` suffix: Metacontroller builds exactly this
+                // (docs/metacontroller.md §1.1).
+                (
+                    format!("{protocol}://{name}.{namespace}:{port}{path}"),
+                    path,
+                )
             }
-            // No `.svc` suffix: Metacontroller builds exactly this
-            // (docs/metacontroller.md §1.1).
-            (
-                format!("{protocol}://{name}.{namespace}:{port}{path}"),
-                path,
-            )
+            (None, None) => {
+                return Err(self.invalid(&field, "needs either url, or service and path"));
+            }
         };
         Ok(Hook {
             version,
@@ -678,6 +720,21 @@ spec:
             "resource: things, ignoreStatusChanges: true}",
         );
         assert!(err(&status_changes).contains("`spec.parentResource.ignoreStatusChanges`"));
+    }
+
+    #[test]
+    fn wrong_types_are_named_by_their_path() {
+        let method = MINIMAL.replace(
+            "{apiVersion: v1, resource: configmaps}",
+            "{apiVersion: v1, resource: configmaps, updateStrategy: {method: 5}}",
+        );
+        assert!(
+            err(&method).contains("`spec.childResources[0].updateStrategy.method` invalid type"),
+            "{}",
+            err(&method)
+        );
+        let selector = MINIMAL.replace("resource: things}", "resource: things, labelSelector: 5}");
+        assert!(err(&selector).contains("`spec.parentResource.labelSelector` invalid type"));
     }
 
     #[test]

@@ -219,7 +219,9 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn requests_past_the_burst_wait_for_tokens() {
         let mut registry = Registry::with_prefix("metahook");
-        let metrics = Arc::new(DriverMetrics::register(&mut registry));
+        let metrics = Arc::new(DriverMetrics::register(
+            registry.sub_registry_with_prefix("driver"),
+        ));
         let origin = Instant::now();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let budget = Budget::new(5.0, NonZeroU32::new(10).unwrap()).unwrap();
@@ -290,7 +292,9 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn without_a_budget_nothing_waits_and_requests_are_counted() {
         let mut registry = Registry::with_prefix("metahook");
-        let metrics = Arc::new(DriverMetrics::register(&mut registry));
+        let metrics = Arc::new(DriverMetrics::register(
+            registry.sub_registry_with_prefix("driver"),
+        ));
         let origin = Instant::now();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let mut service =
