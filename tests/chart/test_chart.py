@@ -219,13 +219,17 @@ def test_default_deployment(default: Rendered) -> None:
 
 
 def cli_default(env_name: str) -> int:
-    """The default src/cli.rs gives the flag read from `env_name`, when it is
-    a product of integers (`128 * 1024 * 1024`)."""
-    text = (ROOT / "src" / "cli.rs").read_text()
-    match = re.search(r'env = "%s", default_value_t = ([0-9 *]+)\)' % env_name, text)
-    assert match, f"no integer default for {env_name} in src/cli.rs"
+    """The default the command line gives the flag read from `env_name`: in
+    src/cli.rs the flag names a constant of `metahook_service::defaults`
+    (service/src/lib.rs), a product of integers (`128 * 1024 * 1024`)."""
+    cli = (ROOT / "src" / "cli.rs").read_text()
+    match = re.search(r'env = "%s", default_value_t = defaults::(\w+)\)' % env_name, cli)
+    assert match, f"no default from metahook_service::defaults for {env_name} in src/cli.rs"
+    service = (ROOT / "service" / "src" / "lib.rs").read_text()
+    value = re.search(r"pub const %s: \w+ = ([0-9 *]+);" % match.group(1), service)
+    assert value, f"no integer constant {match.group(1)} in service/src/lib.rs"
     product = 1
-    for factor in match.group(1).split("*"):
+    for factor in value.group(1).split("*"):
         product *= int(factor)
     return product
 
