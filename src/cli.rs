@@ -54,10 +54,9 @@ pub struct ServeArgs {
     /// (before it is read when Content-Length declares it; chunked bodies
     /// when their buffer grows past it); one larger than the whole budget
     /// gets 413. The default is half the chart's 256 MiB memory limit: the
-    /// other half is for the process itself (about 10 MiB), actix's buffers
-    /// of open connections (up to about 160 KiB each) and what a hook
-    /// builds from a body, one hook per worker at a time (measured: Hello
-    /// 0.7 times its body, Hikawa 2.7 times; docs/robustness.md).
+    /// other half is for the process itself, actix's buffers of open
+    /// connections and what a hook builds from a body, one hook per worker
+    /// at a time (docs/robustness.md has the figures).
     #[arg(long, env = "METAHOOK_MAX_BUFFERED_BYTES", default_value_t = defaults::MAX_BUFFERED_BYTES)]
     pub max_buffered_bytes: usize,
     /// Hook requests handled at once; past it, 429 with Retry-After.

@@ -2,8 +2,7 @@
 //! same harness the fuzz targets use, so past findings stay fixed in a plain
 //! `cargo test`, without cargo-fuzz or a nightly toolchain.
 
-#[path = "../fuzz/src/harness.rs"]
-mod harness;
+use metahook_fuzz_harness as harness;
 
 use std::path::{Path, PathBuf};
 

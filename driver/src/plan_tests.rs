@@ -34,6 +34,16 @@ fn controller(strategy: UpdateStrategy, finalize: bool, generate_selector: bool)
     .build()
 }
 
+/// The plan applies the child `name`, writes the status, and does nothing
+/// else.
+fn assert_applies_only(plan: &Plan, name: &str) {
+    assert_eq!(kinds(&plan.ops), ["ApplyChild", "WriteStatus"]);
+    let Op::ApplyChild { name: applied, .. } = &plan.ops[0] else {
+        unreachable!()
+    };
+    assert_eq!(applied, name);
+}
+
 fn hello_like() -> Driven {
     controller(UpdateStrategy::InPlace, true, true)
 }
@@ -469,11 +479,7 @@ fn on_delete_creates_missing_children_but_never_updates() {
         response(vec![desired("old", 5), desired("new", 1)]),
     )
     .unwrap();
-    assert_eq!(kinds(&plan.ops), ["ApplyChild", "WriteStatus"]);
-    let Op::ApplyChild { name, .. } = &plan.ops[0] else {
-        unreachable!()
-    };
-    assert_eq!(name, "new");
+    assert_applies_only(&plan, "new");
 }
 
 #[test]
@@ -807,11 +813,7 @@ fn a_desired_name_taken_by_an_object_not_ours_is_left_alone() {
         &NoMemory,
     )
     .unwrap();
-    assert_eq!(kinds(&plan.ops), ["ApplyChild", "WriteStatus"]);
-    let Op::ApplyChild { name, .. } = &plan.ops[0] else {
-        unreachable!()
-    };
-    assert_eq!(name, "new");
+    assert_applies_only(&plan, "new");
 }
 
 #[test]

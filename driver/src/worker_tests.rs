@@ -8,7 +8,7 @@ use super::config::HookVersion;
 use super::events::EventPublisher;
 use super::hook_call::{Endpoint, HookCaller, HookTarget};
 use super::metrics::DriverMetrics;
-use super::scripted_api::{Seen, answer, mock_client, status_body};
+use super::scripted_api::{ApiHandle, Seen, answer, mock_client, status_body};
 use super::test_support::{Demo, Obj, parent};
 use super::worker::{ControllerRuntime, Discover, HookTargets};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
@@ -45,6 +45,14 @@ fn owned_child() -> DynamicObject {
         })
         .data("spec", json!({"replicas": 1}))
         .build()
+}
+
+/// Answers the reconcile's two writes: the child's apply (with `web` at
+/// `replicas`), then the parent's status.
+async fn apply_then_status(api: &mut ApiHandle, replicas: i64) -> (Seen, Seen) {
+    let apply = answer(api, 200, owned_child_json(replicas)).await;
+    let status = answer(api, 200, serde_json::to_value(settled_parent()).unwrap()).await;
+    (apply, status)
 }
 
 fn runtime(sync: Endpoint, client: kube::Client) -> Arc<ControllerRuntime> {
@@ -196,16 +204,7 @@ async fn a_good_answer_is_applied_and_its_status_written() {
         }),
         client,
     );
-    let (result, (apply, status)) = tokio::join!(rt.reconcile(KEY), async {
-        let apply = answer(&mut api, 200, owned_child_json(3)).await;
-        let status = answer(
-            &mut api,
-            200,
-            serde_json::to_value(settled_parent()).unwrap(),
-        )
-        .await;
-        (apply, status)
-    });
+    let (result, (apply, status)) = tokio::join!(rt.reconcile(KEY), apply_then_status(&mut api, 3));
     assert_eq!(result.unwrap(), Some(Duration::from_secs(30)));
     assert_eq!(apply.path, "/apis/apps/v1/namespaces/shop/deployments/web");
     assert_eq!(apply.body["metadata"]["labels"]["controller-uid"], "p1");
@@ -394,16 +393,7 @@ async fn customize_rules_select_related_objects_from_the_caches() {
         HookCaller::in_process(jiff::Timestamp::now, metrics.clone()),
         metrics,
     );
-    let (result, (apply, status)) = tokio::join!(rt.reconcile(KEY), async {
-        let apply = answer(&mut api, 200, owned_child_json(1)).await;
-        let status = answer(
-            &mut api,
-            200,
-            serde_json::to_value(settled_parent()).unwrap(),
-        )
-        .await;
-        (apply, status)
-    });
+    let (result, (apply, status)) = tokio::join!(rt.reconcile(KEY), apply_then_status(&mut api, 1));
     result.unwrap();
     assert_eq!(apply.method, "PATCH");
     assert_eq!(

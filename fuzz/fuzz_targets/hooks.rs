@@ -1,3 +1,3 @@
 //! Arbitrary bytes into every hook of every controller in the registry.
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| metahook_fuzz::harness::every_hook(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| metahook_fuzz_harness::every_hook(data));

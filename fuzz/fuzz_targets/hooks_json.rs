@@ -1,7 +1,7 @@
 //! Structure-aware: fixtures (or arbitrary documents) edited at random
 //! places with hostile values, into the hooks of the fixture's controller.
 #![no_main]
-use metahook_fuzz::harness::{self, Fixture};
+use metahook_fuzz_harness::{self as harness, Fixture};
 use std::path::Path;
 use std::sync::OnceLock;
 

@@ -9,6 +9,7 @@
 
 use metahook_hooks::Timestamp;
 use metahook_hooks::registry::{self, HookKind};
+use metahook_testkit::requests::{Keys, object_map};
 use proptest::prelude::*;
 use proptest::sample::{select, subsequence};
 use serde_json::{Value, json};
@@ -89,20 +90,9 @@ fn foreign(name: &str, owner: Owner) -> Value {
     })
 }
 
-fn object_map(objects: &[Value], v2: bool) -> Value {
-    let inner: serde_json::Map<String, Value> = objects
-        .iter()
-        .map(|o| {
-            let name = o["metadata"]["name"].as_str().unwrap_or_default();
-            let key = if v2 {
-                format!("{NS}/{name}")
-            } else {
-                name.to_owned()
-            };
-            (key, o.clone())
-        })
-        .collect();
-    json!({"Deployment.apps/v1": inner})
+fn deployments(objects: &[Value], v2: bool) -> Value {
+    let keys = if v2 { Keys::V2 } else { Keys::V1 };
+    object_map("Deployment.apps/v1", objects, keys)
 }
 
 /// A request as Metacontroller builds it: `related` holds what customize
@@ -142,8 +132,8 @@ impl Case {
             "controller": {"apiVersion": "metacontroller.k8s.io/v1alpha1",
                            "kind": "CompositeController", "metadata": {"name": "foo"}},
             "parent": parent,
-            "children": object_map(&self.children, v2),
-            "related": object_map(&self.related(), v2),
+            "children": deployments(&self.children, v2),
+            "related": deployments(&self.related(), v2),
             "finalizing": false,
         })
     }

@@ -3,6 +3,7 @@
 
 use metahook_hooks::Timestamp;
 use metahook_hooks::registry::{self, HookKind};
+use metahook_testkit::requests::{Keys, object_map};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -50,24 +51,13 @@ fn observed_json(o: &Observed) -> Value {
 }
 
 fn request(spec: Value, observed: &[Value], v2: bool, finalizing: bool) -> Value {
-    let children: serde_json::Map<String, Value> = observed
-        .iter()
-        .map(|d| {
-            let name = d["metadata"]["name"].as_str().unwrap_or_default();
-            let key = if v2 {
-                format!("default/{name}")
-            } else {
-                name.to_owned()
-            };
-            (key, d.clone())
-        })
-        .collect();
+    let keys = if v2 { Keys::V2 } else { Keys::V1 };
     json!({
         "controller": {"metadata": {"name": "hello"}},
         "parent": {"apiVersion": "fraim.co.jp/v1", "kind": "Hello",
                    "metadata": {"name": "hello", "namespace": "default", "uid": UID, "generation": 3},
                    "spec": spec},
-        "children": {"Deployment.apps/v1": children},
+        "children": object_map("Deployment.apps/v1", observed, keys),
         "related": {},
         "finalizing": finalizing
     })

@@ -266,21 +266,40 @@ pub fn deployment(
     object
 }
 
-/// A whole sync request: `children` is `{"Kind.group/version": {key: obj}}`
-/// with v2 keys (`namespace/name`), as Metacontroller sends for v2 hooks.
+/// Which keys Metacontroller gives the objects of a map: the name for v1
+/// hooks, `namespace/name` for v2 (docs/metacontroller.md §1.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keys {
+    V1,
+    V2,
+}
+
+/// One type's objects as a request map: `{"Kind.group/version": {key: obj}}`.
+pub fn object_map(group: &str, objects: &[Value], keys: Keys) -> Value {
+    let inner: Map<String, Value> = objects
+        .iter()
+        .map(|object| {
+            let name = object["metadata"]["name"].as_str().unwrap_or("");
+            let key = match keys {
+                Keys::V1 => name.to_owned(),
+                Keys::V2 => format!(
+                    "{}/{name}",
+                    object["metadata"]["namespace"].as_str().unwrap_or("")
+                ),
+            };
+            (key, object.clone())
+        })
+        .collect();
+    json!({ group: inner })
+}
+
+/// A whole sync request with v2 keys, as Metacontroller sends for v2 hooks.
 pub fn sync_request(controller: Value, parent: Value, children: Vec<(&str, Vec<Value>)>) -> Value {
     let mut groups = Map::new();
     for (group, objects) in children {
-        let mut inner = Map::new();
-        for object in objects {
-            let key = format!(
-                "{}/{}",
-                object["metadata"]["namespace"].as_str().unwrap_or(""),
-                object["metadata"]["name"].as_str().unwrap_or("")
-            );
-            inner.insert(key, object);
+        if let Value::Object(map) = object_map(group, &objects, Keys::V2) {
+            groups.extend(map);
         }
-        groups.insert(group.to_owned(), Value::Object(inner));
     }
     json!({
         "controller": controller,

@@ -3,9 +3,11 @@
 //! that answers differently twice, or answers with keys Metacontroller's
 //! strict (v2) decoder would refuse.
 //!
-//! Shared by the cargo-fuzz targets (`fuzz/fuzz_targets/`) and by
+//! A crate of its own, shared by the cargo-fuzz targets (`fuzz/fuzz_targets/`,
+//! built in their own workspace with cargo-fuzz's flags) and by
 //! `tests/fuzz_regressions.rs`, which replays `fuzz/regressions/` in a plain
 //! `cargo test`.
+#![forbid(unsafe_code)]
 
 use arbitrary::{Result, Unstructured};
 use metahook_hooks::decode::decode;
