@@ -48,6 +48,7 @@ pub fn driver(
         .or_else(|| std::env::var("HOSTNAME").ok())
         .unwrap_or_else(|| "metahook".to_owned());
     Ok(DriveSettings {
+        view: std::sync::Arc::default(),
         controllers: args.controllers.clone(),
         mode,
         workers: usize::from(args.driver_workers),

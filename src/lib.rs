@@ -9,6 +9,7 @@
 pub mod args;
 pub mod cli;
 pub mod crds;
+pub mod debug;
 pub mod render;
 pub mod side_by_side;
 pub mod telemetry;

@@ -43,7 +43,11 @@ pub fn serve_and_drive(
     // listens or connects.
     let prepared = run::prepare(&drive_settings)?;
     let (metrics, driver_metrics) = metrics();
-    let state = web::Data::new(AppState::with_metrics(controllers, &settings, metrics).gated());
+    let state = web::Data::new(
+        AppState::with_metrics(controllers, &settings, metrics)
+            .gated()
+            .with_routes(crate::debug::routes(drive_settings.view.clone())),
+    );
     let stop = CancellationToken::new();
     let (handle_tx, handle_rx) = std::sync::mpsc::channel::<actix_web::dev::ServerHandle>();
 

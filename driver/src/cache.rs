@@ -43,6 +43,22 @@ pub struct TypeCache {
     pub store: Store<DynamicObject>,
     synced: AtomicBool,
     subscribers: RwLock<Vec<Subscriber>>,
+    /// When the last change arrived, and the resourceVersion it carried.
+    last_event: Mutex<Option<(jiff::Timestamp, Option<String>)>>,
+}
+
+/// What a cache holds, for people (`/debug/driver`).
+#[derive(Debug, Clone, serde::Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct CacheState {
+    pub api_version: String,
+    pub kind: String,
+    pub synced: bool,
+    pub objects: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_event: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_version: Option<String>,
 }
 
 impl TypeCache {
@@ -81,7 +97,30 @@ impl TypeCache {
         }
     }
 
+    pub fn state(&self) -> CacheState {
+        let last = self
+            .last_event
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        CacheState {
+            api_version: self.resource.api.api_version.clone(),
+            kind: self.resource.api.kind.clone(),
+            synced: self.is_synced(),
+            objects: self.store.state().len(),
+            last_event: last.as_ref().map(|(at, _)| at.to_string()),
+            resource_version: last.and_then(|(_, rv)| rv),
+        }
+    }
+
     pub(super) fn notify(&self, change: &Change) {
+        let obj = match change {
+            Change::Applied(o) | Change::Deleted(o) => o,
+        };
+        *self.last_event.lock().unwrap_or_else(|p| p.into_inner()) = Some((
+            jiff::Timestamp::now(),
+            obj.metadata.resource_version.clone(),
+        ));
         let subscribers = self
             .subscribers
             .read()
@@ -127,6 +166,7 @@ impl Caches {
             store: writer.as_reader(),
             synced: AtomicBool::new(false),
             subscribers: RwLock::new(Vec::new()),
+            last_event: Mutex::new(None),
         });
         types.insert(key, Arc::clone(&cache));
         let api: Api<DynamicObject> = Api::all_with(self.client.clone(), &resource.api);
@@ -156,6 +196,7 @@ impl Caches {
             store: writer.as_reader(),
             synced: AtomicBool::new(true),
             subscribers: RwLock::new(Vec::new()),
+            last_event: Mutex::new(None),
         });
         let key = (
             resource.api.api_version.clone(),
@@ -166,6 +207,19 @@ impl Caches {
             .unwrap_or_else(|p| p.into_inner())
             .insert(key, Arc::clone(&cache));
         cache
+    }
+
+    /// Every started cache's state, by apiVersion and kind.
+    pub fn states(&self) -> Vec<CacheState> {
+        let mut states: Vec<CacheState> = self
+            .types
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .map(|c| c.state())
+            .collect();
+        states.sort_by(|a, b| (&a.api_version, &a.kind).cmp(&(&b.api_version, &b.kind)));
+        states
     }
 
     /// Whether every started cache has listed its type once.

@@ -29,11 +29,13 @@ pub mod metrics;
 pub mod model;
 pub mod plan;
 pub mod reconcile;
+pub mod records;
 pub mod related;
 pub mod responses;
 pub mod run;
 pub mod selector;
 pub mod throttle;
+pub mod view;
 pub mod wire;
 pub mod worker;
 

@@ -7,6 +7,7 @@ use crate::execute::{ExecuteError, ExecuteErrors};
 use crate::hook_call::HookCallError;
 use crate::model::split_key;
 use crate::plan::{self, Next, PlanError};
+use crate::records::{ParentRef, Step};
 use crate::related::RelatedError;
 use crate::wire::{self, DecodeResponseError, TypedObjects};
 use crate::worker::ControllerRuntime;
@@ -80,17 +81,38 @@ impl ReconcileError {
     }
 }
 
+/// What one reconcile did, for its record: filled in as it goes, so a
+/// failure leaves what was done before it.
+#[derive(Debug, Default)]
+pub struct Trace {
+    pub parent: Option<ParentRef>,
+    pub steps: Vec<Step>,
+    pub hook: Option<Duration>,
+    pub desired: Option<usize>,
+    pub observed: usize,
+}
+
 impl ControllerRuntime {
     /// docs/metacontroller.md §3.3 for one key. `Ok` carries the requested resync.
     pub async fn reconcile(
         self: &Arc<Self>,
         key: &str,
     ) -> Result<Option<Duration>, ReconcileError> {
+        self.reconcile_traced(key, &mut Trace::default()).await
+    }
+
+    /// [`Self::reconcile`], telling `trace` what it does.
+    pub async fn reconcile_traced(
+        self: &Arc<Self>,
+        key: &str,
+        trace: &mut Trace,
+    ) -> Result<Option<Duration>, ReconcileError> {
         let (namespace, name) = split_key(key);
         let Some(cached) = self.parents.get(namespace, name) else {
             return Ok(None);
         };
         let ctl = &self.driven;
+        trace.parent = Some(ParentRef::of(ctl, &cached));
         let candidates: Vec<Vec<Arc<DynamicObject>>> = self
             .children
             .iter()
@@ -106,6 +128,9 @@ impl ControllerRuntime {
         // Listed once: the hook sees these (claimed), and the planner checks
         // desired names against them (taken by someone else).
         let prelude = plan::prelude(ctl, &cached, &candidates)?;
+        trace
+            .steps
+            .extend(prelude.ops.iter().map(|op| Step::of(op, ctl, &[])));
         let outcome = self
             .executor
             .execute(ctl, (*cached).clone(), prelude.ops)
@@ -117,6 +142,7 @@ impl ControllerRuntime {
         let Next::CallHook { hook, observed } = prelude.next else {
             return Ok(None);
         };
+        trace.observed = observed.iter().map(Vec::len).sum();
         let related = self.related(&parent).await?;
         let target = match hook {
             HookKind::Finalize => self.hooks.finalize.as_ref().unwrap_or(&self.hooks.sync),
@@ -149,9 +175,12 @@ impl ControllerRuntime {
             related_map,
             hook == HookKind::Finalize,
         )?;
-        let body = self.caller.call(self.name(), target, request).await?;
-        let response = wire::decode_sync_response(&body, target.strict())
+        let called = std::time::Instant::now();
+        let answer = self.caller.call(self.name(), target, request).await;
+        trace.hook = Some(called.elapsed());
+        let response = wire::decode_sync_response(&answer?, target.strict())
             .map_err(|source| ReconcileError::Decode { hook, source })?;
+        trace.desired = Some(response.children.len());
         let plan = plan::after_hook(
             ctl,
             &parent,
@@ -160,6 +189,9 @@ impl ControllerRuntime {
             response,
             self.executor.memory().as_ref(),
         )?;
+        trace
+            .steps
+            .extend(plan.ops.iter().map(|op| Step::of(op, ctl, &observed)));
         let outcome = self.executor.execute(ctl, parent, plan.ops).await?;
         if let Some(failure) = plan.failure {
             return Err(ReconcileError::Plan(failure));

@@ -12,6 +12,7 @@ use super::metrics::DriverMetrics;
 use super::model::{ChildType, Driven};
 use super::responses::CountResponsesLayer;
 use super::throttle::{Budget, ThrottleLayer};
+use super::view::View;
 use super::worker::{ControllerRuntime, DEFAULT_RESYNC, Discover, HookTargets};
 use kube::Client;
 use metahook_hooks::HookKind;
@@ -62,6 +63,8 @@ pub struct DriveSettings {
     pub instance: String,
     /// The client-side budget for API requests; `None`: no limit.
     pub budget: Option<Budget>,
+    /// Where what the driver runs is shown (`/debug/driver`).
+    pub view: Arc<View>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -404,12 +407,17 @@ async fn lead(
     }
     let watched = caches.clone();
     set_ready(Some(Arc::new(move || watched.all_synced())));
+    settings.view.set(
+        caches.clone(),
+        runtimes.iter().map(|(rt, _)| Arc::clone(rt)).collect(),
+    );
     tracing::info!(controllers = runtimes.len(), "caches synced; driving");
     let result = tokio::select! {
         _ = stop.cancelled() => Ok(()),
         _ = lost(leadership) => Err(DriveError::LeaseLost),
     };
     set_ready(None);
+    settings.view.clear();
     // Stop taking work; let reconciles in progress finish, within bounds.
     tickers.cancel();
     let drained = tokio::time::timeout(settings.shutdown_timeout, async {

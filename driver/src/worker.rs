@@ -16,7 +16,8 @@ use crate::memory::ApplyMemory;
 use crate::metrics::DriverMetrics;
 use crate::model::{ApiType, Driven, object_key, split_key};
 use crate::plan::{self, EventType};
-use crate::reconcile::ReconcileError;
+use crate::reconcile::{ReconcileError, Trace};
+use crate::records::{ChildCount, Outcome, Record, Records, Requeue};
 use crate::selector::{self, SelectorExt};
 use futures::StreamExt;
 use futures::future::BoxFuture;
@@ -66,6 +67,7 @@ pub struct ControllerRuntime {
     pub(crate) caller: HookCaller,
     pub(crate) triggers: Triggers,
     pub backoff: Backoff,
+    pub records: Records,
     pub(crate) metrics: Arc<DriverMetrics>,
 }
 
@@ -148,6 +150,7 @@ impl ControllerRuntime {
             caller,
             triggers: Triggers::new(),
             backoff: Backoff::default(),
+            records: Records::default(),
             metrics,
         });
         runtime.subscribe();
@@ -169,6 +172,7 @@ impl ControllerRuntime {
                 if let Change::Deleted(gone) = change {
                     rt.forget_customized(gone.metadata.uid.as_deref().unwrap_or_default());
                     rt.backoff.forget(&object_key(gone));
+                    rt.records.forget(&object_key(gone));
                 }
                 if rt.is_ours(obj) {
                     rt.add(&object_key(obj));
@@ -366,7 +370,8 @@ impl ControllerRuntime {
         self.triggers.taken(key);
         self.metrics.queue_depth(self.name(), self.triggers.len());
         let start = Instant::now();
-        let result = self.reconcile(key).await;
+        let mut trace = Trace::default();
+        let result = self.reconcile_traced(key, &mut trace).await;
         let took = start.elapsed();
         let outcome = match &result {
             Ok(_) => {
@@ -409,7 +414,51 @@ impl ControllerRuntime {
             }
         };
         self.metrics.reconciled(self.name(), outcome, took);
+        self.record(key, trace, &result, took);
         result.map(|resync_after| resync_after.map_or_else(Action::await_change, Action::requeue))
+    }
+
+    /// Keeps what this reconcile did as the parent's record.
+    fn record(
+        &self,
+        key: &str,
+        trace: Trace,
+        result: &Result<Option<Duration>, ReconcileError>,
+        took: Duration,
+    ) {
+        let Some(parent) = trace.parent else {
+            return;
+        };
+        let outcome = match result {
+            Ok(_) if trace.steps.is_empty() => Outcome::Unchanged,
+            Ok(_) => Outcome::Succeeded,
+            Err(err) if err.retry_after().is_some() => Outcome::RetryLater,
+            Err(ReconcileError::NotSynced(_)) => Outcome::WaitingForCache,
+            Err(err) if err.is_stale_cache() => Outcome::StaleCache,
+            Err(err) if err.is_namespace_terminating() => Outcome::NamespaceTerminating,
+            Err(_) => Outcome::Failed,
+        };
+        self.records.put(
+            key,
+            Record {
+                controller: self.name().to_owned(),
+                parent,
+                last_run: jiff::Timestamp::now().to_string(),
+                outcome,
+                duration_seconds: took.as_secs_f64(),
+                hook_seconds: trace.hook.map(|d| d.as_secs_f64()),
+                plan: trace.steps,
+                error: result.as_ref().err().map(|e| crate::error_chain(e)),
+                requeue: match result {
+                    Ok(Some(after)) => Some(Requeue::new(*after, "resyncAfterSeconds")),
+                    _ => None,
+                },
+                children: ChildCount {
+                    desired: trace.desired,
+                    observed: trace.observed,
+                },
+            },
+        );
     }
 
     /// When a failed reconcile of `key` runs again
@@ -417,10 +466,12 @@ impl ControllerRuntime {
     /// 429, with no backoff step; otherwise after the key's next backoff
     /// step.
     pub fn error_policy(&self, key: &str, err: &ReconcileError) -> Action {
-        let after = match err.retry_after() {
-            Some(after) => after,
-            None => self.backoff.next(key),
+        let (after, reason) = match err.retry_after() {
+            Some(after) => (after, "retryAfter"),
+            None => (self.backoff.next(key), "backoff"),
         };
+        self.records
+            .update(key, |r| r.requeue = Some(Requeue::new(after, reason)));
         self.metrics
             .longest_backoff(self.name(), self.backoff.longest());
         Action::requeue(after)

@@ -8,6 +8,7 @@ use super::config::HookVersion;
 use super::events::EventPublisher;
 use super::hook_call::{Endpoint, HookCaller, HookTarget};
 use super::metrics::DriverMetrics;
+use super::records::Outcome;
 use super::scripted_api::{ApiHandle, Seen, answer, mock_client, status_body};
 use super::test_support::{Demo, Obj, parent};
 use super::worker::{ControllerRuntime, Discover, HookTargets};
@@ -453,4 +454,63 @@ async fn the_loop_coalesces_waiting_triggers_and_stops_on_request() {
         .await
         .expect("the loop ends on stop")
         .unwrap();
+}
+
+#[tokio::test]
+async fn each_reconcile_leaves_a_record_of_its_plan_and_outcome() {
+    let (client, mut api) = mock_client();
+    let rt = runtime(
+        Endpoint::InProcess(|_, _| {
+            Ok(br#"{"status": {"ok": true}, "children": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "web"}, "spec": {"replicas": 3}}], "resyncAfterSeconds": 30}"#
+                .to_vec())
+        }),
+        client,
+    );
+    let (action, _) = tokio::join!(rt.process_and_requeue(KEY), apply_then_status(&mut api, 3));
+    assert_eq!(action, Action::requeue(Duration::from_secs(30)));
+    let record = rt.records.get(KEY).expect("a record");
+    assert_eq!(record.outcome, Outcome::Succeeded);
+    assert_eq!(record.parent.name, "p");
+    assert_eq!(record.parent.generation, Some(2));
+    let ops: Vec<&str> = record.plan.iter().map(|s| s.op).collect();
+    assert_eq!(ops, ["apply", "writeStatus"]);
+    assert_eq!(record.plan[0].kind.as_deref(), Some("Deployment"));
+    assert_eq!(record.plan[0].changed, ["spec.replicas"], "1 → 3");
+    assert_eq!(record.children.desired, Some(1));
+    assert_eq!(record.children.observed, 1);
+    assert!(record.hook_seconds.is_some());
+    assert_eq!(
+        record.requeue.as_ref().map(|r| (r.after_seconds, r.reason)),
+        Some((30.0, "resyncAfterSeconds"))
+    );
+
+    // A failed hook: the record says so, with the error and the backoff.
+    let (client, mut api) = mock_client();
+    let rt = runtime(Endpoint::InProcess(|_, _| Ok(b"not json".to_vec())), client);
+    let (action, _event) = tokio::join!(
+        rt.process_and_requeue(KEY),
+        answer(
+            &mut api,
+            201,
+            json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e"}}),
+        )
+    );
+    let record = rt.records.get(KEY).expect("a record");
+    assert_eq!(record.outcome, Outcome::Failed);
+    assert!(
+        record
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("could not be decoded")),
+        "{:?}",
+        record.error
+    );
+    assert!(record.plan.is_empty(), "nothing was done");
+    assert_eq!(action, Action::requeue(backoff(0)));
+    assert_eq!(
+        record.requeue.map(|r| (r.after_seconds, r.reason)),
+        Some((0.005, "backoff")),
+        "the error policy's first step"
+    );
 }

@@ -92,10 +92,16 @@ pub struct AppState {
     /// out of date and catch up). Not ready while there is none.
     gated: bool,
     gate: RwLock<Option<Gate>>,
+    /// Routes the process adds beside the hooks (set by [`AppState::with_routes`]).
+    routes: Option<Routes>,
 }
 
 /// Whether something the service depends on is ready now.
 pub type Gate = Arc<dyn Fn() -> bool + Send + Sync>;
+
+/// Routes of the process's own, served beside the hooks (the binary's
+/// `/debug/driver`): the service knows nothing of what they serve.
+pub type Routes = Arc<dyn Fn(&mut web::ServiceConfig) + Send + Sync>;
 
 impl AppState {
     /// The service alone, its metrics in a registry of their own.
@@ -131,7 +137,14 @@ impl AppState {
             ready: AtomicBool::new(false),
             gated: false,
             gate: RwLock::new(None),
+            routes: None,
         }
+    }
+
+    /// The same state, serving `routes` too.
+    pub fn with_routes(mut self, routes: Routes) -> Self {
+        self.routes = Some(routes);
+        self
     }
 
     /// The same state, ready only while a gate says so too.
@@ -182,11 +195,15 @@ pub enum ServeError {
 /// Routes, for the real server and for in-process tests alike.
 pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<AppState>) {
     let controllers = state.controllers;
+    let routes = state.routes.clone();
     cfg.app_data(state)
         .configure(health::configure)
         .configure(metrics::configure)
-        .configure(|cfg| hooks::configure(cfg, controllers))
-        .default_service(web::to(errors::not_found));
+        .configure(|cfg| hooks::configure(cfg, controllers));
+    if let Some(routes) = routes {
+        routes(cfg);
+    }
+    cfg.default_service(web::to(errors::not_found));
 }
 
 /// Binds `settings.listen` and starts serving `state`; the returned server

@@ -15,8 +15,8 @@ async fn driver_reconciles_every_controller() {
     let client = admin().await;
     install_crds(&client).await;
     {
-        let _driver = start_driver(&path).await;
-        hello(&client).await;
+        let driver = start_driver(&path).await;
+        hello(&client, driver.port).await;
         hikawa(&client).await;
         foo_refuses(&client).await;
     }
@@ -123,7 +123,7 @@ where
 /// spec the schema forbids is refused by the API server, one that got in
 /// anyway loses nothing and warns, deletion runs finalize and removes the
 /// finalizer.
-async fn hello(client: &Client) {
+async fn hello(client: &Client, driver_port: u16) {
     let ns = namespace(client, "e2e-hello").await;
     let hellos = hello_api(client, &ns);
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
@@ -177,6 +177,30 @@ async fn hello(client: &Client) {
             .iter()
             .any(|f| f == finalizer)
     );
+
+    // What the driver did is on /debug/driver (loopback): the caches, and a
+    // record of the Hello's last reconcile.
+    let overview = debug_json(driver_port, "/debug/driver");
+    assert_eq!(overview["driving"], true, "{overview}");
+    assert!(
+        overview["caches"].as_array().is_some_and(|c| c
+            .iter()
+            .any(|c| c["kind"] == "Hello" && c["synced"] == true)),
+        "{overview}"
+    );
+    let records = debug_json(
+        driver_port,
+        &format!("/debug/driver/reconciles?controller=hello&namespace={ns}"),
+    );
+    let record = &records[0];
+    assert_eq!(record["controller"], "hello", "{records}");
+    assert_eq!(record["parent"]["name"], "greeter");
+    assert_eq!(record["parent"]["uid"], json!(uid));
+    assert!(
+        ["Succeeded", "Unchanged"].contains(&record["outcome"].as_str().unwrap_or_default()),
+        "{record}"
+    );
+    assert_eq!(record["children"]["observed"], 1, "{record}");
 
     // Claiming: an orphan matching the selector is adopted and, as the hook
     // does not desire it, deleted; another controller's object is left alone.
@@ -321,6 +345,14 @@ async fn hello(client: &Client) {
         .expect("deleting the Hello");
     wait_gone("the Deployment to go", &deployments, "greeter").await;
     wait_gone("the Hello to go (finalizer removed)", &hellos, "greeter").await;
+    wait_for("the Hello's record to go with it", || async {
+        (debug_json(
+            driver_port,
+            &format!("/debug/driver/reconciles?namespace={ns}"),
+        ) == json!([]))
+        .then_some(())
+    })
+    .await;
     drop_namespace(client, &ns).await;
 }
 
@@ -453,4 +485,11 @@ async fn foo_refuses(client: &Client) {
     );
     assert_eq!(still.spec.map(|s| s.replicas), Some(Some(1)), "not changed");
     drop_namespace(client, &ns).await;
+}
+
+/// A `/debug/driver` answer of the driver listening on `port`.
+fn debug_json(port: u16, path: &str) -> serde_json::Value {
+    let (status, body) = http("GET", &format!("127.0.0.1:{port}"), path).expect("an answer");
+    assert_eq!(status, 200, "{path}: {body}");
+    serde_json::from_str(&body).expect("JSON")
 }

@@ -1,0 +1,350 @@
+//! What the driver last did to each parent, and why: one record per live
+//! parent (replaced by each reconcile, dropped with the parent), kept in
+//! memory so that a person can ask (`/debug/driver/reconciles`). Built from
+//! the plan the reconcile executed, so it says the same as the planner.
+
+use crate::model::Driven;
+use crate::plan::{DeleteReason, EventType, Op};
+use kube::api::DynamicObject;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// The last reconcile of one parent.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Record {
+    pub controller: String,
+    pub parent: ParentRef,
+    /// When the reconcile ended (RFC 3339).
+    pub last_run: String,
+    pub outcome: Outcome,
+    pub duration_seconds: f64,
+    /// How long the hook took to answer, when it was called.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hook_seconds: Option<f64>,
+    /// Every operation the reconcile executed (or was executing when it
+    /// failed), in order.
+    pub plan: Vec<Step>,
+    /// The error and its causes, when it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// When it runs again without a change, and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requeue: Option<Requeue>,
+    pub children: ChildCount,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ParentRef {
+    pub api_version: String,
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    pub name: String,
+    pub uid: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generation: Option<i64>,
+}
+
+impl ParentRef {
+    pub fn of(ctl: &Driven, parent: &DynamicObject) -> Self {
+        ParentRef {
+            api_version: ctl.parent.api.api_version.clone(),
+            kind: ctl.parent.api.kind.clone(),
+            namespace: parent.metadata.namespace.clone(),
+            name: parent.metadata.name.clone().unwrap_or_default(),
+            uid: parent.metadata.uid.clone().unwrap_or_default(),
+            generation: parent.metadata.generation,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub enum Outcome {
+    /// Done, and something was written.
+    Succeeded,
+    /// Done, and nothing needed writing.
+    Unchanged,
+    /// Failed; retried after the parent's backoff.
+    Failed,
+    /// The hook asked to be called again later (429).
+    RetryLater,
+    /// A cache it needs has not listed yet.
+    WaitingForCache,
+    /// A write found the cached object out of date; retried.
+    StaleCache,
+    /// The parent's namespace is being deleted; retried.
+    NamespaceTerminating,
+}
+
+/// One operation of the plan.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Step {
+    /// `addFinalizer`, `removeFinalizer`, `verifyParent`, `adopt`,
+    /// `release`, `delete`, `apply`, `writeStatus`, `event`.
+    pub op: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// For an apply: the fields whose desired value differs from the
+    /// observed object (`spec.replicas`), or `create` for a new child.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<String>,
+    /// Why, where it helps: the delete's reason, the event's reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl Step {
+    fn new(op: &'static str) -> Self {
+        Step {
+            op,
+            kind: None,
+            namespace: None,
+            name: None,
+            changed: Vec::new(),
+            detail: None,
+        }
+    }
+
+    /// Describes `op`; `observed` holds the claimed children per type, to
+    /// say what an apply changes.
+    pub fn of(op: &Op, ctl: &Driven, observed: &[Vec<Arc<DynamicObject>>]) -> Self {
+        let kind_of = |type_index: usize| {
+            ctl.children
+                .get(type_index)
+                .map(|c| c.resource.api.kind.clone())
+        };
+        let target = |op, child: &crate::plan::Target| Step {
+            kind: kind_of(child.type_index),
+            namespace: child.namespace.clone(),
+            name: Some(child.name.clone()),
+            ..Step::new(op)
+        };
+        match op {
+            Op::AddFinalizer { .. } => Step::new("addFinalizer"),
+            Op::RemoveFinalizer { .. } => Step::new("removeFinalizer"),
+            Op::VerifyParent => Step::new("verifyParent"),
+            Op::Adopt { child, .. } => target("adopt", child),
+            Op::Release { child, .. } => target("release", child),
+            Op::DeleteChild { child, reason } => Step {
+                detail: Some(
+                    match reason {
+                        DeleteReason::NotDesired => "not desired",
+                        DeleteReason::Recreate => "recreate",
+                    }
+                    .to_owned(),
+                ),
+                ..target("delete", child)
+            },
+            Op::ApplyChild {
+                type_index,
+                namespace,
+                name,
+                body,
+                ..
+            } => {
+                let current = observed
+                    .get(*type_index)
+                    .and_then(|objects| {
+                        objects.iter().find(|o| {
+                            o.metadata.name.as_deref() == Some(name.as_str())
+                                && o.metadata.namespace == *namespace
+                        })
+                    })
+                    .and_then(|o| serde_json::to_value(o.as_ref()).ok());
+                Step {
+                    kind: kind_of(*type_index),
+                    namespace: namespace.clone(),
+                    name: Some(name.clone()),
+                    changed: match current {
+                        None => vec!["create".to_owned()],
+                        Some(current) => changed_fields(body, &current),
+                    },
+                    ..Step::new("apply")
+                }
+            }
+            Op::WriteStatus { .. } => Step::new("writeStatus"),
+            Op::Event { kind, reason, .. } => Step {
+                detail: Some(format!(
+                    "{} {reason}",
+                    match kind {
+                        EventType::Normal => "Normal",
+                        EventType::Warning => "Warning",
+                    }
+                )),
+                ..Step::new("event")
+            },
+        }
+    }
+}
+
+/// The paths of the fields `desired` sets to something other than what
+/// `current` holds (a list counts as one field). The type and the
+/// object's identity are left out: they are what the apply is for.
+pub fn changed_fields(desired: &Value, current: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    walk(desired, current, String::new(), &mut out);
+    out.retain(|p| {
+        !matches!(
+            p.as_str(),
+            "apiVersion" | "kind" | "metadata.name" | "metadata.namespace"
+        ) && !p.starts_with("metadata.ownerReferences")
+    });
+    out
+}
+
+fn walk(desired: &Value, current: &Value, path: String, out: &mut Vec<String>) {
+    match (desired, current) {
+        (Value::Object(want), Value::Object(have)) => {
+            for (key, value) in want {
+                let child = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                walk(value, have.get(key).unwrap_or(&Value::Null), child, out);
+            }
+        }
+        (want, have) if want != have => out.push(path),
+        _ => {}
+    }
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Requeue {
+    pub after_seconds: f64,
+    /// `resyncAfterSeconds`, `backoff` or `retryAfter`.
+    pub reason: &'static str,
+}
+
+impl Requeue {
+    pub fn new(after: Duration, reason: &'static str) -> Self {
+        Requeue {
+            after_seconds: after.as_secs_f64(),
+            reason,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct ChildCount {
+    /// What the hook asked for (absent when it was not called).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub desired: Option<usize>,
+    pub observed: usize,
+}
+
+/// The records of one controller, by parent key.
+#[derive(Debug, Default)]
+pub struct Records {
+    by_key: Mutex<BTreeMap<String, Record>>,
+}
+
+impl Records {
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<String, Record>> {
+        // Every update replaces one entry whole.
+        self.by_key.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn put(&self, key: &str, record: Record) {
+        self.lock().insert(key.to_owned(), record);
+    }
+
+    /// Updates the record of `key`, if there is one.
+    pub fn update(&self, key: &str, change: impl FnOnce(&mut Record)) {
+        if let Some(record) = self.lock().get_mut(key) {
+            change(record);
+        }
+    }
+
+    /// Drops the record of a parent that is gone.
+    pub fn forget(&self, key: &str) {
+        self.lock().remove(key);
+    }
+
+    pub fn get(&self, key: &str) -> Option<Record> {
+        self.lock().get(key).cloned()
+    }
+
+    /// Every record, or those of parents in `namespace`, by key.
+    pub fn list(&self, namespace: Option<&str>) -> Vec<Record> {
+        self.lock()
+            .values()
+            .filter(|r| namespace.is_none_or(|ns| r.parent.namespace.as_deref() == Some(ns)))
+            .cloned()
+            .collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_apply_names_the_fields_it_changes() {
+        let desired = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "labels": {"app": "web"}},
+            "spec": {"replicas": 5, "template": {"spec": {"containers": [{"name": "c", "image": "b"}]}}}});
+        let current = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "shop", "uid": "u", "labels": {"app": "web"}},
+            "spec": {"replicas": 2, "paused": false,
+                     "template": {"spec": {"containers": [{"name": "c", "image": "a"}]}}}});
+        assert_eq!(
+            changed_fields(&desired, &current),
+            ["spec.replicas", "spec.template.spec.containers"]
+        );
+        assert!(changed_fields(&current, &current).is_empty());
+    }
+
+    #[test]
+    fn records_are_one_per_parent_and_go_with_it() {
+        let records = Records::default();
+        let record = |name: &str, ns: &str| Record {
+            controller: "hello".to_owned(),
+            parent: ParentRef {
+                api_version: "fraim.co.jp/v1".to_owned(),
+                kind: "Hello".to_owned(),
+                namespace: Some(ns.to_owned()),
+                name: name.to_owned(),
+                uid: format!("uid-{name}"),
+                generation: Some(1),
+            },
+            last_run: "2026-11-23T00:00:00Z".to_owned(),
+            outcome: Outcome::Unchanged,
+            duration_seconds: 0.001,
+            hook_seconds: None,
+            plan: Vec::new(),
+            error: None,
+            requeue: None,
+            children: ChildCount::default(),
+        };
+        records.put("a/x", record("x", "a"));
+        records.put("a/x", record("x", "a"));
+        records.put("b/y", record("y", "b"));
+        assert_eq!(records.len(), 2, "one per parent");
+        assert_eq!(records.list(Some("b")).len(), 1);
+        records.update("b/y", |r| r.outcome = Outcome::Failed);
+        assert_eq!(records.get("b/y").map(|r| r.outcome), Some(Outcome::Failed));
+        records.forget("a/x");
+        assert_eq!(records.list(None).len(), 1);
+    }
+}

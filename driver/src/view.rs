@@ -1,0 +1,96 @@
+//! The driver seen from outside while it runs: its caches and the last
+//! reconcile of every parent, as JSON (served on `/debug/driver` by the
+//! binary). Empty while this replica does not lead.
+
+use crate::cache::{CacheState, Caches};
+use crate::records::Record;
+use crate::worker::ControllerRuntime;
+use serde::Serialize;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// What the driver runs now; set when it starts leading, cleared when it
+/// stops.
+#[derive(Default)]
+pub struct View {
+    running: Mutex<Option<Running>>,
+}
+
+/// The caches and controllers of the term this replica leads.
+type Running = (Arc<Caches>, Vec<Arc<ControllerRuntime>>);
+
+/// `/debug/driver`: every cache and every controller.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Overview {
+    /// Whether this replica drives (holds the Lease, or needs none).
+    pub driving: bool,
+    pub caches: Vec<CacheState>,
+    pub controllers: Vec<ControllerState>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ControllerState {
+    pub name: String,
+    pub parents: usize,
+    pub queued: usize,
+    pub backing_off: usize,
+}
+
+impl std::fmt::Debug for View {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("View")
+            .field("driving", &self.lock().is_some())
+            .finish()
+    }
+}
+
+impl View {
+    fn lock(&self) -> MutexGuard<'_, Option<Running>> {
+        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn set(&self, caches: Arc<Caches>, runtimes: Vec<Arc<ControllerRuntime>>) {
+        *self.lock() = Some((caches, runtimes));
+    }
+
+    pub(crate) fn clear(&self) {
+        *self.lock() = None;
+    }
+
+    pub fn overview(&self) -> Overview {
+        match &*self.lock() {
+            None => Overview {
+                driving: false,
+                caches: Vec::new(),
+                controllers: Vec::new(),
+            },
+            Some((caches, runtimes)) => Overview {
+                driving: true,
+                caches: caches.states(),
+                controllers: runtimes
+                    .iter()
+                    .map(|rt| ControllerState {
+                        name: rt.name().to_owned(),
+                        parents: rt.records.len(),
+                        queued: rt.triggers.len(),
+                        backing_off: rt.backoff.len(),
+                    })
+                    .collect(),
+            },
+        }
+    }
+
+    /// The last reconcile of every parent, optionally of one controller
+    /// and in one namespace.
+    pub fn reconciles(&self, controller: Option<&str>, namespace: Option<&str>) -> Vec<Record> {
+        match &*self.lock() {
+            None => Vec::new(),
+            Some((_, runtimes)) => runtimes
+                .iter()
+                .filter(|rt| controller.is_none_or(|c| rt.name() == c))
+                .flat_map(|rt| rt.records.list(namespace))
+                .collect(),
+        }
+    }
+}
