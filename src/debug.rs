@@ -64,8 +64,21 @@ mod tests {
 
     #[actix_web::test]
     async fn the_driver_view_is_answered_on_loopback_only() {
+        // Inside the whole service, where the hooks' routes are too.
         let view = Arc::new(View::default());
-        let app = test::init_service(App::new().configure(|cfg| routes(view)(cfg))).await;
+        let settings = metahook_service::Settings::new("127.0.0.1:0".parse().unwrap());
+        let state = web::Data::new(
+            metahook_service::AppState::with_metrics(
+                metahook_hooks::CONTROLLERS,
+                &settings,
+                metahook_service::Metrics::new(),
+            )
+            .with_routes(routes(view)),
+        );
+        let app = test::init_service(
+            App::new().configure(move |cfg| metahook_service::configure(cfg, state)),
+        )
+        .await;
         for path in ["/debug/driver", "/debug/driver/reconciles?namespace=shop"] {
             let remote = test::TestRequest::get()
                 .uri(path)

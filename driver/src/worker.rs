@@ -459,6 +459,12 @@ impl ControllerRuntime {
                 },
             },
         );
+        // A parent deleted while this reconcile ran has had its record
+        // forgotten already: checked after the put, so none outlives it.
+        let (namespace, name) = split_key(key);
+        if self.parents.get(namespace, name).is_none() {
+            self.records.forget(key);
+        }
     }
 
     /// When a failed reconcile of `key` runs again

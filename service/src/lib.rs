@@ -195,15 +195,16 @@ pub enum ServeError {
 /// Routes, for the real server and for in-process tests alike.
 pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<AppState>) {
     let controllers = state.controllers;
-    let routes = state.routes.clone();
+    // The process's own routes first: the hooks' `/{controller}/{hook}`
+    // would otherwise answer any two-segment path.
+    if let Some(routes) = state.routes.clone() {
+        routes(cfg);
+    }
     cfg.app_data(state)
         .configure(health::configure)
         .configure(metrics::configure)
-        .configure(|cfg| hooks::configure(cfg, controllers));
-    if let Some(routes) = routes {
-        routes(cfg);
-    }
-    cfg.default_service(web::to(errors::not_found));
+        .configure(|cfg| hooks::configure(cfg, controllers))
+        .default_service(web::to(errors::not_found));
 }
 
 /// Binds `settings.listen` and starts serving `state`; the returned server
