@@ -48,6 +48,19 @@ fn owned_child() -> DynamicObject {
         .build()
 }
 
+/// A sync hook that wants `web` at 3 replicas, status `{ok: true}`, and
+/// to be called again in 30 s.
+fn three_replicas_of_web(
+    _: &[u8],
+    _: jiff::Timestamp,
+) -> Result<Vec<u8>, metahook_hooks::registry::HookError> {
+    Ok(
+        br#"{"status": {"ok": true}, "children": [{"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web"}, "spec": {"replicas": 3}}], "resyncAfterSeconds": 30}"#
+            .to_vec(),
+    )
+}
+
 /// Answers the reconcile's two writes: the child's apply (with `web` at
 /// `replicas`), then the parent's status.
 async fn apply_then_status(api: &mut ApiHandle, replicas: i64) -> (Seen, Seen) {
@@ -197,14 +210,7 @@ async fn other_failures_back_off_and_warn() {
 #[tokio::test]
 async fn a_good_answer_is_applied_and_its_status_written() {
     let (client, mut api) = mock_client();
-    let rt = runtime(
-        Endpoint::InProcess(|_, _| {
-            Ok(br#"{"status": {"ok": true}, "children": [{"apiVersion": "apps/v1", "kind": "Deployment",
-                "metadata": {"name": "web"}, "spec": {"replicas": 3}}], "resyncAfterSeconds": 30}"#
-                .to_vec())
-        }),
-        client,
-    );
+    let rt = runtime(Endpoint::InProcess(three_replicas_of_web), client);
     let (result, (apply, status)) = tokio::join!(rt.reconcile(KEY), apply_then_status(&mut api, 3));
     assert_eq!(result.unwrap(), Some(Duration::from_secs(30)));
     assert_eq!(apply.path, "/apis/apps/v1/namespaces/shop/deployments/web");
@@ -459,14 +465,7 @@ async fn the_loop_coalesces_waiting_triggers_and_stops_on_request() {
 #[tokio::test]
 async fn each_reconcile_leaves_a_record_of_its_plan_and_outcome() {
     let (client, mut api) = mock_client();
-    let rt = runtime(
-        Endpoint::InProcess(|_, _| {
-            Ok(br#"{"status": {"ok": true}, "children": [{"apiVersion": "apps/v1", "kind": "Deployment",
-                "metadata": {"name": "web"}, "spec": {"replicas": 3}}], "resyncAfterSeconds": 30}"#
-                .to_vec())
-        }),
-        client,
-    );
+    let rt = runtime(Endpoint::InProcess(three_replicas_of_web), client);
     let (action, _) = tokio::join!(rt.process_and_requeue(KEY), apply_then_status(&mut api, 3));
     assert_eq!(action, Action::requeue(Duration::from_secs(30)));
     let record = rt.records.get(KEY).expect("a record");
