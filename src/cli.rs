@@ -189,6 +189,11 @@ pub struct RenderArgs {
     /// instead of indented.
     #[arg(long)]
     pub compact: bool,
+    /// Print what the bundled driver would do with the answer instead of
+    /// the answer: every operation (for an apply, the fields it changes,
+    /// from and to) and the status fields that change. sync and finalize.
+    #[arg(long)]
+    pub plan: bool,
 }
 
 #[cfg(test)]

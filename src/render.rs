@@ -31,12 +31,25 @@ pub enum RenderError {
     },
     #[error("writing the response failed")]
     Write(#[source] std::io::Error),
+    #[error("a {0} hook's answer is not a plan: --plan takes sync or finalize")]
+    NoPlan(HookKind),
+    #[error("planning the {controller} controller's answer failed")]
+    Plan {
+        controller: String,
+        #[source]
+        source: metahook_driver::preview::PreviewError,
+    },
 }
 
 pub fn run(args: &RenderArgs) -> Result<(), RenderError> {
     let (path, input) = read_input(args.file.as_ref())?;
     let body = to_json(&path, input)?;
     let response = render(&args.controller, &args.hook, &body, args.now)?;
+    let response = if args.plan {
+        plan(&args.controller, &args.hook, &body, &response)?
+    } else {
+        response
+    };
     let text = if args.compact {
         response
     } else {
@@ -60,6 +73,38 @@ pub fn render(
         controller: controller.to_owned(),
         hook: kind,
         source,
+    })
+}
+
+/// What the bundled driver would do with `response`, the answer to the
+/// request `body`, as compact JSON.
+pub fn plan(
+    controller: &str,
+    hook: &str,
+    body: &[u8],
+    response: &[u8],
+) -> Result<Vec<u8>, RenderError> {
+    let (_, kind, _) = registry::lookup(registry::CONTROLLERS, controller, hook)?;
+    if kind == HookKind::Customize {
+        return Err(RenderError::NoPlan(kind));
+    }
+    let planned = |source| RenderError::Plan {
+        controller: controller.to_owned(),
+        source,
+    };
+    let request: serde_json::Value = serde_json::from_slice(body).map_err(|e| {
+        planned(metahook_driver::preview::PreviewError::Object {
+            field: "request".to_owned(),
+            source: e,
+        })
+    })?;
+    let preview =
+        metahook_driver::preview::preview(controller, &request, response).map_err(planned)?;
+    serde_json::to_vec(&preview).map_err(|e| {
+        planned(metahook_driver::preview::PreviewError::Object {
+            field: "plan".to_owned(),
+            source: e,
+        })
     })
 }
 

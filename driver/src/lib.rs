@@ -28,6 +28,7 @@ pub mod memory;
 pub mod metrics;
 pub mod model;
 pub mod plan;
+pub mod preview;
 pub mod reconcile;
 pub mod records;
 pub mod related;

@@ -81,6 +81,16 @@ pub enum Outcome {
     NamespaceTerminating,
 }
 
+/// One field an operation changes.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FieldChange {
+    /// `spec.replicas`.
+    pub path: String,
+    /// What the object holds now (`null`: nothing).
+    pub from: Value,
+    pub to: Value,
+}
+
 /// One operation of the plan.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -95,9 +105,10 @@ pub struct Step {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// For an apply: the fields whose desired value differs from the
-    /// observed object (`spec.replicas`), or `create` for a new child.
+    /// observed object, with both values; for a status write, the status
+    /// fields that change.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub changed: Vec<String>,
+    pub changed: Vec<FieldChange>,
     /// Why, where it helps: the delete's reason, the event's reason.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
@@ -165,9 +176,16 @@ impl Step {
                     kind: kind_of(*type_index),
                     namespace: namespace.clone(),
                     name: Some(name.clone()),
-                    changed: match current {
-                        None => vec!["create".to_owned()],
-                        Some(current) => changed_fields(body, &current),
+                    changed: current
+                        .as_ref()
+                        .map(|current| changed_fields(body, current))
+                        .unwrap_or_default(),
+                    detail: match &current {
+                        None => Some("create".to_owned()),
+                        Some(current) if changed_fields(body, current).is_empty() => {
+                            Some("no field changes".to_owned())
+                        }
+                        Some(_) => None,
                     },
                     ..Step::new("apply")
                 }
@@ -187,24 +205,26 @@ impl Step {
     }
 }
 
-/// The paths of the fields `desired` sets to something other than what
-/// `current` holds (a list counts as one field). The type and the
-/// object's identity are left out: they are what the apply is for.
-pub fn changed_fields(desired: &Value, current: &Value) -> Vec<String> {
+/// The fields `desired` sets to something other than what `current`
+/// holds (a list counts as one field; fields the server added to it do
+/// not make it differ). The type and the object's identity
+/// are left out: they are what the apply is for.
+pub fn changed_fields(desired: &Value, current: &Value) -> Vec<FieldChange> {
     let mut out = Vec::new();
     walk(desired, current, String::new(), &mut out);
-    out.retain(|p| {
+    out.retain(|c| {
         !matches!(
-            p.as_str(),
+            c.path.as_str(),
             "apiVersion" | "kind" | "metadata.name" | "metadata.namespace"
-        ) && !p.starts_with("metadata.ownerReferences")
+        ) && !c.path.starts_with("metadata.ownerReferences")
     });
     out
 }
 
-fn walk(desired: &Value, current: &Value, path: String, out: &mut Vec<String>) {
+fn walk(desired: &Value, current: &Value, path: String, out: &mut Vec<FieldChange>) {
     match (desired, current) {
-        (Value::Object(want), Value::Object(have)) => {
+        // A map where there was none: each of its fields is new.
+        (Value::Object(want), have @ (Value::Object(_) | Value::Null)) => {
             for (key, value) in want {
                 let child = if path.is_empty() {
                     key.clone()
@@ -214,7 +234,13 @@ fn walk(desired: &Value, current: &Value, path: String, out: &mut Vec<String>) {
                 walk(value, have.get(key).unwrap_or(&Value::Null), child, out);
             }
         }
-        (want, have) if want != have => out.push(path),
+        // A list the object holds with fields the server defaulted is
+        // the same list (`plan::contains`, as the planner compares).
+        (want, have) if !crate::plan::contains(have, want) => out.push(FieldChange {
+            path,
+            from: have.clone(),
+            to: want.clone(),
+        }),
         _ => {}
     }
 }
@@ -308,10 +334,10 @@ mod tests {
             "metadata": {"name": "web", "namespace": "shop", "uid": "u", "labels": {"app": "web"}},
             "spec": {"replicas": 2, "paused": false,
                      "template": {"spec": {"containers": [{"name": "c", "image": "a"}]}}}});
-        assert_eq!(
-            changed_fields(&desired, &current),
-            ["spec.replicas", "spec.template.spec.containers"]
-        );
+        let changed = changed_fields(&desired, &current);
+        let paths: Vec<&str> = changed.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(paths, ["spec.replicas", "spec.template.spec.containers"]);
+        assert_eq!((&changed[0].from, &changed[0].to), (&json!(2), &json!(5)));
         assert!(changed_fields(&current, &current).is_empty());
     }
 

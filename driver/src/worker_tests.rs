@@ -475,7 +475,12 @@ async fn each_reconcile_leaves_a_record_of_its_plan_and_outcome() {
     let ops: Vec<&str> = record.plan.iter().map(|s| s.op).collect();
     assert_eq!(ops, ["apply", "writeStatus"]);
     assert_eq!(record.plan[0].kind.as_deref(), Some("Deployment"));
-    assert_eq!(record.plan[0].changed, ["spec.replicas"], "1 → 3");
+    let change = &record.plan[0].changed;
+    assert_eq!(change.len(), 1, "{change:?}");
+    assert_eq!(
+        (change[0].path.as_str(), &change[0].from, &change[0].to),
+        ("spec.replicas", &json!(1), &json!(3))
+    );
     assert_eq!(record.children.desired, Some(1));
     assert_eq!(record.children.observed, 1);
     assert!(record.hook_seconds.is_some());

@@ -1,0 +1,177 @@
+//! `metahook render --plan`: what the driver would do with one hook answer,
+//! offline — the same pure planner (`plan::after_hook`) on a request in
+//! Metacontroller's format, described as a reconcile record describes its
+//! plan. The request's children are taken as the claimed, observed
+//! children (Metacontroller sends only those), nothing is remembered from
+//! an earlier apply, and types are read from the built-in manifests and
+//! the request instead of an API server's discovery.
+
+use crate::config::{self, ConfigError};
+use crate::model::{ApiType, ChildType, Driven};
+use crate::plan::{self, NoMemory, Op, PlanError};
+use crate::records::{FieldChange, Step, changed_fields};
+use crate::wire::{self, DecodeResponseError};
+use kube::api::DynamicObject;
+use kube::core::{ApiResource, GroupVersionKind};
+use serde::Serialize;
+use serde_json::Value;
+use std::sync::Arc;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PreviewError {
+    #[error("the built-in manifests are invalid")]
+    Config(#[from] ConfigError),
+    #[error("no built-in CompositeController is named {0}")]
+    UnknownController(String),
+    #[error("the request's {field} is not a Kubernetes object")]
+    Object {
+        field: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("the kind of {api_version} {resource} is not in the request or the hook's answer")]
+    UnknownKind {
+        api_version: String,
+        resource: String,
+    },
+    #[error("the hook's answer could not be decoded")]
+    Decode(#[from] DecodeResponseError),
+    #[error("planning failed")]
+    Plan(#[from] PlanError),
+}
+
+/// The plan for one hook answer.
+#[derive(Debug, Serialize)]
+pub struct Preview {
+    /// Every operation, in order, as a reconcile record lists them.
+    pub plan: Vec<Step>,
+    /// The status fields the status write changes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub status: Vec<FieldChange>,
+    /// Why the reconcile would fail after the plan, if it would.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+}
+
+/// Plans `controller`'s reaction to `response`, the hook's answer to
+/// `request`.
+pub fn preview(
+    controller: &str,
+    request: &Value,
+    response: &[u8],
+) -> Result<Preview, PreviewError> {
+    let config = config::embedded()?
+        .into_iter()
+        .find(|c| c.name == controller)
+        .ok_or_else(|| PreviewError::UnknownController(controller.to_owned()))?;
+    let parent: DynamicObject = object(&request["parent"], "parent")?;
+    let (group, version) = split_api_version(&config.parent.api_version);
+    let parent_type = ApiType::new(
+        group,
+        version,
+        parent.types.as_ref().map_or("", |t| t.kind.as_str()),
+        &config.parent.resource,
+        parent.metadata.namespace.is_some(),
+    );
+    let answer: Value = serde_json::from_slice(response).unwrap_or(Value::Null);
+    let mut children = Vec::new();
+    let mut observed = Vec::new();
+    for child in &config.children {
+        let kind =
+            kind_of(&child.api_version, &child.resource, request, &answer).ok_or_else(|| {
+                PreviewError::UnknownKind {
+                    api_version: child.api_version.clone(),
+                    resource: child.resource.clone(),
+                }
+            })?;
+        let (group, version) = split_api_version(&child.api_version);
+        observed.push(
+            request["children"][format!("{kind}.{}", child.api_version)]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(key, value)| object(value, &format!("children {key}")).map(Arc::new))
+                .collect::<Result<Vec<_>, _>>()?,
+        );
+        children.push(ChildType {
+            resource: ApiType::new(group, version, &kind, &child.resource, true),
+            strategy: child.update_strategy,
+        });
+    }
+    let strict = config.hooks.sync.version == config::HookVersion::V2;
+    let ctl = Driven {
+        config,
+        parent: parent_type,
+        children,
+    };
+    let decoded = wire::decode_sync_response(response, strict)?;
+    let planned = plan::after_hook(&ctl, &parent, &observed, &observed, decoded, &NoMemory)?;
+    let current_status = parent.data.get("status").cloned().unwrap_or(Value::Null);
+    let status = planned
+        .ops
+        .iter()
+        .find_map(|op| match op {
+            Op::WriteStatus { status } => Some(changed_fields(status, &current_status)),
+            _ => None,
+        })
+        .unwrap_or_default();
+    Ok(Preview {
+        plan: planned
+            .ops
+            .iter()
+            .map(|op| Step::of(op, &ctl, &observed))
+            .collect(),
+        status,
+        failure: planned.failure.map(|f| crate::error_chain(&f)),
+    })
+}
+
+fn object(value: &Value, field: &str) -> Result<DynamicObject, PreviewError> {
+    serde_json::from_value(value.clone()).map_err(|source| PreviewError::Object {
+        field: field.to_owned(),
+        source,
+    })
+}
+
+/// The kind of a resource one of the built-in controllers defines.
+fn crd_kind(api_version: &str, resource: &str) -> Option<String> {
+    let (group, _) = split_api_version(api_version);
+    metahook_hooks::CONTROLLERS
+        .iter()
+        .flat_map(|c| (c.crds)())
+        .find(|crd| crd.spec.group == group && crd.spec.names.plural == resource)
+        .map(|crd| crd.spec.names.kind)
+}
+
+/// `apps/v1` → (`apps`, `v1`); `v1` → (``, `v1`).
+fn split_api_version(api_version: &str) -> (&str, &str) {
+    api_version.split_once('/').unwrap_or(("", api_version))
+}
+
+/// The kind of `resource` objects: a kind named in the request's child
+/// map keys (`Kind.apiVersion`) or among the children the hook desires
+/// whose plural is `resource`, else one a built-in controller defines.
+fn kind_of(api_version: &str, resource: &str, request: &Value, answer: &Value) -> Option<String> {
+    let from_keys = request["children"]
+        .as_object()
+        .into_iter()
+        .flat_map(|groups| groups.keys())
+        .filter_map(|key| {
+            key.split_once('.')
+                .filter(|(_, v)| *v == api_version)
+                .map(|(kind, _)| kind.to_owned())
+        });
+    let from_answer = answer["children"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["apiVersion"] == api_version)
+        .filter_map(|c| c["kind"].as_str().map(str::to_owned));
+    let (group, version) = split_api_version(api_version);
+    from_keys
+        .chain(from_answer)
+        .find(|kind| {
+            ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind)).plural == resource
+        })
+        .or_else(|| crd_kind(api_version, resource))
+}
