@@ -31,6 +31,8 @@ pub enum RenderError {
     },
     #[error("writing the response failed")]
     Write(#[source] std::io::Error),
+    #[error("encoding the plan failed")]
+    Encode(#[source] serde_json::Error),
     #[error("a {0} hook's answer is not a plan: --plan takes sync or finalize")]
     NoPlan(HookKind),
     #[error("planning the {controller} controller's answer failed")]
@@ -88,24 +90,14 @@ pub fn plan(
     if kind == HookKind::Customize {
         return Err(RenderError::NoPlan(kind));
     }
-    let planned = |source| RenderError::Plan {
-        controller: controller.to_owned(),
-        source,
-    };
-    let request: serde_json::Value = serde_json::from_slice(body).map_err(|e| {
-        planned(metahook_driver::preview::PreviewError::Object {
-            field: "request".to_owned(),
-            source: e,
-        })
-    })?;
     let preview =
-        metahook_driver::preview::preview(controller, &request, response).map_err(planned)?;
-    serde_json::to_vec(&preview).map_err(|e| {
-        planned(metahook_driver::preview::PreviewError::Object {
-            field: "plan".to_owned(),
-            source: e,
-        })
-    })
+        metahook_driver::preview::preview(controller, body, response).map_err(|source| {
+            RenderError::Plan {
+                controller: controller.to_owned(),
+                source,
+            }
+        })?;
+    serde_json::to_vec(&preview).map_err(RenderError::Encode)
 }
 
 fn read_input(file: Option<&PathBuf>) -> Result<(PathBuf, Vec<u8>), RenderError> {

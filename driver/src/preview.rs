@@ -23,6 +23,8 @@ pub enum PreviewError {
     Config(#[from] ConfigError),
     #[error("no built-in CompositeController is named {0}")]
     UnknownController(String),
+    #[error("the request is not JSON")]
+    Request(#[source] serde_json::Error),
     #[error("the request's {field} is not a Kubernetes object")]
     Object {
         field: String,
@@ -54,12 +56,10 @@ pub struct Preview {
 }
 
 /// Plans `controller`'s reaction to `response`, the hook's answer to
-/// `request`.
-pub fn preview(
-    controller: &str,
-    request: &Value,
-    response: &[u8],
-) -> Result<Preview, PreviewError> {
+/// `request` (JSON).
+pub fn preview(controller: &str, request: &[u8], response: &[u8]) -> Result<Preview, PreviewError> {
+    let request: Value = serde_json::from_slice(request).map_err(PreviewError::Request)?;
+    let request = &request;
     let config = config::embedded()?
         .into_iter()
         .find(|c| c.name == controller)

@@ -172,19 +172,15 @@ impl Step {
                         })
                     })
                     .and_then(|o| serde_json::to_value(o.as_ref()).ok());
+                let changed = current.map(|current| changed_fields(body, &current));
                 Step {
                     kind: kind_of(*type_index),
                     namespace: namespace.clone(),
                     name: Some(name.clone()),
-                    changed: current
-                        .as_ref()
-                        .map(|current| changed_fields(body, current))
-                        .unwrap_or_default(),
-                    detail: match &current {
+                    changed: changed.clone().unwrap_or_default(),
+                    detail: match &changed {
                         None => Some("create".to_owned()),
-                        Some(current) if changed_fields(body, current).is_empty() => {
-                            Some("no field changes".to_owned())
-                        }
+                        Some(fields) if fields.is_empty() => Some("no field changes".to_owned()),
                         Some(_) => None,
                     },
                     ..Step::new("apply")
