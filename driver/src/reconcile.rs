@@ -7,7 +7,7 @@ use crate::execute::{ExecuteError, ExecuteErrors};
 use crate::hook_call::HookCallError;
 use crate::model::split_key;
 use crate::plan::{self, Next, PlanError};
-use crate::records::{ParentRef, Step};
+use crate::records::{Condition, ParentRef, Step};
 use crate::related::RelatedError;
 use crate::wire::{self, DecodeResponseError, TypedObjects};
 use crate::worker::ControllerRuntime;
@@ -90,6 +90,7 @@ pub struct Trace {
     pub hook: Option<Duration>,
     pub desired: Option<usize>,
     pub observed: usize,
+    pub conditions: Vec<Condition>,
 }
 
 impl ControllerRuntime {
@@ -181,6 +182,8 @@ impl ControllerRuntime {
         let response = wire::decode_sync_response(&answer?, target.strict())
             .map_err(|source| ReconcileError::Decode { hook, source })?;
         trace.desired = Some(response.children.len());
+        trace.conditions =
+            Condition::read(response.status.as_ref().and_then(|s| s.get("conditions")));
         let plan = plan::after_hook(
             ctl,
             &parent,

@@ -6,6 +6,7 @@
 use crate::model::Driven;
 use crate::plan::{DeleteReason, EventType, Op};
 use kube::api::DynamicObject;
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -13,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 /// The last reconcile of one parent.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Record {
     pub controller: String,
@@ -35,9 +36,47 @@ pub struct Record {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requeue: Option<Requeue>,
     pub children: ChildCount,
+    /// The conditions of the status the hook asked for (`status.conditions`),
+    /// when it answered with any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+/// One condition of the status the hook asked for.
+#[derive(Debug, Clone, Serialize, PartialEq, JsonSchema)]
+pub struct Condition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl Condition {
+    /// A status's `conditions`, read the way Kubernetes writes them (a
+    /// list of objects with `type` and `status`); anything else, none.
+    pub fn read(conditions: Option<&Value>) -> Vec<Condition> {
+        let text = |c: &Value, key: &str| c.get(key).and_then(Value::as_str).map(str::to_owned);
+        conditions
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|c| {
+                Some(Condition {
+                    type_: text(c, "type")?,
+                    status: text(c, "status")?,
+                    reason: text(c, "reason"),
+                    message: text(c, "message"),
+                })
+            })
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ParentRef {
     pub api_version: String,
@@ -48,6 +87,9 @@ pub struct ParentRef {
     pub uid: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub generation: Option<i64>,
+    /// The parent's labels.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
 }
 
 impl ParentRef {
@@ -59,11 +101,12 @@ impl ParentRef {
             name: parent.metadata.name.clone().unwrap_or_default(),
             uid: parent.metadata.uid.clone().unwrap_or_default(),
             generation: parent.metadata.generation,
+            labels: parent.metadata.labels.clone().unwrap_or_default(),
         }
     }
 }
 
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, JsonSchema)]
 pub enum Outcome {
     /// Done, and something was written.
     Succeeded,
@@ -82,17 +125,19 @@ pub enum Outcome {
 }
 
 /// One field an operation changes.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, JsonSchema)]
 pub struct FieldChange {
     /// `spec.replicas`.
     pub path: String,
     /// What the object holds now (`null`: nothing).
+    #[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
     pub from: Value,
+    #[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
     pub to: Value,
 }
 
 /// One operation of the plan.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Step {
     /// `addFinalizer`, `removeFinalizer`, `verifyParent`, `adopt`,
@@ -241,7 +286,7 @@ fn walk(desired: &Value, current: &Value, path: String, out: &mut Vec<FieldChang
     }
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Requeue {
     pub after_seconds: f64,
@@ -258,7 +303,7 @@ impl Requeue {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq, JsonSchema)]
 pub struct ChildCount {
     /// What the hook asked for (absent when it was not called).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -349,6 +394,7 @@ mod tests {
                 name: name.to_owned(),
                 uid: format!("uid-{name}"),
                 generation: Some(1),
+                labels: BTreeMap::new(),
             },
             last_run: "2026-11-23T00:00:00Z".to_owned(),
             outcome: Outcome::Unchanged,
@@ -358,6 +404,7 @@ mod tests {
             error: None,
             requeue: None,
             children: ChildCount::default(),
+            conditions: Vec::new(),
         };
         records.put("a/x", record("x", "a"));
         records.put("a/x", record("x", "a"));

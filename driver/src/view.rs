@@ -58,6 +58,11 @@ impl View {
         *self.lock() = None;
     }
 
+    /// Whether this replica drives now (its records are the cluster's).
+    pub fn driving(&self) -> bool {
+        self.lock().is_some()
+    }
+
     pub fn overview(&self) -> Overview {
         match &*self.lock() {
             None => Overview {

@@ -457,6 +457,7 @@ impl ControllerRuntime {
                     desired: trace.desired,
                     observed: trace.observed,
                 },
+                conditions: trace.conditions,
             },
         );
         // A parent deleted while this reconcile ran has had its record

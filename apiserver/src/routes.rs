@@ -1,0 +1,331 @@
+//! The routes of the aggregated API. Health needs nothing; everything else
+//! needs the front proxy's certificate (401 without); discovery and
+//! OpenAPI are then answered to any authenticated user, as Kubernetes'
+//! default RBAC (`system:discovery`) grants them to every one and so that
+//! the aggregator's 5-second availability check never waits on a review;
+//! reconciles need a SubjectAccessReview's yes (403 otherwise).
+
+use crate::authorize::{Attributes, Authorizer, Decision};
+use crate::front_proxy::{FrontProxy, User};
+use crate::negotiate::{self, Format};
+use crate::object::{Reconcile, ReconcileList};
+use crate::status::ApiError;
+use crate::table::{self, IncludeObject};
+use crate::tls::PeerCerts;
+use crate::{GROUP, GROUP_VERSION, RESOURCE, discovery, openapi, selectors};
+use actix_web::http::header::{ACCEPT, CONTENT_TYPE};
+use actix_web::{HttpRequest, HttpResponse, web};
+use metahook_driver::view::View;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// What the handlers share.
+#[derive(Debug)]
+pub struct State {
+    pub view: Arc<View>,
+    pub front_proxy: Arc<FrontProxy>,
+    pub authorizer: Arc<Authorizer>,
+}
+
+pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<State>) {
+    let resources = format!("/apis/{GROUP_VERSION}");
+    cfg.app_data(state)
+        .route("/healthz", web::get().to(healthz))
+        .route("/livez", web::get().to(healthz))
+        .route("/readyz", web::get().to(readyz))
+        .service(get_only("/apis", apis))
+        .service(get_only(&format!("/apis/{GROUP}"), group))
+        .service(get_only(&resources, resource_list))
+        .service(get_only("/openapi/v2", openapi_v2))
+        .service(get_only("/openapi/v3", openapi_v3))
+        .service(get_only(
+            &format!("/openapi/v3/{}", openapi::v3_group_path()),
+            openapi_v3_group,
+        ))
+        .service(get_only(&format!("{resources}/{RESOURCE}"), list))
+        .service(get_only(
+            &format!("{resources}/namespaces/{{namespace}}/{RESOURCE}"),
+            list,
+        ))
+        .service(get_only(
+            &format!("{resources}/namespaces/{{namespace}}/{RESOURCE}/{{name}}"),
+            get,
+        ))
+        .default_service(web::to(unknown_path));
+}
+
+/// A path answered to GET, 405 to anything else (once authenticated).
+fn get_only<F, Args>(path: &str, handler: F) -> actix_web::Resource
+where
+    F: actix_web::Handler<Args>,
+    Args: actix_web::FromRequest + 'static,
+    F::Output: actix_web::Responder + 'static,
+{
+    web::resource(path)
+        .route(web::get().to(handler))
+        .default_service(web::to(method_not_allowed))
+}
+
+async fn healthz() -> HttpResponse {
+    HttpResponse::Ok().content_type("text/plain").body("ok")
+}
+
+/// Ready while this replica drives: only the Lease holder has records.
+async fn readyz(state: web::Data<State>) -> HttpResponse {
+    if state.view.driving() {
+        HttpResponse::Ok().content_type("text/plain").body("ok")
+    } else {
+        HttpResponse::ServiceUnavailable()
+            .content_type("text/plain")
+            .body("not driving: another replica holds the Lease, or the driver is starting")
+    }
+}
+
+fn authenticate(request: &HttpRequest, state: &State) -> Result<User, ApiError> {
+    let peer = request.conn_data::<PeerCerts>().map(|p| p.0.as_slice());
+    state
+        .front_proxy
+        .authenticate(peer, request.headers())
+        .map_err(|reason| {
+            tracing::debug!(%reason, path = request.path(), "unauthenticated request");
+            ApiError::Unauthorized(reason)
+        })
+}
+
+fn accept(request: &HttpRequest) -> Option<&str> {
+    request.headers().get(ACCEPT).and_then(|v| v.to_str().ok())
+}
+
+/// A discovery or OpenAPI document: JSON only (406 for anything else, so
+/// the aggregator falls back from aggregated discovery).
+fn document(request: &HttpRequest, state: &State, body: Value) -> Result<HttpResponse, ApiError> {
+    authenticate(request, state)?;
+    json_only(request)?;
+    Ok(HttpResponse::Ok().json(body))
+}
+
+fn json_only(request: &HttpRequest) -> Result<(), ApiError> {
+    match negotiate::format(accept(request)) {
+        Some(Format::Json) => Ok(()),
+        _ => Err(ApiError::NotAcceptable(
+            accept(request).unwrap_or_default().to_owned(),
+        )),
+    }
+}
+
+async fn apis(request: HttpRequest, state: web::Data<State>) -> Result<HttpResponse, ApiError> {
+    document(&request, &state, discovery::groups())
+}
+
+async fn group(request: HttpRequest, state: web::Data<State>) -> Result<HttpResponse, ApiError> {
+    document(&request, &state, discovery::group())
+}
+
+async fn resource_list(
+    request: HttpRequest,
+    state: web::Data<State>,
+) -> Result<HttpResponse, ApiError> {
+    document(&request, &state, discovery::resources())
+}
+
+fn raw_json(request: &HttpRequest, state: &State, body: &[u8]) -> Result<HttpResponse, ApiError> {
+    authenticate(request, state)?;
+    json_only(request)?;
+    Ok(HttpResponse::Ok()
+        .insert_header((CONTENT_TYPE, "application/json"))
+        .body(body.to_vec()))
+}
+
+async fn openapi_v2(
+    request: HttpRequest,
+    state: web::Data<State>,
+) -> Result<HttpResponse, ApiError> {
+    raw_json(&request, &state, &openapi::documents().v2)
+}
+
+async fn openapi_v3(
+    request: HttpRequest,
+    state: web::Data<State>,
+) -> Result<HttpResponse, ApiError> {
+    raw_json(&request, &state, &openapi::documents().v3_root)
+}
+
+async fn openapi_v3_group(
+    request: HttpRequest,
+    state: web::Data<State>,
+) -> Result<HttpResponse, ApiError> {
+    raw_json(&request, &state, &openapi::documents().v3_group)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ListQuery {
+    label_selector: Option<String>,
+    field_selector: Option<String>,
+    include_object: Option<String>,
+    watch: Option<String>,
+}
+
+/// Authenticated, authorised, and this replica drives.
+async fn allowed(
+    request: &HttpRequest,
+    state: &State,
+    attributes: Attributes,
+) -> Result<(), ApiError> {
+    let user = authenticate(request, state)?;
+    let decision = state
+        .authorizer
+        .decide(&user, attributes.clone())
+        .await
+        .map_err(|e| {
+            ApiError::Internal(format!(
+                "authorization failed: {}",
+                metahook_driver::error_chain(&e)
+            ))
+        })?;
+    if let Decision::Deny(reason) = decision {
+        let subject = if attributes.name.is_empty() {
+            format!("{RESOURCE}.{GROUP}")
+        } else {
+            format!("{RESOURCE}.{GROUP} {:?}", attributes.name)
+        };
+        let scope = if attributes.namespace.is_empty() {
+            "at the cluster scope".to_owned()
+        } else {
+            format!("in the namespace {:?}", attributes.namespace)
+        };
+        let reason = if reason.is_empty() {
+            String::new()
+        } else {
+            format!(": {reason}")
+        };
+        return Err(ApiError::Forbidden(format!(
+            "{subject} is forbidden: User {:?} cannot {} resource {RESOURCE:?} in API group {GROUP:?} {scope}{reason}",
+            user.name, attributes.verb
+        )));
+    }
+    if !state.view.driving() {
+        return Err(ApiError::Unavailable(
+            "this replica does not drive: the replica holding the Lease serves reconciles"
+                .to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+async fn list(
+    request: HttpRequest,
+    state: web::Data<State>,
+    query: web::Query<ListQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let namespace = request.match_info().get("namespace").map(str::to_owned);
+    allowed(
+        &request,
+        &state,
+        Attributes {
+            verb: "list",
+            namespace: namespace.clone().unwrap_or_default(),
+            name: String::new(),
+        },
+    )
+    .await?;
+    if query
+        .watch
+        .as_deref()
+        .is_some_and(|w| w == "true" || w == "1")
+    {
+        return Err(ApiError::MethodNotAllowed);
+    }
+    let format = negotiate::format(accept(&request))
+        .ok_or_else(|| ApiError::NotAcceptable(accept(&request).unwrap_or_default().to_owned()))?;
+    let include =
+        IncludeObject::parse(query.include_object.as_deref()).map_err(ApiError::BadRequest)?;
+    let labels = selectors::labels(query.label_selector.as_deref().unwrap_or_default())
+        .map_err(ApiError::BadRequest)?;
+    let fields = selectors::fields(query.field_selector.as_deref().unwrap_or_default())
+        .map_err(ApiError::BadRequest)?;
+    let mut objects: Vec<Reconcile> = state
+        .view
+        .reconciles(None, namespace.as_deref())
+        .into_iter()
+        .filter_map(Reconcile::of)
+        .filter(|o| selectors::matches(o, &labels, &fields))
+        .collect();
+    objects
+        .sort_by(|a, b| (&a.metadata.namespace, a.name()).cmp(&(&b.metadata.namespace, b.name())));
+    Ok(match format {
+        Format::Json => HttpResponse::Ok().json(ReconcileList::new(objects)),
+        Format::Table(version) => {
+            HttpResponse::Ok().json(table::table(&objects, version, include, jiff::Timestamp::now()))
+        }
+        Format::Metadata(version) => HttpResponse::Ok().json(json!({
+            "kind": "PartialObjectMetadataList",
+            "apiVersion": format!("meta.k8s.io/{version}"),
+            "metadata": {},
+            "items": objects.iter().map(|o| table::partial_metadata(o, version)).collect::<Vec<_>>(),
+        })),
+    })
+}
+
+async fn get(
+    request: HttpRequest,
+    state: web::Data<State>,
+    path: web::Path<(String, String)>,
+    query: web::Query<ListQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let (namespace, name) = path.into_inner();
+    allowed(
+        &request,
+        &state,
+        Attributes {
+            verb: "get",
+            namespace: namespace.clone(),
+            name: name.clone(),
+        },
+    )
+    .await?;
+    let format = negotiate::format(accept(&request))
+        .ok_or_else(|| ApiError::NotAcceptable(accept(&request).unwrap_or_default().to_owned()))?;
+    let include =
+        IncludeObject::parse(query.include_object.as_deref()).map_err(ApiError::BadRequest)?;
+    let controller = name.split_once('.').map(|(c, _)| c);
+    let object = controller
+        .and_then(|c| {
+            state
+                .view
+                .reconciles(Some(c), Some(&namespace))
+                .into_iter()
+                .filter_map(Reconcile::of)
+                .find(|o| o.name() == name)
+        })
+        .ok_or(ApiError::NotFound { name })?;
+    Ok(match format {
+        Format::Json => HttpResponse::Ok().json(object),
+        Format::Table(version) => HttpResponse::Ok().json(table::table(
+            std::slice::from_ref(&object),
+            version,
+            include,
+            jiff::Timestamp::now(),
+        )),
+        Format::Metadata(version) => {
+            HttpResponse::Ok().json(table::partial_metadata(&object, version))
+        }
+    })
+}
+
+async fn method_not_allowed(
+    request: HttpRequest,
+    state: web::Data<State>,
+) -> Result<HttpResponse, ApiError> {
+    authenticate(&request, &state)?;
+    Err(ApiError::MethodNotAllowed)
+}
+
+async fn unknown_path(
+    request: HttpRequest,
+    state: web::Data<State>,
+) -> Result<HttpResponse, ApiError> {
+    authenticate(&request, &state)?;
+    Err(ApiError::NoSuchPath)
+}

@@ -1,0 +1,174 @@
+//! Starting the aggregated API: the certificate read (a bad one fails at
+//! start), the ConfigMap of the front proxy's settings watched and the
+//! certificate files re-read in the background on the driver's runtime,
+//! and the HTTPS server, run by the caller's actix System beside the hook
+//! server.
+
+use crate::authorize::{ApiReviewer, Authorizer};
+use crate::front_proxy::{CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE, FrontProxy, RequestHeader};
+use crate::routes::{self, State};
+use crate::tls::{self, ServingCert, TlsError};
+use actix_web::{App, HttpServer, web};
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Client};
+use metahook_driver::view::View;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Clone)]
+pub struct ApiSettings {
+    /// Where HTTPS is served (`--api-listen`).
+    pub listen: SocketAddr,
+    /// Holds `tls.crt` and `tls.key` (`--api-tls-dir`).
+    pub tls_dir: PathBuf,
+    /// How often the certificate files are re-read. A mounted Secret is
+    /// updated by the kubelet within about a minute of a change.
+    pub reload_every: Duration,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("the aggregated API's serving certificate")]
+    Tls(#[from] TlsError),
+    #[error("connecting to the Kubernetes API server for reviews failed")]
+    Client(#[source] kube::Error),
+    #[error("listening on {addr} failed")]
+    Listen {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Everything but the listening socket, ready to serve.
+#[derive(Debug)]
+pub struct ApiServer {
+    listen: SocketAddr,
+    state: web::Data<State>,
+    tls: rustls::ServerConfig,
+}
+
+impl ApiServer {
+    /// Reads the certificate, connects a client for reviews and starts the
+    /// background tasks on `runtime` (they end with `stop`).
+    pub fn start(
+        settings: &ApiSettings,
+        view: Arc<View>,
+        runtime: &tokio::runtime::Runtime,
+        stop: CancellationToken,
+    ) -> Result<Self, StartError> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let cert = Arc::new(ServingCert::load(&settings.tls_dir, provider)?);
+        let tls = tls::server_config(cert.clone())?;
+        // Infers the configuration (no request yet); its connections live
+        // on the driver's runtime.
+        let client = runtime
+            .block_on(Client::try_default())
+            .map_err(StartError::Client)?;
+        let front_proxy = Arc::new(FrontProxy::default());
+        runtime.spawn(watch_request_header(
+            client.clone(),
+            front_proxy.clone(),
+            stop.clone(),
+        ));
+        runtime.spawn(reload_cert(cert, settings.reload_every, stop));
+        let authorizer = Arc::new(Authorizer::new(Box::new(ApiReviewer {
+            client,
+            runtime: runtime.handle().clone(),
+        })));
+        Ok(ApiServer {
+            listen: settings.listen,
+            state: web::Data::new(State {
+                view,
+                front_proxy,
+                authorizer,
+            }),
+            tls,
+        })
+    }
+
+    /// The HTTPS server; run it on an actix System.
+    pub fn server(&self) -> Result<(actix_web::dev::Server, SocketAddr), StartError> {
+        let state = self.state.clone();
+        let listen = self.listen;
+        let server = HttpServer::new(move || {
+            let state = state.clone();
+            App::new().configure(move |cfg| routes::configure(cfg, state))
+        })
+        .on_connect(tls::keep_peer_certs)
+        // Few clients (the aggregator's pooled connections): two workers.
+        .workers(2)
+        .bind_rustls_0_23(listen, self.tls.clone())
+        .map_err(|source| StartError::Listen {
+            addr: listen,
+            source,
+        })?;
+        let addr = server.addrs().first().copied().unwrap_or(listen);
+        // Signals are the caller's: it stops this server with the others.
+        Ok((server.disable_signals().run(), addr))
+    }
+}
+
+/// Keeps the front proxy's settings as kube-apiserver publishes them.
+async fn watch_request_header(
+    client: Client,
+    front_proxy: Arc<FrontProxy>,
+    stop: CancellationToken,
+) {
+    let api: Api<ConfigMap> = Api::namespaced(client, CONFIG_MAP_NAMESPACE);
+    let config = watcher::Config::default().fields(&format!("metadata.name={CONFIG_MAP_NAME}"));
+    let mut events = watcher(api, config).default_backoff().boxed();
+    loop {
+        let event = tokio::select! {
+            _ = stop.cancelled() => return,
+            event = events.next() => event,
+        };
+        match event {
+            None => return,
+            Some(Ok(watcher::Event::Apply(cm) | watcher::Event::InitApply(cm))) => {
+                match RequestHeader::from_data(&cm.data.unwrap_or_default()) {
+                    Ok(settings) => {
+                        tracing::info!(
+                            ?settings,
+                            "front-proxy settings read from {CONFIG_MAP_NAMESPACE}/{CONFIG_MAP_NAME}"
+                        );
+                        front_proxy.update(settings);
+                    }
+                    Err(err) => {
+                        tracing::error!(error = %metahook_driver::error_chain(&err), "the front proxy's settings are unusable; requests stay unauthenticated")
+                    }
+                }
+            }
+            Some(Ok(_)) => {}
+            Some(Err(err)) => {
+                tracing::warn!(error = %metahook_driver::error_chain(&err), "watching {CONFIG_MAP_NAMESPACE}/{CONFIG_MAP_NAME} failed; retrying")
+            }
+        }
+    }
+}
+
+/// Re-reads the certificate files every `every`.
+async fn reload_cert(cert: Arc<ServingCert>, every: Duration, stop: CancellationToken) {
+    let mut ticks = tokio::time::interval(every);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = ticks.tick() => {}
+        }
+        match cert.reload() {
+            Ok(true) => tracing::info!(
+                "the aggregated API's serving certificate changed; new connections use it"
+            ),
+            Ok(false) => {}
+            Err(err) => {
+                tracing::warn!(error = %metahook_driver::error_chain(&err), "re-reading the serving certificate failed; the one in use stays")
+            }
+        }
+    }
+}
