@@ -206,3 +206,46 @@ neither is set: the binary's default (128 MiB) applies.
 {{- divf $limit 2 | int64 -}}
 {{- end -}}
 {{- end }}
+
+{{/*
+The driver's aggregated API: "true" when it is rendered (driver mode and
+driver.aggregatedApi.enabled), else empty. Metacontroller mode ignores the
+switch, as it ignores every driver.* value.
+*/}}
+{{- define "metahook.aggregatedApi" -}}
+{{- if and (eq .Values.mode "driver") .Values.driver.aggregatedApi.enabled }}true{{ end }}
+{{- end }}
+
+{{/*
+Its names, within 63 characters. The Secret holding the serving certificate
+is also the cert-manager Certificate's name and secretName.
+*/}}
+{{- define "metahook.apiTlsSecretName" -}}
+{{- printf "%s-api-tls" (include "metahook.fullname" . | trunc 55 | trimSuffix "-") }}
+{{- end }}
+
+{{- define "metahook.apiIssuerName" -}}
+{{- printf "%s-api-selfsigned" (include "metahook.fullname" . | trunc 48 | trimSuffix "-") }}
+{{- end }}
+
+{{- define "metahook.apiTlsDir" -}}
+/etc/metahook/api-tls
+{{- end }}
+
+{{/*
+The names kube-apiserver may verify the serving certificate against: it dials
+the APIService's Service as <service>.<namespace>.svc. As a YAML list.
+*/}}
+{{- define "metahook.apiDnsNames" -}}
+{{- $service := printf "%s.%s.svc" (include "metahook.fullname" .) (include "metahook.namespace" .) }}
+{{- toYaml (list $service (printf "%s.cluster.local" $service)) }}
+{{- end }}
+
+{{/*
+host:port for a listen address; an IPv6 host is bracketed. The argument is a
+list: host, port.
+*/}}
+{{- define "metahook.listenAddress" -}}
+{{- $host := index . 0 }}
+{{- printf "%s:%d" (ternary (printf "[%s]" $host) $host (contains ":" $host)) (index . 1 | int) }}
+{{- end }}

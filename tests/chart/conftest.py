@@ -202,6 +202,8 @@ def _json_schema(name: str) -> dict:
 CUSTOM_SCHEMAS = {
     ("metacontroller.k8s.io/v1alpha1", "CompositeController"): _json_schema("compositecontroller.schema.json"),
     ("monitoring.coreos.com/v1", "ServiceMonitor"): _json_schema("servicemonitor.schema.json"),
+    ("cert-manager.io/v1", "Certificate"): _json_schema("certificate.schema.json"),
+    ("cert-manager.io/v1", "Issuer"): _json_schema("issuer.schema.json"),
 }
 
 _NUMERIC_KEYWORDS = ("minimum", "maximum", "multipleOf")

@@ -6,10 +6,13 @@ Run with tests/chart/run.sh (creates .venv and installs the pinned tools).
 
 from __future__ import annotations
 
+import base64
 import copy
 import re
+import subprocess
 import tarfile
 import warnings
+from datetime import datetime
 from pathlib import Path
 
 import helm_python
@@ -41,7 +44,8 @@ from conftest import (
     validation_errors,
 )
 
-CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding", "CompositeController", "CustomResourceDefinition"}
+CLUSTER_SCOPED = {"APIService", "ClusterRole", "ClusterRoleBinding", "CompositeController",
+                  "CustomResourceDefinition"}
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 # Values that turn on everything optional, with non-default values for every
@@ -79,6 +83,19 @@ EVERYTHING = {
     "probes": {"liveness": {"periodSeconds": 20}, "readiness": {"periodSeconds": 3, "successThreshold": 1}},
 }
 
+
+def aggregated_api(values: dict | None = None, mode: str = "driver", **settings: object) -> dict:
+    """Values turning on the driver's aggregated API (driver.aggregatedApi),
+    with `settings` for it, on top of `values`."""
+    out = copy.deepcopy(values or {})
+    out["mode"] = mode
+    driver = out.setdefault("driver", {})
+    driver["aggregatedApi"] = {"enabled": True, **driver.get("aggregatedApi", {}), **settings}
+    return out
+
+
+CERT_MANAGER = {"enabled": True}
+
 # OpenShift-style: the platform picks uid/gid, so the chart must not pin them.
 UNPINNED_IDS = {
     "podSecurityContext": {"runAsUser": None, "runAsGroup": None, "fsGroup": None},
@@ -105,7 +122,25 @@ SCENARIOS = [
     ("driver-everything", {**EVERYTHING, "mode": "driver",
                            "rbac": {"create": True, "extraClusterRoleRules": [
                                {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch"]}]},
-                           "driver": {"leaseName": "metahook-leader"}}, DEFAULT_RELEASE, DEFAULT_NAMESPACE),
+                           "driver": {"leaseName": "metahook-leader", "aggregatedApi": {
+                               "enabled": True, "port": 9443, "servicePort": 8443, "groupPriorityMinimum": 2000,
+                               "versionPriority": 20, "aggregateToView": False, "certValidityDays": 365}}},
+     DEFAULT_RELEASE, DEFAULT_NAMESPACE),
+    ("driver-aggregated-api", aggregated_api(), DEFAULT_RELEASE, DEFAULT_NAMESPACE),
+    ("driver-aggregated-api-custom-release", aggregated_api(), "hooks-prod", "platform-hooks"),
+    ("driver-aggregated-api-cert-manager", aggregated_api(certManager=CERT_MANAGER), DEFAULT_RELEASE,
+     DEFAULT_NAMESPACE),
+    ("driver-aggregated-api-cluster-issuer", aggregated_api(
+        certManager={"enabled": True, "issuerRef": {"name": "platform-ca", "kind": "ClusterIssuer"},
+                     "duration": "720h"}), DEFAULT_RELEASE, DEFAULT_NAMESPACE),
+    ("driver-aggregated-api-long-release-name", aggregated_api(certManager=CERT_MANAGER), "a" * 53,
+     DEFAULT_NAMESPACE),
+    ("driver-aggregated-api-minimal", aggregated_api(
+        {"serviceAccount": {"create": False, "name": "existing"}, "rbac": {"create": False},
+         "networkPolicy": {"enabled": False}, "podSecurityContext": {"fsGroup": None}},
+        insecureSkipTLSVerify=True), DEFAULT_RELEASE, DEFAULT_NAMESPACE),
+    ("metacontroller-ignores-aggregated-api", aggregated_api(mode="metacontroller", certManager=CERT_MANAGER),
+     DEFAULT_RELEASE, DEFAULT_NAMESPACE),
     ("minimal", {"replicas": 1, "podDisruptionBudget": {"enabled": False}, "networkPolicy": {"enabled": False},
                  "serviceAccount": {"create": False, "name": "existing"}, "lifecycle": {"preStopSleepSeconds": 0},
                  "topologySpreadConstraints": [], "resources": {}}, DEFAULT_RELEASE, DEFAULT_NAMESPACE),
@@ -124,7 +159,9 @@ def scenario(request: pytest.FixtureRequest, chart: helm_python.Chart) -> tuple[
 # Lint
 
 
-@pytest.mark.parametrize("values", [{}, {"mode": "driver"}, EVERYTHING], ids=["default", "driver", "everything"])
+@pytest.mark.parametrize("values", [{}, {"mode": "driver"}, EVERYTHING, aggregated_api(),
+                                    aggregated_api(certManager=CERT_MANAGER)],
+                         ids=["default", "driver", "everything", "aggregated-api", "aggregated-api-cert-manager"])
 @pytest.mark.parametrize("kube_version", KUBE_VERSIONS)
 def test_lint_strict_passes(values: dict, kube_version: str) -> None:
     report = helm_python.lint(ROOT, values, strict=True, namespace=DEFAULT_NAMESPACE,
@@ -166,9 +203,16 @@ def test_objects_are_named_and_namespaced_consistently(scenario: tuple[str, dict
         key = (obj["kind"], meta["name"])
         assert key not in seen, f"{key} rendered twice"
         seen.add(key)
-        assert DNS_LABEL.match(meta["name"]) and len(meta["name"]) <= 63, meta["name"]
+        if obj["kind"] == "APIService":
+            # Fixed by the API: <version>.<group>.
+            assert meta["name"] == f"{obj['spec']['version']}.{obj['spec']['group']}"
+        else:
+            assert DNS_LABEL.match(meta["name"]) and len(meta["name"]) <= 63, meta["name"]
         if obj["kind"] in CLUSTER_SCOPED:
             assert "namespace" not in meta, f"cluster-scoped {key} has a namespace"
+        elif is_auth_reader_binding(obj):
+            # The Role it binds exists only in kube-system.
+            assert meta.get("namespace") == "kube-system", key
         else:
             assert meta.get("namespace") == namespace, f"{key} is in {meta.get('namespace')}, not {namespace}"
         labels = meta.get("labels", {})
@@ -609,8 +653,12 @@ def expected_driver_grants(controllers: list[str]) -> dict[tuple[str, str], set[
 
 
 def cluster_role_grants(out: Rendered) -> dict[tuple[str, str], set[str]]:
+    return cluster_role_grants_of(out.one("ClusterRole"))
+
+
+def cluster_role_grants_of(role: dict) -> dict[tuple[str, str], set[str]]:
     grants: dict[tuple[str, str], set[str]] = {}
-    for rule in out.one("ClusterRole")["rules"]:
+    for rule in role["rules"]:
         assert "resourceNames" not in rule and "nonResourceURLs" not in rule
         for group in rule["apiGroups"]:
             for resource in rule["resources"]:
@@ -786,6 +834,414 @@ def test_existing_service_account_needs_a_name(chart: helm_python.Chart) -> None
 
 
 # --------------------------------------------------------------------------
+# The driver's aggregated API (driver.aggregatedApi, driver mode only)
+
+
+API_SERVICE = "v1alpha1.driver.metahook.dev"
+API_TLS_DIR = "/etc/metahook/api-tls"
+API_ENV = ("METAHOOK_API_LISTEN", "METAHOOK_API_TLS_DIR")
+
+
+def is_auth_reader_binding(obj: dict) -> bool:
+    return obj["kind"] == "RoleBinding" and obj["roleRef"]["name"] == "extension-apiserver-authentication-reader"
+
+
+@pytest.fixture(scope="module")
+def api(chart: helm_python.Chart) -> Rendered:
+    return render(chart, aggregated_api())
+
+
+@pytest.fixture(scope="module")
+def api_cert_manager(chart: helm_python.Chart) -> Rendered:
+    return render(chart, aggregated_api(certManager=CERT_MANAGER))
+
+
+def api_tls_secret_name(out: Rendered) -> str:
+    """The Secret the pod mounts at METAHOOK_API_TLS_DIR, after checking the
+    mount."""
+    [volume] = [v for v in out.pod_spec["volumes"] if v["name"] == "api-tls"]
+    [mount] = [m for m in out.container["volumeMounts"] if m["name"] == "api-tls"]
+    assert mount == {"name": "api-tls", "mountPath": API_TLS_DIR, "readOnly": True}
+    assert out.env()["METAHOOK_API_TLS_DIR"] == API_TLS_DIR
+    return volume["secret"]["secretName"]
+
+
+def service_dns_names(out: Rendered) -> list[str]:
+    """The names kube-apiserver may dial the APIService's Service by."""
+    service = out.one("Service")["metadata"]
+    svc = f"{service['name']}.{service['namespace']}.svc"
+    return [svc, f"{svc}.cluster.local"]
+
+
+def openssl(*args: str) -> str:
+    result = subprocess.run(["openssl", *args], capture_output=True, text=True)
+    assert result.returncode == 0, f"openssl {' '.join(args)}: {result.stderr}"
+    return result.stdout
+
+
+def verify(ca: Path, cert: Path, hostname: str) -> subprocess.CompletedProcess:
+    """openssl's verdict on `cert` as a TLS server `hostname` under `ca`."""
+    return subprocess.run(["openssl", "verify", "-CAfile", str(ca), "-purpose", "sslserver",
+                           "-verify_hostname", hostname, str(cert)], capture_output=True, text=True)
+
+
+def write_pems(out: Rendered, tmp_path: Path) -> dict[str, Path]:
+    """The chart's Secret's ca.crt, tls.crt and tls.key, and the APIService's
+    caBundle, as PEM files."""
+    secret = out.one("Secret", api_tls_secret_name(out))
+    paths = {}
+    for key, b64 in {**secret["data"], "caBundle": out.one("APIService")["spec"]["caBundle"]}.items():
+        pem = base64.b64decode(b64, validate=True)
+        assert pem.startswith(b"-----BEGIN "), key
+        paths[key] = tmp_path / key
+        paths[key].write_bytes(pem)
+    return paths
+
+
+def validity_days(cert: Path) -> float:
+    dates = dict(line.split("=", 1) for line in openssl("x509", "-noout", "-dates", "-in", str(cert)).splitlines())
+    parse = lambda text: datetime.strptime(text, "%b %d %H:%M:%S %Y %Z")  # noqa: E731
+    return (parse(dates["notAfter"]) - parse(dates["notBefore"])).total_seconds() / 86400
+
+
+def test_aggregated_api_is_off_by_default(chart: helm_python.Chart, driver: Rendered) -> None:
+    """Opt-in: while an APIService is unavailable, namespaces cannot be
+    deleted and discovery stalls, cluster-wide."""
+    assert chart.values["driver"]["aggregatedApi"]["enabled"] is False
+    for kind in ("APIService", "Secret", "Certificate", "Issuer"):
+        assert not driver.all(kind), kind
+    assert [p["name"] for p in driver.one("Service")["spec"]["ports"]] == ["http"]
+    assert [p["name"] for p in driver.container["ports"]] == ["http"]
+    assert not set(API_ENV) & set(driver.env())
+    assert [v["name"] for v in driver.pod_spec["volumes"]] == ["controllers"]
+    assert [b["roleRef"]["name"] for b in driver.all("ClusterRoleBinding")] == ["metahook"]
+    assert [b["roleRef"]["name"] for b in driver.all("RoleBinding")] == ["metahook-leader-election"]
+    assert len(driver.one("NetworkPolicy")["spec"]["ingress"]) == 1
+    assert "reconciles" not in driver.notes
+
+
+@pytest.mark.parametrize("settings", [{}, {"certManager": CERT_MANAGER}], ids=["helm-certificate", "cert-manager"])
+def test_metacontroller_mode_ignores_the_aggregated_api(chart: helm_python.Chart, default: Rendered,
+                                                        settings: dict) -> None:
+    """Like every driver.* value: the switch is ignored, not refused, so one
+    values file can serve both modes. Nothing of it renders."""
+    out = render(chart, aggregated_api(mode="metacontroller", **settings))
+    assert out.objects == default.objects
+    assert out.notes == default.notes
+
+
+def test_aggregated_api_objects(api: Rendered, driver: Rendered) -> None:
+    assert api.kinds() == sorted(driver.kinds() + ["APIService", "ClusterRole", "ClusterRoleBinding",
+                                                   "RoleBinding", "Secret"])
+    apiservice = api.one("APIService")
+    assert apiservice["metadata"]["name"] == API_SERVICE
+    assert "annotations" not in apiservice["metadata"]
+    spec = dict(apiservice["spec"])
+    assert re.fullmatch(r"[A-Za-z0-9+/]+=*", spec.pop("caBundle"))
+    assert spec == {"group": "driver.metahook.dev", "version": "v1alpha1", "groupPriorityMinimum": 1000,
+                    "versionPriority": 15, "service": {"name": "metahook", "namespace": "metahook", "port": 443}}
+
+
+def test_aggregated_api_service_pod_and_apiservice_agree(api: Rendered) -> None:
+    """APIService -> Service port api -> container port api, where the
+    driver listens."""
+    service = api.one("Service")
+    target = api.one("APIService")["spec"]["service"]
+    assert (target["name"], target["namespace"]) == (service["metadata"]["name"], service["metadata"]["namespace"])
+    [port] = [p for p in service["spec"]["ports"] if p["port"] == target["port"]]
+    assert port == {"name": "api", "port": 443, "targetPort": "api", "protocol": "TCP"}
+    assert service["spec"]["ports"][0]["name"] == "http"
+    assert api.container["ports"] == [{"name": "http", "containerPort": 8080, "protocol": "TCP"},
+                                      {"name": "api", "containerPort": 8443, "protocol": "TCP"}]
+    env = api.env()
+    assert env["METAHOOK_API_LISTEN"] == "0.0.0.0:8443"
+    assert env["METAHOOK_LISTEN"] == "0.0.0.0:8080"
+    # The pod's readiness stays the hooks port's /readyz (the Lease holder).
+    assert api.container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
+
+
+def test_aggregated_api_mounts_the_certificate_read_only(api: Rendered) -> None:
+    secret = api.one("Secret")
+    assert api_tls_secret_name(api) == secret["metadata"]["name"] == "metahook-api-tls"
+    [volume] = [v for v in api.pod_spec["volumes"] if v["name"] == "api-tls"]
+    # 0440 with the pod's fsGroup: the key is not world-readable.
+    assert volume["secret"]["defaultMode"] == 0o440
+    assert api.pod_spec["securityContext"]["fsGroup"] == 65532
+    assert restricted_violations(api.pod_spec) == []
+    # The driver re-reads a renewed certificate: nothing rolls the pods for it.
+    assert set(api.deployment["spec"]["template"]["metadata"]["annotations"]) == {"checksum/controllers"}
+
+
+def test_aggregated_api_without_fs_group_keeps_the_default_mode(chart: helm_python.Chart) -> None:
+    """Without fsGroup the files are root's: 0440 would lock the process out."""
+    out = render(chart, aggregated_api({"podSecurityContext": {"fsGroup": None}}))
+    [volume] = [v for v in out.pod_spec["volumes"] if v["name"] == "api-tls"]
+    assert volume["secret"] == {"secretName": "metahook-api-tls"}
+
+
+def test_aggregated_api_listens_on_the_server_host(chart: helm_python.Chart) -> None:
+    """server.host, bracketed when IPv6 ("::" on IPv6-only clusters)."""
+    env = render(chart, aggregated_api({"server": {"host": "::"}})).env()
+    assert (env["METAHOOK_LISTEN"], env["METAHOOK_API_LISTEN"]) == ("[::]:8080", "[::]:8443")
+    env = render(chart, aggregated_api({"server": {"host": "10.0.0.1"}}, port=9443)).env()
+    assert env["METAHOOK_API_LISTEN"] == "10.0.0.1:9443"
+
+
+def test_aggregated_api_env_names_are_the_ones_the_binary_reads() -> None:
+    known = binary_env_names()
+    missing = set(API_ENV) - known
+    if missing:
+        pytest.skip(f"src/cli.rs does not declare {sorted(missing)} yet (the binary's side of the aggregated API)")
+    assert set(API_ENV) <= known
+
+
+def test_aggregated_api_certificate_is_signed_by_the_ca_bundle(api: Rendered, tmp_path: Path) -> None:
+    """What kube-apiserver checks: the certificate the pod serves chains to
+    the APIService's caBundle and names the Service's DNS name."""
+    secret = api.one("Secret")
+    assert secret["type"] == "kubernetes.io/tls"
+    assert set(secret["data"]) == {"ca.crt", "tls.crt", "tls.key"}
+    pems = write_pems(api, tmp_path)
+    assert pems["caBundle"].read_bytes() == pems["ca.crt"].read_bytes()
+    assert "CA:TRUE" in openssl("x509", "-noout", "-ext", "basicConstraints", "-in", str(pems["caBundle"]))
+    names = service_dns_names(api)
+    assert names == ["metahook.metahook.svc", "metahook.metahook.svc.cluster.local"]
+    for name in names:
+        result = verify(pems["caBundle"], pems["tls.crt"], name)
+        assert result.returncode == 0 and ": OK" in result.stdout, result.stderr
+    # Not vacuous: another name, or another CA, fails.
+    assert verify(pems["caBundle"], pems["tls.crt"], "metahook.other.svc").returncode != 0
+    assert verify(pems["tls.crt"], pems["tls.crt"], names[0]).returncode != 0
+    sans = openssl("x509", "-noout", "-ext", "subjectAltName", "-in", str(pems["tls.crt"]))
+    assert re.findall(r"DNS:([^,\s]+)", sans) == names
+    subject = openssl("x509", "-noout", "-subject", "-nameopt", "oneline", "-in", str(pems["tls.crt"]))
+    assert f"CN = {names[0]}" in subject
+    # The key is the certificate's.
+    assert (openssl("pkey", "-pubout", "-in", str(pems["tls.key"]))
+            == openssl("x509", "-noout", "-pubkey", "-in", str(pems["tls.crt"])))
+    assert round(validity_days(pems["tls.crt"])) == 3650
+    assert round(validity_days(pems["caBundle"])) == 3650
+
+
+def test_aggregated_api_certificate_follows_release_namespace_and_validity(chart: helm_python.Chart,
+                                                                         tmp_path: Path) -> None:
+    out = render(chart, aggregated_api({"namespaceOverride": "elsewhere"}, certValidityDays=30),
+                 release="hooks-prod", namespace="platform-hooks")
+    pems = write_pems(out, tmp_path)
+    names = service_dns_names(out)
+    assert names == ["hooks-prod-metahook.elsewhere.svc", "hooks-prod-metahook.elsewhere.svc.cluster.local"]
+    assert out.one("APIService")["spec"]["service"] == {"name": "hooks-prod-metahook", "namespace": "elsewhere",
+                                                         "port": 443}
+    assert verify(pems["caBundle"], pems["tls.crt"], names[0]).returncode == 0
+    assert verify(pems["caBundle"], pems["tls.crt"], "metahook.metahook.svc").returncode != 0
+    assert round(validity_days(pems["tls.crt"])) == 30
+
+
+def test_offline_renders_generate_a_new_certificate_each_time(chart: helm_python.Chart, api: Rendered) -> None:
+    """`lookup` answers nothing offline (helm template, client-side dry
+    runs), so every such render makes a new CA and certificate."""
+    again = render(chart, aggregated_api())
+    assert again.one("Secret")["data"]["ca.crt"] != api.one("Secret")["data"]["ca.crt"]
+    assert again.one("APIService")["spec"]["caBundle"] == again.one("Secret")["data"]["ca.crt"]
+
+
+LOOKUP = 'lookup "v1" "Secret" $namespace $secretName'
+
+
+@pytest.mark.parametrize("existing, reused", [
+    ({"ca.crt": "Q0E=", "tls.crt": "Q0VSVA==", "tls.key": "S0VZ", "extra": "eA=="}, True),
+    ({"ca.crt": "Q0E=", "tls.crt": "Q0VSVA=="}, False),
+    ({}, False),
+], ids=["complete", "no-key", "empty"])
+def test_upgrade_reuses_the_secrets_certificate(chart: helm_python.Chart, tmp_path: Path, existing: dict,
+                                               reused: bool) -> None:
+    """On a cluster, `lookup` returns the release's Secret: its CA and
+    certificate are kept (an upgrade must not leave the caBundle and the
+    served certificate disagreeing), unless one of the three is missing.
+    Offline Helm cannot answer a lookup, so a copy of the chart has the
+    Secret's answer in its place."""
+    copy_dir = Path(chart.save_dir(tmp_path))
+    template = copy_dir / "templates" / "aggregated-api.yaml"
+    text = template.read_text()
+    assert text.count(LOOKUP) == 1, "the template looks up the Secret it renders"
+    # What lookup returns: the object, or an empty map when there is none.
+    answer = "(dict)"
+    if existing:
+        data = " ".join(f'"{k}" "{v}"' for k, v in existing.items())
+        answer = f'(dict "kind" "Secret" "data" (dict {data}))'
+    template.write_text(text.replace(LOOKUP, answer))
+    with helm_python.Chart.load(copy_dir) as modified:
+        out = render(modified, aggregated_api())
+    secret, bundle = out.one("Secret", "metahook-api-tls")["data"], out.one("APIService")["spec"]["caBundle"]
+    if reused:
+        assert secret == {k: existing[k] for k in ("ca.crt", "tls.crt", "tls.key")}
+        assert bundle == "Q0E="
+    else:
+        assert secret["ca.crt"] not in (existing.get("ca.crt"), None)
+        assert secret["tls.crt"] != existing.get("tls.crt")
+        assert bundle == secret["ca.crt"]
+
+
+def test_aggregated_api_rbac(api: Rendered, chart: helm_python.Chart) -> None:
+    subject = [{"kind": "ServiceAccount", "name": "metahook", "namespace": DEFAULT_NAMESPACE}]
+    [delegator] = [b for b in api.all("ClusterRoleBinding") if b["roleRef"]["name"] == "system:auth-delegator"]
+    assert delegator["metadata"]["name"] == "metahook-auth-delegator"
+    assert delegator["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                    "name": "system:auth-delegator"}
+    assert delegator["subjects"] == subject
+    [reader] = [b for b in api.all("RoleBinding") if is_auth_reader_binding(b)]
+    assert reader["metadata"]["namespace"] == "kube-system"
+    assert reader["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                                 "name": "extension-apiserver-authentication-reader"}
+    assert reader["subjects"] == subject
+    assert reader["subjects"][0]["name"] == api.pod_spec["serviceAccountName"]
+    role = api.one("ClusterRole", "metahook-reconciles-reader")
+    assert role["rules"] == [{"apiGroups": ["driver.metahook.dev"], "resources": ["reconciles"],
+                              "verbs": ["get", "list", "watch"]}]
+    assert role["metadata"]["labels"] == {**expected_labels(),
+                                          "rbac.authorization.k8s.io/aggregate-to-view": "true"}
+    # Bound to nobody: it only feeds view (and so edit and admin).
+    for binding in api.all("ClusterRoleBinding") + api.all("RoleBinding"):
+        assert binding["roleRef"]["name"] != role["metadata"]["name"]
+    # The driver's own ClusterRole is unchanged.
+    assert cluster_role_grants_of(api.one("ClusterRole", "metahook")) == expected_driver_grants(CONTROLLERS)
+    unaggregated = render(chart, aggregated_api(aggregateToView=False))
+    assert unaggregated.one("ClusterRole", "metahook-reconciles-reader")["metadata"]["labels"] == expected_labels()
+
+
+def test_aggregated_api_rbac_binds_an_existing_service_account_or_is_left_to_the_user(
+        chart: helm_python.Chart) -> None:
+    existing = render(chart, aggregated_api({"serviceAccount": {"create": False, "name": "existing"}}),
+                      namespace="ops")
+    for binding in existing.all("ClusterRoleBinding") + existing.all("RoleBinding"):
+        assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "existing", "namespace": "ops"}]
+    assert any(is_auth_reader_binding(b) for b in existing.all("RoleBinding"))
+    none = render(chart, aggregated_api({"rbac": {"create": False}}))
+    for kind in ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"):
+        assert not none.all(kind), kind
+    assert none.one("APIService") and none.one("Secret")
+
+
+def test_aggregated_api_port_is_open_to_kube_apiserver(api: Rendered, chart: helm_python.Chart) -> None:
+    """kube-apiserver's source address is unknowable here: the API port is
+    admitted from anywhere; the hooks port keeps its rules."""
+    policy = api.one("NetworkPolicy")["spec"]
+    assert policy["policyTypes"] == ["Ingress"]
+    open_rule, metrics = policy["ingress"]
+    assert open_rule == {"ports": [{"port": "api", "protocol": "TCP"}]}
+    assert metrics["ports"] == [{"port": "http", "protocol": "TCP"}] and metrics["from"]
+    assert not render(chart, aggregated_api({"networkPolicy": {"enabled": False}})).all("NetworkPolicy")
+
+
+def test_aggregated_api_knobs(chart: helm_python.Chart) -> None:
+    out = render(chart, aggregated_api(port=9443, servicePort=8443, groupPriorityMinimum=2000,
+                                       versionPriority=20))
+    spec = out.one("APIService")["spec"]
+    assert (spec["groupPriorityMinimum"], spec["versionPriority"], spec["service"]["port"]) == (2000, 20, 8443)
+    assert {"name": "api", "port": 8443, "targetPort": "api", "protocol": "TCP"} in out.one("Service")["spec"]["ports"]
+    assert {"name": "api", "containerPort": 9443, "protocol": "TCP"} in out.container["ports"]
+    assert out.env()["METAHOOK_API_LISTEN"] == "0.0.0.0:9443"
+
+
+@pytest.mark.parametrize("settings, issued_by", [({}, "Secret"), ({"certManager": CERT_MANAGER}, "Certificate")],
+                         ids=["helm-certificate", "cert-manager"])
+def test_insecure_skip_tls_verify_drops_the_ca_bundle(chart: helm_python.Chart, settings: dict,
+                                                      issued_by: str) -> None:
+    out = render(chart, aggregated_api(insecureSkipTLSVerify=True, **settings))
+    apiservice = out.one("APIService")
+    assert apiservice["spec"]["insecureSkipTLSVerify"] is True
+    assert "caBundle" not in apiservice["spec"]
+    assert "annotations" not in apiservice["metadata"]
+    # The driver still serves TLS: the certificate is still made and mounted.
+    assert out.one(issued_by, "metahook-api-tls")
+    assert api_tls_secret_name(out) == "metahook-api-tls"
+    assert chart.values["driver"]["aggregatedApi"]["insecureSkipTLSVerify"] is False
+
+
+def test_cert_manager_issues_the_certificate(api_cert_manager: Rendered, driver: Rendered) -> None:
+    out = api_cert_manager
+    assert not out.all("Secret"), "cert-manager writes the Secret, not Helm"
+    assert out.kinds() == sorted(driver.kinds() + ["APIService", "Certificate", "ClusterRole",
+                                                   "ClusterRoleBinding", "Issuer", "RoleBinding"])
+    certificate, issuer = out.one("Certificate"), out.one("Issuer")
+    assert certificate["metadata"]["name"] == "metahook-api-tls"
+    assert certificate["spec"] == {
+        "secretName": api_tls_secret_name(out),
+        "dnsNames": service_dns_names(out),
+        "duration": "2160h",
+        "usages": ["digital signature", "key encipherment", "server auth"],
+        "issuerRef": {"name": issuer["metadata"]["name"], "kind": "Issuer", "group": "cert-manager.io"},
+    }
+    assert certificate["spec"]["secretName"] == "metahook-api-tls"
+    assert issuer["metadata"] == {"name": "metahook-api-selfsigned", "namespace": DEFAULT_NAMESPACE,
+                                  "labels": expected_labels()}
+    assert issuer["spec"] == {"selfSigned": {}}
+    apiservice = out.one("APIService")
+    assert "caBundle" not in apiservice["spec"] and "insecureSkipTLSVerify" not in apiservice["spec"]
+    assert apiservice["metadata"]["annotations"] == {
+        "cert-manager.io/inject-ca-from": f"{DEFAULT_NAMESPACE}/{certificate['metadata']['name']}"}
+
+
+def test_cert_manager_with_an_issuer_of_ones_own(chart: helm_python.Chart) -> None:
+    out = render(chart, aggregated_api({"commonAnnotations": {"example.com/owner": "platform"}}, certManager={
+        "enabled": True, "issuerRef": {"name": "platform-ca", "kind": "ClusterIssuer"}, "duration": "720h"}),
+                 namespace="ops")
+    assert not out.all("Issuer") and not out.all("Secret")
+    spec = out.one("Certificate")["spec"]
+    assert spec["issuerRef"] == {"name": "platform-ca", "kind": "ClusterIssuer", "group": "cert-manager.io"}
+    assert spec["duration"] == "720h"
+    assert spec["dnsNames"] == ["metahook.ops.svc", "metahook.ops.svc.cluster.local"]
+    assert out.one("APIService")["metadata"]["annotations"] == {
+        "cert-manager.io/inject-ca-from": "ops/metahook-api-tls", "example.com/owner": "platform"}
+    external = render(chart, aggregated_api(certManager={
+        "enabled": True, "issuerRef": {"name": "vault", "kind": "VaultIssuer", "group": "example.com"}}))
+    assert external.one("Certificate")["spec"]["issuerRef"] == {"name": "vault", "kind": "VaultIssuer",
+                                                                "group": "example.com"}
+
+
+def test_cert_manager_schemas_catch_mistakes(api_cert_manager: Rendered) -> None:
+    """tests/chart/schemas/ for cert-manager are not vacuous."""
+    good = {kind: api_cert_manager.one(kind) for kind in ("Certificate", "Issuer")}
+    mistakes = {
+        "Certificate": {
+            "no secretName": lambda c: c["spec"].pop("secretName"),
+            "no issuer": lambda c: c["spec"].pop("issuerRef"),
+            "unknown field": lambda c: c["spec"].update(dnsName="x"),
+            "bad usage": lambda c: c["spec"]["usages"].append("serving"),
+            "bad duration": lambda c: c["spec"].update(duration="90d"),
+            "upper-case DNS name": lambda c: c["spec"]["dnsNames"].append("Metahook.svc"),
+        },
+        "Issuer": {
+            "two types": lambda i: i["spec"].update(ca={"secretName": "x"}),
+            "no type": lambda i: i["spec"].pop("selfSigned"),
+            "no namespace": lambda i: i["metadata"].pop("namespace"),
+        },
+    }
+    for kind, cases in mistakes.items():
+        schema = CUSTOM_SCHEMAS[("cert-manager.io/v1", kind)]
+        assert schema_errors(schema, good[kind]) == []
+        for what, mutate in cases.items():
+            bad = copy.deepcopy(good[kind])
+            mutate(bad)
+            assert schema_errors(schema, bad), f"{kind} schema accepted: {what}"
+
+
+def test_notes_point_at_the_reconciles(api: Rendered, api_cert_manager: Rendered) -> None:
+    for out in (api, api_cert_manager):
+        assert "kubectl get reconciles -A" in out.notes
+        assert f"kubectl get apiservice {API_SERVICE}" in out.notes
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"port": 8080}, r"driver.aggregatedApi.port \(8080\) must differ from server.port"),
+    ({"servicePort": 80}, r"driver.aggregatedApi.servicePort \(80\) must differ from service.port"),
+], ids=["container-port-clash", "service-port-clash"])
+def test_aggregated_api_ports_must_not_clash(chart: helm_python.Chart, settings: dict, message: str) -> None:
+    with pytest.raises(helm_python.HelmError, match=message):
+        render(chart, aggregated_api(**settings))
+
+
+# --------------------------------------------------------------------------
 # Release name, namespace and name overrides
 
 
@@ -956,6 +1412,25 @@ MALFORMED = [
     ("API burst as a fraction", {"driver": {"kubeBurst": 2.5}}, r"/driver/kubeBurst"),
     ("bad scrape interval", {"metrics": {"serviceMonitor": {"enabled": True, "interval": "often"}}},
      r"/metrics/serviceMonitor/interval"),
+    ("aggregated API switch as a string", {"driver": {"aggregatedApi": {"enabled": "true"}}},
+     r"/driver/aggregatedApi/enabled.*want boolean"),
+    ("aggregated API on a privileged port", aggregated_api(port=443), r"/driver/aggregatedApi/port.*minimum"),
+    ("aggregated API service port too big", aggregated_api(servicePort=65536),
+     r"/driver/aggregatedApi/servicePort.*maximum"),
+    ("group priority zero", aggregated_api(groupPriorityMinimum=0), r"/driver/aggregatedApi/groupPriorityMinimum"),
+    ("group priority over 20000", aggregated_api(groupPriorityMinimum=20001),
+     r"/driver/aggregatedApi/groupPriorityMinimum.*maximum"),
+    ("version priority over 1000", aggregated_api(versionPriority=1001),
+     r"/driver/aggregatedApi/versionPriority.*maximum"),
+    ("unknown aggregated API key", aggregated_api(caBundle="x"), r"/driver/aggregatedApi.*'caBundle' not allowed"),
+    ("zero certificate validity", aggregated_api(certValidityDays=0), r"/driver/aggregatedApi/certValidityDays"),
+    ("issuer without a name", aggregated_api(certManager={"enabled": True, "issuerRef": {"kind": "ClusterIssuer"}}),
+     r"/driver/aggregatedApi/certManager/issuerRef"),
+    ("unknown issuer key",
+     aggregated_api(certManager={"enabled": True, "issuerRef": {"name": "x", "namespace": "y"}}),
+     r"/driver/aggregatedApi/certManager/issuerRef.*'namespace' not allowed"),
+    ("certificate duration in days", aggregated_api(certManager={"enabled": True, "duration": "90d"}),
+     r"/driver/aggregatedApi/certManager/duration"),
 ]
 
 
