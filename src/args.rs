@@ -3,6 +3,7 @@
 //! `metahook_driver::run::defaults`), which the command line shows.
 
 use crate::cli::{DriveArgs, DriverArgs, ServeArgs};
+use metahook_apiserver::ApiSettings;
 use metahook_driver::run::{DriveSettings, HookMode, leader_settings};
 use metahook_driver::throttle::{Budget, BudgetError};
 use metahook_service::Settings;
@@ -29,6 +30,15 @@ pub fn health_only(args: &DriveArgs) -> Settings {
     settings.shutdown_timeout = Duration::from_secs(args.shutdown_timeout_seconds);
     settings.workers = Some(1);
     settings
+}
+
+/// The aggregated API's settings, when `--api-listen` asks for it.
+pub fn api(args: &DriverArgs) -> Option<ApiSettings> {
+    Some(ApiSettings {
+        listen: args.api_listen?,
+        tls_dir: args.api_tls_dir.clone()?,
+        reload_every: Duration::from_secs(10),
+    })
 }
 
 /// The driver, calling hooks as `mode` says, given as long to stop as the

@@ -146,6 +146,20 @@ pub struct DriverArgs {
         default_value_t = driver_defaults::KUBE_BURST
     )]
     pub kube_burst: NonZeroU32,
+    /// Serve the driver's reconcile records as a Kubernetes aggregated API
+    /// (driver.metahook.dev/v1alpha1 reconciles) over HTTPS at this
+    /// address, for kube-apiserver's aggregation layer. Unset: not served.
+    #[arg(
+        long,
+        env = "METAHOOK_API_LISTEN",
+        value_name = "ADDR",
+        requires = "api_tls_dir"
+    )]
+    pub api_listen: Option<SocketAddr>,
+    /// The aggregated API's serving certificate: tls.crt and tls.key in
+    /// this directory (a mounted Secret), re-read when they change.
+    #[arg(long, env = "METAHOOK_API_TLS_DIR", value_name = "DIR")]
+    pub api_tls_dir: Option<PathBuf>,
 }
 
 /// A rate above zero: `--kube-qps 0` would stop every request for good.

@@ -32,6 +32,8 @@ pub enum Error {
     Budget(#[from] metahook_driver::throttle::BudgetError),
     #[error("driving failed")]
     Drive(#[from] side_by_side::SideBySideError),
+    #[error("--api-listen serves the driver's records: it needs --drive (or `metahook drive`)")]
+    ApiWithoutDriver,
 }
 
 /// Runs the command line.
@@ -54,7 +56,11 @@ fn serve(args: cli::ServeArgs) -> Result<(), Error> {
             settings,
             metahook_hooks::CONTROLLERS,
             driver,
+            args::api(&args.driver),
         )?);
+    }
+    if args.driver.api_listen.is_some() {
+        return Err(Error::ApiWithoutDriver);
     }
     Ok(metahook_service::run_blocking(settings)?)
 }
@@ -65,7 +71,8 @@ fn drive_only(args: cli::DriveArgs) -> Result<(), Error> {
     telemetry::init(args.log_format)?;
     let settings = args::health_only(&args);
     let driver = args::driver(&args.driver, HookMode::Http, settings.shutdown_timeout)?;
-    Ok(side_by_side::serve_and_drive(settings, &[], driver)?)
+    let api = args::api(&args.driver);
+    Ok(side_by_side::serve_and_drive(settings, &[], driver, api)?)
 }
 
 /// An error and its sources, one after another: "a: b: c".

@@ -12,7 +12,9 @@
 //! (a lost lease, a failed start) stops the server, and the process exits
 //! with its error.
 
+use actix_web::dev::ServerHandle;
 use actix_web::web;
+use metahook_apiserver::{ApiServer, ApiSettings};
 use metahook_driver::metrics::DriverMetrics;
 use metahook_driver::run::{self, DriveError, DriveSettings};
 use metahook_hooks::Controller;
@@ -30,14 +32,18 @@ pub enum SideBySideError {
     Runtime(#[source] std::io::Error),
     #[error("the driver's thread panicked")]
     Panicked,
+    #[error("starting the aggregated API failed")]
+    Api(#[from] metahook_apiserver::StartError),
 }
 
 /// Serves `controllers`' hooks (none for `drive`) plus health and metrics,
-/// and drives the cluster, until SIGTERM or a fatal driver error.
+/// drives the cluster, and serves the aggregated API if `api` asks, until
+/// SIGTERM or a fatal driver error.
 pub fn serve_and_drive(
     settings: Settings,
     controllers: &'static [Controller],
     drive_settings: DriveSettings,
+    api: Option<ApiSettings>,
 ) -> Result<(), SideBySideError> {
     // The manifests and hooks first: a bad file fails before anything
     // listens or connects.
@@ -49,7 +55,7 @@ pub fn serve_and_drive(
             .with_routes(crate::debug::routes(drive_settings.view.clone())),
     );
     let stop = CancellationToken::new();
-    let (handle_tx, handle_rx) = std::sync::mpsc::channel::<actix_web::dev::ServerHandle>();
+    let (handle_tx, handle_rx) = std::sync::mpsc::channel::<Vec<ServerHandle>>();
 
     let driver_state = state.clone();
     let driver_stop = stop.clone();
@@ -60,6 +66,11 @@ pub fn serve_and_drive(
         .enable_all()
         .build()
         .map_err(SideBySideError::Runtime)?;
+    // Its background tasks run on the driver's runtime; its server on the
+    // actix System, beside the hooks'.
+    let api = api
+        .map(|api| ApiServer::start(&api, drive_settings.view.clone(), &runtime, stop.clone()))
+        .transpose()?;
     let driver = std::thread::Builder::new()
         .name("metahook-driver".to_owned())
         .spawn(move || {
@@ -83,9 +94,11 @@ pub fn serve_and_drive(
             if let Err(err) = &result {
                 tracing::error!(error = %metahook_driver::error_chain(err), "the driver stopped");
             }
-            // Whatever ended the driver ends the server too.
-            if let Ok(handle) = handle_rx.recv() {
-                runtime.block_on(handle.stop(true));
+            // Whatever ended the driver ends the servers too.
+            if let Ok(handles) = handle_rx.recv() {
+                for handle in handles {
+                    runtime.block_on(handle.stop(true));
+                }
             }
             result
         })
@@ -94,16 +107,36 @@ pub fn serve_and_drive(
     let served = actix_web::rt::System::new().block_on(async move {
         let (server, addr) = metahook_service::start(&settings, state)?;
         tracing::info!(%addr, ?mode, "serving; driving the cluster");
+        let api = match &api {
+            Some(api) => {
+                let (api, addr) = api.server()?;
+                tracing::info!(%addr, "serving the aggregated API (driver.metahook.dev/v1alpha1)");
+                Some(api)
+            }
+            None => None,
+        };
+        let handles: Vec<ServerHandle> = std::iter::once(server.handle())
+            .chain(api.as_ref().map(|a| a.handle()))
+            .collect();
         // If the driver already stopped, the receiver is gone: stop at once.
-        if handle_tx.send(server.handle()).is_err() {
-            server.handle().stop(true).await;
+        if handle_tx.send(handles.clone()).is_err() {
+            for handle in &handles {
+                handle.stop(true).await;
+            }
         }
-        server.await.map_err(ServeError::Server)
+        // The API server has no signal handling of its own: the hook
+        // server's end (SIGTERM, or the driver stopping it) ends it too.
+        let served = server.await.map_err(ServeError::Server);
+        if let Some(api) = api {
+            api.handle().stop(true).await;
+            api.await.map_err(ServeError::Server)?;
+        }
+        Ok::<_, SideBySideError>(served?)
     });
     stop.cancel();
     let driven = driver.join().map_err(|_| SideBySideError::Panicked)?;
     driven?;
-    Ok(served?)
+    served
 }
 
 /// Resolves on SIGTERM or SIGINT (never, if they cannot be watched: the
