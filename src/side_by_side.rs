@@ -124,12 +124,16 @@ pub fn serve_and_drive(
                 handle.stop(true).await;
             }
         }
-        // The API server has no signal handling of its own: the hook
-        // server's end (SIGTERM, or the driver stopping it) ends it too.
+        // A server runs once polled: the API server beside the hooks'. It
+        // has no signal handling of its own: the hook server's end
+        // (SIGTERM, or the driver stopping it) ends it too.
+        let api = api.map(|api| (api.handle(), actix_web::rt::spawn(api)));
         let served = server.await.map_err(ServeError::Server);
-        if let Some(api) = api {
-            api.handle().stop(true).await;
-            api.await.map_err(ServeError::Server)?;
+        if let Some((handle, task)) = api {
+            handle.stop(true).await;
+            if let Ok(result) = task.await {
+                result.map_err(ServeError::Server)?;
+            }
         }
         Ok::<_, SideBySideError>(served?)
     });

@@ -109,20 +109,25 @@ fn paths(refs: &str) -> Value {
             json!({"200": {"description": "OK", "schema": schema}})
         }
     };
+    // kubectl explain finds a resource's kind by these two extensions of
+    // its operations, as Kubernetes' own documents carry them.
+    let operation = |id: &str, description: &str, action: &str, schema: &str| {
+        json!({"get": {
+            "operationId": id,
+            "description": description,
+            "responses": ok(schema),
+            "x-kubernetes-action": action,
+            "x-kubernetes-group-version-kind": {"group": GROUP, "version": VERSION, "kind": KIND},
+        }})
+    };
     let base = format!("/apis/{GROUP_VERSION}");
     json!({
-        format!("{base}/{RESOURCE}"): {"get": {
-            "operationId": "listReconcileForAllNamespaces",
-            "description": "list the last reconcile of every parent",
-            "responses": ok(LIST_KIND)}},
-        format!("{base}/namespaces/{{namespace}}/{RESOURCE}"): {"get": {
-            "operationId": "listNamespacedReconcile",
-            "description": "list the last reconcile of every parent in a namespace",
-            "responses": ok(LIST_KIND)}},
-        format!("{base}/namespaces/{{namespace}}/{RESOURCE}/{{name}}"): {"get": {
-            "operationId": "readNamespacedReconcile",
-            "description": "read the last reconcile of one parent",
-            "responses": ok(KIND)}},
+        format!("{base}/{RESOURCE}"): operation("listReconcileForAllNamespaces",
+            "list the last reconcile of every parent", "list", LIST_KIND),
+        format!("{base}/namespaces/{{namespace}}/{RESOURCE}"): operation("listNamespacedReconcile",
+            "list the last reconcile of every parent in a namespace", "list", LIST_KIND),
+        format!("{base}/namespaces/{{namespace}}/{RESOURCE}/{{name}}"): operation("readNamespacedReconcile",
+            "read the last reconcile of one parent", "get", KIND),
     })
 }
 
@@ -249,6 +254,11 @@ mod tests {
                 .contains("operation")
         );
         refs_resolve(&v3, "#/components/schemas/", &v3);
+        // What kubectl explain looks the kind up by.
+        let get = &v3["paths"]["/apis/driver.metahook.dev/v1alpha1/namespaces/{namespace}/reconciles/{name}"]["get"];
+        assert_eq!(get["x-kubernetes-group-version-kind"]["kind"], "Reconcile");
+        let list = &v3["paths"]["/apis/driver.metahook.dev/v1alpha1/reconciles"]["get"];
+        assert_eq!(list["x-kubernetes-group-version-kind"]["kind"], "Reconcile");
         let root = parse(&docs.v3_root);
         let url = root["paths"]["apis/driver.metahook.dev/v1alpha1"]["serverRelativeURL"]
             .as_str()

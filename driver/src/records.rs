@@ -17,11 +17,19 @@ use std::time::Duration;
 #[derive(Debug, Clone, Serialize, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Record {
+    /// The CompositeController (its metadata.name) that reconciled the
+    /// parent.
     pub controller: String,
+    /// The parent, as it was when reconciled.
     pub parent: ParentRef,
     /// When the reconcile ended (RFC 3339).
     pub last_run: String,
+    /// How it ended: Succeeded (something was written), Unchanged (nothing
+    /// needed writing), Failed (retried after the parent's backoff),
+    /// RetryLater (the hook asked to be called later), WaitingForCache,
+    /// StaleCache or NamespaceTerminating (retried).
     pub outcome: Outcome,
+    /// How long the whole reconcile took.
     pub duration_seconds: f64,
     /// How long the hook took to answer, when it was called.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -35,6 +43,7 @@ pub struct Record {
     /// When it runs again without a change, and why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requeue: Option<Requeue>,
+    /// Children the hook asked for, and children observed.
     pub children: ChildCount,
     /// The conditions of the status the hook asked for (`status.conditions`),
     /// when it answered with any.
@@ -308,6 +317,7 @@ pub struct ChildCount {
     /// What the hook asked for (absent when it was not called).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub desired: Option<usize>,
+    /// What the driver's caches held for the parent when it called the hook.
     pub observed: usize,
 }
 

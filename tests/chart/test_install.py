@@ -166,13 +166,17 @@ class ServiceAccount:
 
 @pytest.fixture(scope="module")
 def driver_account(cluster: Cluster, driver_release: Installed) -> ServiceAccount:
+    return service_account(cluster, driver_release)
+
+
+def service_account(cluster: Cluster, release: Installed) -> ServiceAccount:
     """A token of the ServiceAccount the chart's pod runs as, from the
     TokenRequest API (what `kubectl create token` calls)."""
-    ns = driver_release.namespace
+    ns = release.namespace
     deployment = cluster.admin.ok("GET", f"/apis/apps/v1/namespaces/{ns}/deployments/"
-                                  f"{driver_release.one('Deployment')['metadata']['name']}")
+                                  f"{release.one('Deployment')['metadata']['name']}")
     name = deployment["spec"]["template"]["spec"]["serviceAccountName"]
-    assert name == driver_release.one("ServiceAccount")["metadata"]["name"]
+    assert name == release.one("ServiceAccount")["metadata"]["name"]
     request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
                "spec": {"expirationSeconds": 3600}}
     token = cluster.admin.create(f"/api/v1/namespaces/{ns}/serviceaccounts/{name}/token", request)["status"]["token"]
