@@ -102,10 +102,10 @@ impl Authorizer {
     ) -> Result<Decision, ReviewFailed> {
         let key = (user.clone(), attributes);
         let now = Instant::now();
-        if let Some((decision, at)) = self.lock().get(&key) {
-            if now.duration_since(*at) < CACHE_TTL {
-                return Ok(decision.clone());
-            }
+        if let Some((decision, at)) = self.lock().get(&key)
+            && now.duration_since(*at) < CACHE_TTL
+        {
+            return Ok(decision.clone());
         }
         let answer = self.reviews.review(review(&key.0, &key.1)).await?;
         let status = answer.status.unwrap_or_default();

@@ -117,7 +117,7 @@ impl RequestHeader {
             .map_err(|e| format!("the client certificate is not the front proxy's: {e}"))?;
         if !self.allowed_names.is_empty() {
             let name = common_name(leaf).unwrap_or_default();
-            if !self.allowed_names.iter().any(|n| *n == name) {
+            if !self.allowed_names.contains(&name) {
                 return Err(format!(
                     "the client certificate's common name {name:?} is not an allowed front-proxy name"
                 ));
@@ -310,7 +310,7 @@ pub(crate) mod tests {
             ("X-Remote-Extra-Scopes%2fread", "b"),
         ]);
         let user = settings
-            .authenticate(Some(&[pki.client.clone()]), &h)
+            .authenticate(Some(std::slice::from_ref(&pki.client)), &h)
             .unwrap();
         assert_eq!(user.name, "alice");
         assert_eq!(user.groups, ["devs", "ops", "system:authenticated"]);
@@ -319,7 +319,7 @@ pub(crate) mod tests {
         // group every authenticated user has.
         let aggregator = settings
             .authenticate(
-                Some(&[pki.client.clone()]),
+                Some(std::slice::from_ref(&pki.client)),
                 &headers(&[("X-Remote-User", "system:kube-aggregator")]),
             )
             .unwrap();
@@ -348,7 +348,7 @@ pub(crate) mod tests {
             let same_ca =
                 RequestHeader::from_data(&data(&proxy.ca_pem, r#"["someone-else"]"#)).unwrap();
             same_ca
-                .authenticate(Some(&[proxy.client.clone()]), &h)
+                .authenticate(Some(std::slice::from_ref(&proxy.client)), &h)
                 .unwrap_err()
         };
         assert!(
@@ -359,13 +359,13 @@ pub(crate) mod tests {
         let any_name = RequestHeader::from_data(&data(&proxy.ca_pem, "")).unwrap();
         assert!(
             any_name
-                .authenticate(Some(&[proxy.client.clone()]), &h)
+                .authenticate(Some(std::slice::from_ref(&proxy.client)), &h)
                 .is_ok()
         );
         // No user name.
         let nameless = settings
             .authenticate(
-                Some(&[proxy.client.clone()]),
+                Some(std::slice::from_ref(&proxy.client)),
                 &headers(&[("X-Remote-Group", "g")]),
             )
             .unwrap_err();

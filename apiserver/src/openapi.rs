@@ -255,7 +255,8 @@ mod tests {
         );
         refs_resolve(&v3, "#/components/schemas/", &v3);
         // What kubectl explain looks the kind up by.
-        let get = &v3["paths"]["/apis/driver.metahook.dev/v1alpha1/namespaces/{namespace}/reconciles/{name}"]["get"];
+        let get = &v3["paths"]["/apis/driver.metahook.dev/v1alpha1/namespaces/{namespace}/reconciles/{name}"]
+            ["get"];
         assert_eq!(get["x-kubernetes-group-version-kind"]["kind"], "Reconcile");
         let list = &v3["paths"]["/apis/driver.metahook.dev/v1alpha1/reconciles"]["get"];
         assert_eq!(list["x-kubernetes-group-version-kind"]["kind"], "Reconcile");

@@ -192,7 +192,12 @@ mod tests {
     fn rows_carry_our_columns_and_the_objects_metadata() {
         let object = Reconcile::of(record("hello", "shop", "web")).unwrap();
         let now: Timestamp = "2026-11-23T10:03:12Z".parse().unwrap();
-        let t = table(&[object.clone()], "v1", IncludeObject::Metadata, now);
+        let t = table(
+            std::slice::from_ref(&object),
+            "v1",
+            IncludeObject::Metadata,
+            now,
+        );
         assert_eq!(t["kind"], "Table");
         assert_eq!(t["apiVersion"], "meta.k8s.io/v1");
         let names: Vec<&str> = t["columnDefinitions"]
@@ -233,7 +238,12 @@ mod tests {
         assert_eq!(row["object"]["kind"], "PartialObjectMetadata");
         assert_eq!(row["object"]["metadata"]["namespace"], "shop");
         assert_eq!(row["object"]["metadata"]["labels"]["team"], "web");
-        let whole = table(&[object.clone()], "v1beta1", IncludeObject::Object, now);
+        let whole = table(
+            std::slice::from_ref(&object),
+            "v1beta1",
+            IncludeObject::Object,
+            now,
+        );
         assert_eq!(whole["apiVersion"], "meta.k8s.io/v1beta1");
         assert_eq!(whole["rows"][0]["object"]["kind"], "Reconcile");
         let bare = table(&[object], "v1", IncludeObject::None, now);
@@ -255,6 +265,6 @@ mod tests {
         for (secs, want) in cases {
             assert_eq!(human(Duration::from_secs(secs)), want, "{secs}");
         }
-        assert_eq!(IncludeObject::parse(Some("Bogus")).is_err(), true);
+        assert!(IncludeObject::parse(Some("Bogus")).is_err());
     }
 }
