@@ -34,15 +34,15 @@ import yaml
 
 from kube import Kube, wait_for
 # `cluster` is the session fixture of test_install.py, shared.
-from test_install import (Cluster, Driver, cluster, Installed, ServiceAccount, api_path, audit_records, describe,
-                          free_port, installed, pod_command, rbac_refusal, service_account, unique)  # noqa: F401
+from test_install import (Cluster, Driver, Installed, ServiceAccount, api_path, audit_records,  # noqa: F401
+                          cluster, delete_work_namespace, describe, free_port, installed, pod_command,
+                          rbac_refusal, service_account, unique)
 
 pytestmark = pytest.mark.cluster
 
 GROUP_VERSION = "driver.metahook.dev/v1alpha1"
 API_SERVICE = "/apis/apiregistration.k8s.io/v1/apiservices/v1alpha1.driver.metahook.dev"
 HELLO_CRD = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/helloes.fraim.co.jp"
-HELLO_FINALIZER = "metacontroller.io/compositecontroller-hello"
 
 
 def kubectl(cluster: Cluster, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -173,10 +173,7 @@ def test_the_aggregated_api_serves_reconciles_through_kubectl(cluster: Cluster, 
     finally:
         status = driver.stop()
         print(f"--- driver log ({driver.log})\n{driver.text()[-5000:]}")
-        for hello in admin.items(api_path("fraim.co.jp/v1", "helloes", work)):
-            admin.call("PATCH", api_path("fraim.co.jp/v1", "helloes", work, hello["metadata"]["name"]),
-                       {"metadata": {"finalizers": None}}, content_type="application/merge-patch+json")
-        admin.delete(f"/api/v1/namespaces/{work}")
+        delete_work_namespace(admin, work)
         print("\n*** the APIService across a restart of the process (seconds):")
         for what, seconds in figures:
             print(f"    {what:<40} {seconds:6.1f}")

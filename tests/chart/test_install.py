@@ -383,12 +383,8 @@ def test_driver_runs_as_the_chart_service_account(cluster: Cluster, driver_relea
         log = driver.text()
         print(f"--- driver log ({driver.log})\n{log[-6000:]}")
         # After the driver stopped: writes into a namespace being deleted
-        # are refused (403), and that is no RBAC matter. A Hello left by a
-        # failure keeps its finalizer, which no driver removes any more.
-        for hello in admin.items(api_path("fraim.co.jp/v1", "helloes", work)):
-            admin.call("PATCH", api_path("fraim.co.jp/v1", "helloes", work, hello["metadata"]["name"]),
-                       {"metadata": {"finalizers": None}}, content_type="application/merge-patch+json")
-        admin.delete(f"/api/v1/namespaces/{work}")
+        # are refused (403), and that is no RBAC matter.
+        delete_work_namespace(admin, work)
     assert status == 0, f"metahook exited with {status} after SIGTERM"
     # Released on SIGTERM (a patch the Role grants), for a standby to take.
     assert not admin.ok("GET", lease_path)["spec"].get("holderIdentity"), "the Lease was not released"
@@ -408,6 +404,15 @@ def test_driver_runs_as_the_chart_service_account(cluster: Cluster, driver_relea
                      ("delete", "deployments", None), ("patch", "kiyoshis", None), ("patch", "foos", "status"),
                      ("create", "events", None), ("patch", "leases", None), ("watch", "hikawas", None)]:
         assert expected in made, f"no {expected} by {driver_account.username} in the audit log: {sorted(made, key=str)}"
+
+
+def delete_work_namespace(admin: Kube, work: str) -> None:
+    """Deletes `work`; a Hello left by a failure keeps its finalizer, which no
+    driver removes any more, so it is taken off first."""
+    for hello in admin.items(api_path("fraim.co.jp/v1", "helloes", work)):
+        admin.call("PATCH", api_path("fraim.co.jp/v1", "helloes", work, hello["metadata"]["name"]),
+                   {"metadata": {"finalizers": None}}, content_type="application/merge-patch+json")
+    admin.delete(f"/api/v1/namespaces/{work}")
 
 
 def controlled_by(obj: dict, uid: str) -> bool:
