@@ -105,9 +105,15 @@ fn document(request: &HttpRequest, state: &State, body: Value) -> Result<HttpRes
     Ok(HttpResponse::Ok().json(body))
 }
 
+/// The representation asked for, or 406.
+fn wanted(request: &HttpRequest) -> Result<Format, ApiError> {
+    negotiate::format(accept(request))
+        .ok_or_else(|| ApiError::NotAcceptable(accept(request).unwrap_or_default().to_owned()))
+}
+
 fn json_only(request: &HttpRequest) -> Result<(), ApiError> {
-    match negotiate::format(accept(request)) {
-        Some(Format::Json) => Ok(()),
+    match wanted(request)? {
+        Format::Json => Ok(()),
         _ => Err(ApiError::NotAcceptable(
             accept(request).unwrap_or_default().to_owned(),
         )),
@@ -237,8 +243,7 @@ async fn list(
     {
         return Err(ApiError::MethodNotAllowed);
     }
-    let format = negotiate::format(accept(&request))
-        .ok_or_else(|| ApiError::NotAcceptable(accept(&request).unwrap_or_default().to_owned()))?;
+    let format = wanted(&request)?;
     let include =
         IncludeObject::parse(query.include_object.as_deref()).map_err(ApiError::BadRequest)?;
     let labels = selectors::labels(query.label_selector.as_deref().unwrap_or_default())
@@ -285,8 +290,7 @@ async fn get(
         },
     )
     .await?;
-    let format = negotiate::format(accept(&request))
-        .ok_or_else(|| ApiError::NotAcceptable(accept(&request).unwrap_or_default().to_owned()))?;
+    let format = wanted(&request)?;
     let include =
         IncludeObject::parse(query.include_object.as_deref()).map_err(ApiError::BadRequest)?;
     let controller = name.split_once('.').map(|(c, _)| c);

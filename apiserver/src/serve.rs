@@ -67,9 +67,7 @@ impl ApiServer {
         let tls = tls::server_config(cert.clone())?;
         // Infers the configuration (no request yet); its connections live
         // on the driver's runtime.
-        let client = runtime
-            .block_on(Client::try_default())
-            .map_err(StartError::Client)?;
+        let client = runtime.block_on(client()).map_err(StartError::Client)?;
         let front_proxy = Arc::new(FrontProxy::default());
         runtime.spawn(watch_request_header(
             client.clone(),
@@ -112,6 +110,21 @@ impl ApiServer {
         // Signals are the caller's: it stops this server with the others.
         Ok((server.disable_signals().run(), addr))
     }
+}
+
+/// The kubeconfig found the usual way, saying `User-Agent: metahook/<version>`
+/// as the driver's clients do (the audit log tells its requests apart).
+/// Outside the driver's `--kube-qps` budget: a review queued behind the
+/// driver's writes would hold up a user's `kubectl get`.
+async fn client() -> Result<Client, kube::Error> {
+    let mut config = kube::Config::infer()
+        .await
+        .map_err(kube::Error::InferConfig)?;
+    config.headers.push((
+        http::header::USER_AGENT,
+        http::HeaderValue::from_static(metahook_driver::run::USER_AGENT),
+    ));
+    Client::try_from(config)
 }
 
 /// Keeps the front proxy's settings as kube-apiserver publishes them.

@@ -222,7 +222,8 @@ def check_rows(cluster: Cluster, ns: str) -> None:
     assert by_name["hikawa.hikawa-sample"]["PARENT"] == "Hikawa/hikawa-sample"
     for row in found:
         assert row["OUTCOME"] in ("Succeeded", "Unchanged", "StaleCache"), row
-        assert row["DURATION"][-2:] in ("ms", "µs") or row["DURATION"].endswith("s"), row
+        assert re.fullmatch(r"\d+(µs|ms)|\d+\.\ds", row["DURATION"]), row
+        assert re.fullmatch(r"\d+(s|m\d*s?|h\d*m?|d\d*h?)", row["AGE"]), row
 
 
 def check_yaml_and_selectors(cluster: Cluster, ns: str) -> None:
