@@ -28,6 +28,10 @@ var controllers = []string{
 	"serviceaccount-controller",
 	"root-ca-certificate-publisher-controller",
 	"clusterrole-aggregation-controller",
+	// Services' endpoints, which kube-proxy and CoreDNS follow on the
+	// real node.
+	"endpoints-controller",
+	"endpointslice-controller",
 }
 
 // An audit record for every request but the API server's own and
@@ -46,9 +50,7 @@ rules:
 
 func apiserverArgs(c *cluster) []string {
 	p := c.pki.path
-	return []string{
-		"--bind-address=127.0.0.1",
-		"--advertise-address=127.0.0.1",
+	args := []string{
 		fmt.Sprintf("--secure-port=%d", c.ports.APIServer),
 		"--etcd-servers=" + c.etcd.url,
 		"--tls-cert-file=" + p("apiserver.crt"),
@@ -65,10 +67,6 @@ func apiserverArgs(c *cluster) []string {
 		// that blocks its owner's deletion needs `update` on the owner's
 		// finalizers: the driver's RBAC must say so.
 		"--enable-admission-plugins=NodeRestriction,OwnerReferencesPermissionEnforcement",
-		// The kubernetes Service's endpoint would be a loopback address,
-		// which Endpoints may not hold: keep it unmanaged, as Kubernetes'
-		// own test API server does.
-		"--endpoint-reconciler-type=none",
 		// The aggregation layer.
 		"--requestheader-client-ca-file=" + p("front-proxy-ca.crt"),
 		"--requestheader-allowed-names=" + frontProxyClientName,
@@ -84,6 +82,30 @@ func apiserverArgs(c *cluster) []string {
 		"--profiling=false",
 		fmt.Sprintf("--v=%d", c.logLevel),
 	}
+	if !c.realNode {
+		// Loopback only. The kubernetes Service's endpoint would be a
+		// loopback address, which Endpoints may not hold: keep it
+		// unmanaged, as Kubernetes' own test API server does.
+		return append(args, "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+			"--endpoint-reconciler-type=none")
+	}
+	return append(args,
+		// On loopback for this machine and at its end of the node's link
+		// for the node and its pods (the kubernetes Service's endpoint).
+		// One address or all: all, with client certificates required
+		// for anything but health.
+		"--bind-address=0.0.0.0",
+		"--advertise-address="+hostLinkIP,
+		// kubectl logs/exec reach the kubelet with this certificate.
+		"--kubelet-client-certificate="+p("apiserver-kubelet-client.crt"),
+		"--kubelet-client-key="+p("apiserver-kubelet-client.key"),
+		"--kubelet-certificate-authority="+p("ca.crt"),
+		"--kubelet-preferred-address-types=InternalIP",
+		// The aggregator and webhooks go to an endpoint's address (a
+		// pod's, routed to the node) rather than to a Service's
+		// ClusterIP, which only kube-proxy inside the node knows.
+		"--enable-aggregator-routing=true",
+	)
 }
 
 func controllerManagerArgs(c *cluster) []string {

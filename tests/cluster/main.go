@@ -1,7 +1,10 @@
-// Command metahook-cluster is the real Kubernetes control plane metahook's
-// tests run against: etcd, kube-apiserver and kube-controller-manager built
-// from Kubernetes' own Go modules, plus a stand-in for kubelets, all on
-// loopback. It is a test tool, not a way to run a cluster.
+// Command metahook-cluster is the real single-node Kubernetes metahook's
+// tests run against: etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler, the kubelet and kube-proxy built from Kubernetes' own Go
+// modules, with containerd, runc, CNI and CoreDNS (node.go); or, for
+// workloads larger than two cores can run, the control plane with a
+// stand-in for kubelets (standin.go). It is a test tool, not a way to run a
+// cluster.
 //
 //	metahook-cluster up --dir DIR        start everything; DIR/env says where
 //	metahook-cluster kube-apiserver ...  (started by up)
@@ -15,6 +18,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,6 +29,9 @@ import (
 	kubectlutil "k8s.io/kubectl/pkg/cmd/util"
 	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
+	proxy "k8s.io/kubernetes/cmd/kube-proxy/app"
+	scheduler "k8s.io/kubernetes/cmd/kube-scheduler/app"
+	kubelet "k8s.io/kubernetes/cmd/kubelet/app"
 
 	_ "k8s.io/component-base/logs/json/register"          // the components' --logging-format=json
 	_ "k8s.io/component-base/metrics/prometheus/clientgo" // client-go metrics, as the real binaries have
@@ -35,6 +42,7 @@ const usage = `usage:
   metahook-cluster up --dir DIR [--kubernetes-log-level N]
   metahook-cluster kube-apiserver FLAGS...
   metahook-cluster kube-controller-manager FLAGS...
+  metahook-cluster kube-scheduler|kubelet|kube-proxy FLAGS...   (the real node's, started by up)
   metahook-cluster kubectl ARGS...   (or through a link named kubectl)
 `
 
@@ -60,6 +68,18 @@ func main() {
 		os.Exit(cli.Run(cmd))
 	case "kube-controller-manager":
 		cmd := controllermanager.NewControllerManagerCommand()
+		cmd.SetArgs(rest)
+		os.Exit(cli.Run(cmd))
+	case "kube-scheduler":
+		cmd := scheduler.NewSchedulerCommand()
+		cmd.SetArgs(rest)
+		os.Exit(cli.Run(cmd))
+	case "kubelet":
+		cmd := kubelet.NewKubeletCommand(context.Background())
+		cmd.SetArgs(rest)
+		os.Exit(cli.Run(cmd))
+	case "kube-proxy":
+		cmd := proxy.NewProxyCommand()
 		cmd.SetArgs(rest)
 		os.Exit(cli.Run(cmd))
 	case "kubectl":

@@ -65,7 +65,8 @@ func loadOrCreatePKI(dir string) (*pki, error) {
 		server:     true,
 		dnsNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
 			"kubernetes.default.svc.cluster.local"},
-		ips: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(serviceIP)},
+		// The host's end of the node's link: pods reach the API server there.
+		ips: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(serviceIP), net.ParseIP(hostLinkIP)},
 	}
 	if err := p.ensureLeaf(p.cluster, "apiserver", serving); err != nil {
 		return nil, err
@@ -75,10 +76,17 @@ func loadOrCreatePKI(dir string) (*pki, error) {
 	if err := p.ensureLeaf(p.frontProxy, "front-proxy-client", leaf{commonName: frontProxyClientName}); err != nil {
 		return nil, err
 	}
-	for _, id := range builtinIdentities {
+	for _, id := range append(append([]identity{}, builtinIdentities...), nodeIdentities...) {
 		if err := p.ensureLeaf(p.cluster, id.file, leaf{commonName: id.user, organizations: id.groups}); err != nil {
 			return nil, err
 		}
+	}
+	// The kubelet's own server (logs, exec, port-forward), reached by the
+	// API server at the node's address.
+	kubeletServing := leaf{commonName: nodeName, server: true, dnsNames: []string{nodeName},
+		ips: []net.IP{net.ParseIP(nodeLinkIP)}}
+	if err := p.ensureLeaf(p.cluster, "kubelet-serving", kubeletServing); err != nil {
+		return nil, err
 	}
 	if _, err := os.Stat(p.path("sa.key")); errors.Is(err, os.ErrNotExist) {
 		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -117,6 +125,17 @@ var (
 	// log; no container runs, so it needs no node identity.
 	kubeletIdentity   = identity{file: "kubelet-standin", user: "metahook:kubelet-standin", groups: []string{"system:masters"}}
 	builtinIdentities = []identity{adminIdentity, controllerManagerIdentity, kubeletIdentity}
+
+	// The real node's components, each as the user Kubernetes' bootstrap
+	// RBAC policy binds (system:kube-scheduler, system:node-proxier's
+	// system:kube-proxy, the Node authorizer's system:node:<name>).
+	schedulerIdentity   = identity{file: "kube-scheduler", user: "system:kube-scheduler"}
+	nodeKubeletIdentity = identity{file: "kubelet", user: "system:node:" + nodeName, groups: []string{"system:nodes"}}
+	proxyIdentity       = identity{file: "kube-proxy", user: "system:kube-proxy"}
+	// The API server's client certificate towards the kubelet (logs, exec).
+	apiserverKubeletIdentity = identity{file: "apiserver-kubelet-client", user: "kube-apiserver-kubelet-client",
+		groups: []string{"system:masters"}}
+	nodeIdentities = []identity{schedulerIdentity, nodeKubeletIdentity, proxyIdentity, apiserverKubeletIdentity}
 )
 
 type leaf struct {

@@ -19,6 +19,16 @@ type process struct {
 	// args gives the component's flags; extra flags of a start come after
 	// them and win.
 	args func() []string
+	// exe is the program to run; empty means this binary with the
+	// component's name as its first argument.
+	exe string
+	// netns, when set, is the network namespace (a path under
+	// /run/netns) the component runs in: the real node's components run
+	// in the node's namespace, entered with nsenter, which (unlike `ip
+	// netns exec`) leaves the mounts alone: /sys/fs/cgroup stays as it is.
+	netns string
+	// env is added to this process's environment.
+	env []string
 
 	mu       sync.Mutex
 	cmd      *exec.Cmd
@@ -44,9 +54,16 @@ func (p *process) start(extra []string) error {
 		return err
 	}
 	fmt.Fprintf(logFile, "==== %s: starting %s\n", time.Now().UTC().Format(time.RFC3339Nano), p.name)
-	args := append([]string{p.name}, p.args()...)
+	args := append([]string{self, p.name}, p.args()...)
+	if p.exe != "" {
+		args = append([]string{p.exe}, p.args()...)
+	}
 	args = append(args, extra...)
-	cmd := exec.Command(self, args...)
+	if p.netns != "" {
+		args = append([]string{"nsenter", "--net=" + p.netns, "--"}, args...)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), p.env...)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	// If this process dies, however it dies, the component dies with it:

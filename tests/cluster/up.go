@@ -37,6 +37,11 @@ type cluster struct {
 	ports    ports
 	etcd     *etcdServer
 
+	// realNode: a kubelet, containerd and the rest run pods for real
+	// (node.go); otherwise the stand-in (standin.go) pretends to.
+	realNode bool
+	node     *node
+
 	apiserver         *process
 	controllerManager *process
 	// adminClient talks to the API server as the admin.
@@ -52,6 +57,18 @@ func (c *cluster) serverURL() string {
 	return fmt.Sprintf("https://127.0.0.1:%d", c.ports.APIServer)
 }
 
+// nodeServerURL is the API server as the node and its pods reach it: at
+// this machine's end of the node's link.
+func (c *cluster) nodeServerURL() string {
+	return fmt.Sprintf("https://%s:%d", hostLinkIP, c.ports.APIServer)
+}
+
+// stringList is a repeated flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
 // up starts etcd, kube-apiserver, kube-controller-manager and the kubelet
 // stand-in, writes DIR/env once all are ready, and runs until SIGTERM or
 // SIGINT (or until a component fails).
@@ -59,17 +76,31 @@ func up(args []string) error {
 	flags := flag.NewFlagSet("up", flag.ContinueOnError)
 	dir := flags.String("dir", "", "directory for the data, certificates, kubeconfigs and logs (kept, and reused if it exists)")
 	logLevel := flags.Int("kubernetes-log-level", 1, "--v of kube-apiserver and kube-controller-manager")
+	nodeKind := flags.String("node", "real", "real: a kubelet, kube-proxy, kube-scheduler and containerd run pods; "+
+		"standin: a stand-in marks pods Ready and runs nothing (for workloads of more pods than two cores can run)")
+	nodeBuild := flags.String("node-build", "", "with --node=real: the directory tests/cluster/node/build.sh printed")
+	var images stringList
+	flags.Var(&images, "image", "with --node=real: an image archive to load into containerd before the kubelet starts (repeated)")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
 	if *dir == "" {
 		return errors.New("--dir is required")
 	}
+	switch *nodeKind {
+	case "real":
+		if *nodeBuild == "" {
+			return errors.New("--node=real needs --node-build")
+		}
+	case "standin":
+	default:
+		return fmt.Errorf("--node=%s: real or standin", *nodeKind)
+	}
 	absDir, err := filepath.Abs(*dir)
 	if err != nil {
 		return err
 	}
-	c := &cluster{dir: absDir, logLevel: *logLevel}
+	c := &cluster{dir: absDir, logLevel: *logLevel, realNode: *nodeKind == "real"}
 	for _, sub := range []string{"logs", "etcd", "pki"} {
 		if err := os.MkdirAll(c.file(sub), 0o700); err != nil {
 			return err
@@ -98,7 +129,7 @@ func up(args []string) error {
 	}
 	defer c.etcd.close()
 
-	unexpected := make(chan string, 2)
+	unexpected := make(chan string, 6)
 	c.apiserver = &process{name: "kube-apiserver", logPath: c.logFile("kube-apiserver"),
 		args: func() []string { return apiserverArgs(c) }, unexpected: unexpected}
 	c.controllerManager = &process{name: "kube-controller-manager", logPath: c.logFile("kube-controller-manager"),
@@ -121,15 +152,23 @@ func up(args []string) error {
 	if err := c.controllerManager.start(nil); err != nil {
 		return err
 	}
-	kubeletConfig, err := restConfig(c.file("kubelet-standin.kubeconfig"))
-	if err != nil {
-		return err
+	if c.realNode {
+		c.node = newNode(c, *nodeBuild, images, unexpected)
+		defer c.node.stop()
+		if err := c.node.start(ctx); err != nil {
+			return fmt.Errorf("the node: %w", err)
+		}
+	} else {
+		kubeletConfig, err := restConfig(c.file("kubelet-standin.kubeconfig"))
+		if err != nil {
+			return err
+		}
+		standIn, err := newStandIn(kubeletConfig, standInNodeName)
+		if err != nil {
+			return err
+		}
+		go standIn.run(ctx)
 	}
-	standIn, err := newStandIn(kubeletConfig, standInNodeName)
-	if err != nil {
-		return err
-	}
-	go standIn.run(ctx)
 
 	control, err := c.serveControl(ctx)
 	if err != nil {
@@ -253,7 +292,12 @@ func (c *cluster) writeKubeconfigs() error {
 	if err != nil {
 		return err
 	}
-	for _, id := range builtinIdentities {
+	for _, id := range append(append([]identity{}, builtinIdentities...), nodeIdentities...) {
+		server := c.serverURL()
+		if id.file == nodeKubeletIdentity.file || id.file == proxyIdentity.file {
+			// They run in the node's network namespace.
+			server = c.nodeServerURL()
+		}
 		certPEM, err := os.ReadFile(c.pki.path(id.file + ".crt"))
 		if err != nil {
 			return err
@@ -262,7 +306,7 @@ func (c *cluster) writeKubeconfigs() error {
 		if err != nil {
 			return err
 		}
-		if err := writeKubeconfig(c.file(id.file+".kubeconfig"), c.serverURL(), caPEM, certPEM, keyPEM, id.user); err != nil {
+		if err := writeKubeconfig(c.file(id.file+".kubeconfig"), server, caPEM, certPEM, keyPEM, id.user); err != nil {
 			return err
 		}
 	}
@@ -280,6 +324,13 @@ func (c *cluster) writeEnv() error {
 		fmt.Sprintf("METAHOOK_CLUSTER_CONTROL=http://127.0.0.1:%d", c.ports.Control),
 		"METAHOOK_CLUSTER_AUDIT_LOG=" + c.auditLog(),
 		fmt.Sprintf("METAHOOK_CLUSTER_PID=%d", os.Getpid()),
+		"METAHOOK_CLUSTER_NODE=" + map[bool]string{true: "real", false: "standin"}[c.realNode],
+	}
+	if c.realNode {
+		lines = append(lines,
+			"METAHOOK_CLUSTER_NODE_NAME="+nodeName,
+			"METAHOOK_CLUSTER_CONTAINERD="+c.node.paths.socket,
+			"METAHOOK_CLUSTER_NODE_NETNS="+netnsName)
 	}
 	tmp := c.file("env.tmp")
 	if err := os.WriteFile(tmp, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
