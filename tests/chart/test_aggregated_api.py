@@ -1,58 +1,43 @@
 """The aggregated API (driver.metahook.dev/v1alpha1 reconciles), installed by
-the chart (driver.aggregatedApi.enabled) into the real control plane of
+the chart (mode=driver, driver.aggregatedApi.enabled) onto the real node of
 tests/cluster/ and reached through kube-apiserver's aggregation layer, with
 kubectl. Marked `cluster` (run by tests/e2e/run.sh).
 
-The chart's pod runs no container here (the kubelet stand-in starts none), so
-`metahook serve --drive` runs outside the cluster as in test_install.py: as
-the chart's ServiceAccount, with the pod's settings and the certificate the
-chart generated (its Secret). kube-apiserver reaches it on loopback: the
-chart's Service is replaced by one of type ExternalName with the same name,
-pointing at `localhost` (the aggregator resolves an ExternalName Service to
-that host and the APIService's port, and verifies the serving certificate
-for `<service>.<namespace>.svc`, the name the chart's certificate carries).
+Nothing runs outside the cluster: the chart's pod (metahook's image, started
+by the kubelet) serves the API over HTTPS with the certificate the chart
+generated and mounted from its Secret; kube-apiserver reaches it through
+the APIService and the chart's Service (the aggregator routes to the
+Service's endpoint, the pod's address, and verifies the certificate for
+`<service>.<namespace>.svc` against the APIService's caBundle).
 """
 
 from __future__ import annotations
 
 import base64
 import json
-import os
 import re
-import shutil
 import ssl
-import subprocess
+import tempfile
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 import helm_python
 import pytest
 import yaml
 
+from chartcluster import (Cluster, Installed, api_path, audit_records, check_security_context,  # noqa: F401
+                          check_started_by_the_kubelet, cluster, create_hello, delete_work_namespace, describe,
+                          installed, kubectl, lease_holder, pod_log, rbac_refusal, refusals, report,
+                          service_account_name, unique, wait_ready_pods, waiter)
 from kube import Kube, wait_for
-# `cluster` is the session fixture of test_install.py, shared.
-from test_install import (Cluster, Driver, Installed, ServiceAccount, api_path, audit_records,  # noqa: F401
-                          cluster, delete_work_namespace, describe, free_port, installed, pod_command,
-                          rbac_refusal, service_account, unique)
 
 pytestmark = pytest.mark.cluster
 
 GROUP_VERSION = "driver.metahook.dev/v1alpha1"
 API_SERVICE = "/apis/apiregistration.k8s.io/v1/apiservices/v1alpha1.driver.metahook.dev"
 HELLO_CRD = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/helloes.fraim.co.jp"
-
-
-def kubectl(cluster: Cluster, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    binary = os.environ.get("METAHOOK_E2E_KUBECTL") or shutil.which("kubectl")
-    assert binary, "kubectl: set METAHOOK_E2E_KUBECTL (tests/e2e/run.sh does)"
-    done = subprocess.run([binary, "--kubeconfig", str(cluster.kubeconfig), *args], capture_output=True,
-                          text=True, timeout=60)
-    if check and done.returncode != 0:
-        raise AssertionError(f"kubectl {' '.join(args)} exited {done.returncode}:\n{done.stderr}")
-    return done
 
 
 def available(admin: Kube) -> str | None:
@@ -68,11 +53,13 @@ def availability(admin: Kube) -> dict:
     return {}
 
 
-def wait_available(admin: Kube, want: str) -> None:
+def wait_available(admin: Kube, want: str, wait: Callable[..., Any]) -> None:
+    """`wait` (a chartcluster.waiter: its failure shows the pods) for the
+    APIService's Available condition; the condition in the message."""
     try:
-        wait_for(f"the APIService to be Available={want}", lambda: available(admin) == want)
+        wait(f"the APIService to be Available={want}", lambda: available(admin) == want)
     except AssertionError as e:
-        raise AssertionError(f"{e}: {availability(admin)}") from None
+        raise AssertionError(f"APIService Available: {availability(admin)}\n{e}") from None
 
 
 def rows(cluster: Cluster, *args: str) -> list[dict[str, str]]:
@@ -94,59 +81,41 @@ def rows(cluster: Cluster, *args: str) -> list[dict[str, str]]:
 
 @pytest.fixture(scope="module")
 def api_release(cluster: Cluster, chart: helm_python.Chart) -> Iterator[Installed]:
-    port = free_port()
-    values = {"mode": "driver", "driver": {"aggregatedApi": {"enabled": True, "servicePort": port}}}
+    values = {"mode": "driver", "driver": {"aggregatedApi": {"enabled": True}}}
     with installed(cluster, chart, values, "api") as release:
         yield release
 
 
-def test_the_aggregated_api_serves_reconciles_through_kubectl(cluster: Cluster, api_release: Installed,
-                                                              tmp_path: Path) -> None:
+def test_the_aggregated_api_serves_reconciles_through_kubectl(cluster: Cluster, api_release: Installed) -> None:
     admin = cluster.admin
     ns = api_release.namespace
-    account: ServiceAccount = service_account(cluster, api_release)
+    account = service_account_name(api_release)
     [api_service] = api_release.all("APIService")
-    port = api_service["spec"]["service"]["port"]
     service_name = api_service["spec"]["service"]["name"]
-
-    # The chart's certificate, as the pod would mount it.
-    secret = admin.ok("GET", f"/api/v1/namespaces/{ns}/secrets/{service_name}-api-tls")
-    tls = tmp_path / "api-tls"
-    tls.mkdir()
-    for key in ("tls.crt", "tls.key", "ca.crt"):
-        (tls / key).write_bytes(base64.b64decode(secret["data"][key]))
-
-    # The Service, on loopback.
-    admin.delete(f"/api/v1/namespaces/{ns}/services/{service_name}")
-    wait_for("the chart's Service to go", lambda: admin.get(f"/api/v1/namespaces/{ns}/services/{service_name}") is None)
-    admin.create(f"/api/v1/namespaces/{ns}/services", {
-        "metadata": {"name": service_name},
-        "spec": {"type": "ExternalName", "externalName": "localhost",
-                 "ports": [{"name": "api", "port": port, "protocol": "TCP"}]}})
-
-    pod_name = unique("outside")
-    args, env, hook_port = pod_command(cluster, api_release, account, pod_name, tmp_path)
-    assert env["METAHOOK_API_TLS_DIR"] and env["METAHOOK_API_LISTEN"].endswith(":8443"), env
-    env["METAHOOK_API_LISTEN"] = f"127.0.0.1:{port}"
-    env["METAHOOK_API_TLS_DIR"] = str(tls)
+    assert api_service["spec"]["service"]["port"] == 443 and api_service["spec"].get("caBundle"), api_service
     audit_offset = cluster.audit_log.stat().st_size
     work = unique("api-work")
     admin.create("/api/v1/namespaces", {"metadata": {"name": work}})
-    driver = Driver(args, env, tmp_path / "metahook.log", hook_port)
+    wait = waiter(cluster, ns, api_release.selector, also=lambda: report(cluster, work))
     figures: list[tuple[str, float]] = []
+    pods: list[dict] = []
     try:
-        started = time.monotonic()
-        driver.wait_for("the driver to be ready", driver.ready)
-        wait_available(admin, "True")
-        figures.append(("start → APIService Available=True", time.monotonic() - started))
+        [pod] = wait_ready_pods(cluster, api_release, 1)
+        pods.append(pod)
+        check_started_by_the_kubelet(cluster, pod)
+        assert [p["containerPort"] for p in pod["spec"]["containers"][0]["ports"]] == [8080, 8443]
+        check_security_context(cluster, pod)
+        wait("the pod to hold the Lease", lambda: lease_holder(admin, api_release) == pod["metadata"]["name"])
+        wait_available(admin, "True", wait)
         listed = kubectl(cluster, "api-resources", "--api-group=driver.metahook.dev", "-o", "wide").stdout
         assert "reconciles" in listed and "Reconcile" in listed and "get,list" in listed.replace(" ", ""), listed
 
-        drive_three(admin, work, driver)
+        drive_three(admin, work, wait)
         check_rows(cluster, work)
         check_yaml_and_selectors(cluster, work)
-        check_invalid_hello(cluster, admin, work, driver)
-        check_access(cluster, admin, work, port, tls)
+        check_invalid_hello(cluster, admin, work, wait)
+        secret = admin.ok("GET", f"/api/v1/namespaces/{ns}/secrets/{service_name}-api-tls")
+        check_access(cluster, admin, work, pod["status"]["podIP"], base64.b64decode(secret["data"]["ca.crt"]))
         explained = kubectl(cluster, "explain", "reconcile.status").stdout
         for field in ("controller", "outcome", "plan", "parent", "lastRun", "children", "error"):
             assert f"  {field}\t" in explained, f"status.{field} is not explained:\n{explained}"
@@ -154,44 +123,52 @@ def test_the_aggregated_api_serves_reconciles_through_kubectl(cluster: Cluster, 
 
         # A deleted parent's record goes with it.
         admin.delete(api_path("fraim.co.jp/v1", "helloes", work, "hello"))
-        wait_for("the deleted Hello's reconcile to disappear",
-                 lambda: "NotFound" in kubectl(cluster, "get", "reconcile", "hello.hello", "-n", work,
-                                               check=False).stderr)
+        wait("the deleted Hello's reconcile to disappear",
+             lambda: "NotFound" in kubectl(cluster, "get", "reconcile", "hello.hello", "-n", work,
+                                           check=False).stderr)
 
-        # Unavailable while the process is down, back when it is up.
+        # Unavailable while no pod serves, back when one does.
+        old_log = pod_log(cluster, ns, pod["metadata"]["name"])
+        assert refusals(old_log) == [], "the API server refused the pod:\n" + "\n".join(refusals(old_log)[:20])
+        scale = f"deployment/{api_release.deployment}"
         stopped = time.monotonic()
-        assert driver.stop() == 0
-        wait_available(admin, "False")
-        figures.append(("stop → Available=False", time.monotonic() - stopped))
+        kubectl(cluster, "scale", "-n", ns, scale, "--replicas=0")
+        wait_ready_pods(cluster, api_release, 0)
+        wait_available(admin, "False", wait)
+        figures.append(("no pod → Available=False", time.monotonic() - stopped))
         restarted = time.monotonic()
-        driver = Driver(args, env, tmp_path / "metahook-2.log", hook_port)
-        driver.wait_for("the restarted driver to be ready", driver.ready)
-        wait_available(admin, "True")
-        figures.append(("restart → Available=True", time.monotonic() - restarted))
-        back = rows(cluster, "-n", work)
-        assert {r["NAME"] for r in back} >= {"hikawa.hikawa-sample", "foo.example-foo"}, back
+        kubectl(cluster, "scale", "-n", ns, scale, "--replicas=1")
+        [pod] = wait_ready_pods(cluster, api_release, 1, not_named={pod["metadata"]["name"]})
+        pods.append(pod)
+        wait_available(admin, "True", wait)
+        figures.append(("a new pod → Available=True", time.monotonic() - restarted))
+
+        def back() -> list[dict[str, str]] | None:
+            found = rows(cluster, "-n", work)
+            return found if {r["NAME"] for r in found} >= {"hikawa.hikawa-sample", "foo.example-foo"} else None
+
+        wait("the new pod's reconciles to be listed", back)
     finally:
-        status = driver.stop()
-        print(f"--- driver log ({driver.log})\n{driver.text()[-5000:]}")
+        for p in pods:
+            print(f"--- log of {p['metadata']['name']}\n{pod_log(cluster, ns, p['metadata']['name'])[-5000:]}")
         delete_work_namespace(admin, work)
-        print("\n*** the APIService across a restart of the process (seconds):")
+        print("\n*** the APIService across its pod's replacement (seconds):")
         for what, seconds in figures:
             print(f"    {what:<40} {seconds:6.1f}")
-    assert status == 0, f"metahook exited with {status} after SIGTERM"
+    refused = refusals(pod_log(cluster, ns, pods[-1]["metadata"]["name"]))
+    assert refused == [], "the API server refused the new pod:\n" + "\n".join(refused[:20])
     # The reviews and the ConfigMap watch are within the chart's RBAC.
-    records = audit_records(cluster.audit_log, audit_offset, account.username)
+    records = audit_records(cluster.audit_log, audit_offset, account)
     denied = [describe(r) for r in records if rbac_refusal(r)]
     assert denied == [], "requests of the chart's ServiceAccount refused:\n" + "\n".join(denied)
     made = {(r["verb"], r.get("objectRef", {}).get("resource")) for r in records}
     for expected in [("create", "subjectaccessreviews"), ("watch", "configmaps")]:
-        assert expected in made, f"no {expected} by {account.username}: {sorted(made, key=str)}"
+        assert expected in made, f"no {expected} by {account}: {sorted(made, key=str)}"
 
 
-def drive_three(admin: Kube, ns: str, driver: Driver) -> None:
+def drive_three(admin: Kube, ns: str, wait: Callable[..., Any]) -> None:
     """A Hello, a Hikawa and a Foo, each driven until its status says so."""
-    admin.create(api_path("fraim.co.jp/v1", "helloes", ns),
-                 {"apiVersion": "fraim.co.jp/v1", "kind": "Hello", "metadata": {"name": "hello", "labels": {"team": "web"}},
-                  "spec": {"replicas": 2}})
+    create_hello(admin, ns, "hello", 2, labels={"team": "web"})
     admin.create(api_path("zundokokiyoshi.kaitoy.github.com/v1beta1", "hikawas", ns),
                  {"apiVersion": "zundokokiyoshi.kaitoy.github.com/v1beta1", "kind": "Hikawa",
                   "metadata": {"name": "hikawa-sample"}, "spec": {"intervalMillis": 500}})
@@ -200,7 +177,7 @@ def drive_three(admin: Kube, ns: str, driver: Driver) -> None:
                   "metadata": {"name": "example-foo"}, "spec": {"deploymentName": "example-foo", "replicas": 1}})
     for path in (api_path("fraim.co.jp/v1", "helloes", ns, "hello"),
                  api_path("samplecontroller.k8s.io/v1alpha1", "foos", ns, "example-foo")):
-        driver.wait_for(f"{path} to have a status", lambda: (admin.get(path) or {}).get("status"))
+        wait(f"{path} to have a status", lambda: (admin.get(path) or {}).get("status"))
 
 
 def check_rows(cluster: Cluster, ns: str) -> None:
@@ -249,7 +226,7 @@ def check_yaml_and_selectors(cluster: Cluster, ns: str) -> None:
     assert missing.returncode != 0 and "NotFound" in missing.stderr, missing.stderr
 
 
-def check_invalid_hello(cluster: Cluster, admin: Kube, ns: str, driver: Driver) -> None:
+def check_invalid_hello(cluster: Cluster, admin: Kube, ns: str, wait: Callable[..., Any]) -> None:
     """A Hello whose spec got in before the schema forbade it: its row says
     why, with the hook's condition."""
     pointer = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/replicas/maximum"
@@ -267,13 +244,13 @@ def check_invalid_hello(cluster: Cluster, admin: Kube, ns: str, driver: Driver) 
         found = [r for r in rows(cluster, "-n", ns) if r["NAME"] == "hello.invalid"]
         return found[0] if found and "InvalidSpec" in found[0]["MESSAGE"] else None
 
-    row = driver.wait_for("the invalid Hello's row to say why", invalid_row)
+    row = wait("the invalid Hello's row to say why", invalid_row)
     assert "replicas" in row["MESSAGE"] or "spec is invalid" in row["MESSAGE"], row
     status = json.loads(kubectl(cluster, "get", "reconcile", "hello.invalid", "-n", ns, "-o", "json").stdout)["status"]
     assert any(c["reason"] == "InvalidSpec" for c in status["conditions"]), status
 
 
-def check_access(cluster: Cluster, admin: Kube, ns: str, port: int, tls: Path) -> None:
+def check_access(cluster: Cluster, admin: Kube, ns: str, pod_ip: str, ca_pem: bytes) -> None:
     # RBAC decides, through a SubjectAccessReview.
     nobody = kubectl(cluster, "get", "reconciles", "-A", "--as=nobody", check=False)
     assert nobody.returncode != 0, nobody.stdout
@@ -292,10 +269,15 @@ def check_access(cluster: Cluster, admin: Kube, ns: str, port: int, tls: Path) -
     assert kubectl(cluster, "get", "reconciles", "-A", "--as=viewer", check=False).returncode != 0, \
         "view in one namespace is not view everywhere"
 
-    # Straight to the HTTPS port without the front proxy's certificate: 401.
-    context = ssl.create_default_context(cafile=str(tls / "ca.crt"))
+    # Straight to the pod's HTTPS port (routed from this machine, as for the
+    # aggregator) without the front proxy's certificate: 401, whatever
+    # identity the headers claim. The pod serves the chart's certificate.
+    with tempfile.NamedTemporaryFile() as ca:
+        ca.write(ca_pem)
+        ca.flush()
+        context = ssl.create_default_context(cafile=ca.name)
     context.check_hostname = False
-    request = urllib.request.Request(f"https://127.0.0.1:{port}/apis/{GROUP_VERSION}/reconciles",
+    request = urllib.request.Request(f"https://{pod_ip}:8443/apis/{GROUP_VERSION}/reconciles",
                                      headers={"X-Remote-User": "system:admin", "X-Remote-Group": "system:masters"})
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, context=context, timeout=10)
