@@ -108,6 +108,20 @@ func apiserverArgs(c *cluster) []string {
 	)
 }
 
+// controllerList: on the real node also the node lifecycle controller.
+// The kubelet registers its Node with the taint
+// node.kubernetes.io/not-ready:NoSchedule, which only that controller
+// removes once the Node is Ready: without it nothing is ever scheduled
+// (CoreDNS stays Pending, "1 node(s) had untolerated taint(s)"). The
+// stand-in keeps no Lease for its Node, which the controller would then
+// mark unreachable: not there.
+func controllerList(c *cluster) []string {
+	if !c.realNode {
+		return controllers
+	}
+	return append(append([]string(nil), controllers...), "node-lifecycle-controller")
+}
+
 func controllerManagerArgs(c *cluster) []string {
 	kubeconfig := c.file("kube-controller-manager.kubeconfig")
 	return []string{
@@ -116,7 +130,7 @@ func controllerManagerArgs(c *cluster) []string {
 		"--authorization-kubeconfig=" + kubeconfig,
 		"--bind-address=127.0.0.1",
 		"--secure-port=0",
-		"--controllers=" + strings.Join(controllers, ","),
+		"--controllers=" + strings.Join(controllerList(c), ","),
 		"--leader-elect=false",
 		"--use-service-account-credentials=true",
 		"--root-ca-file=" + c.pki.path("ca.crt"),

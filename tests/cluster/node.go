@@ -96,6 +96,9 @@ func (n *node) start(ctx context.Context) error {
 	if err := writeNodeConfig(n.c, n.paths); err != nil {
 		return fmt.Errorf("the node's configuration: %w", err)
 	}
+	if err := makeCgroupRoot(); err != nil {
+		return fmt.Errorf("the pods' cgroup root: %w", err)
+	}
 	if err := n.containerd.start(nil); err != nil {
 		return err
 	}
@@ -117,6 +120,48 @@ func (n *node) start(ctx context.Context) error {
 	}
 	return n.startCoreDNS(ctx)
 }
+
+// makeCgroupRoot creates the kubelet's cgroupRoot (/metahook, see
+// kubeletConfig) in every cgroup hierarchy mounted under /sys/fs/cgroup:
+// the kubelet refuses to start when it is missing ("cgroup [\"metahook\"]
+// has some missing paths") and creates only the cgroups below it. A new
+// cpuset cgroup starts with no CPUs and no memory nodes: given its
+// parent's. down.sh kills what is left in them.
+func makeCgroupRoot() error {
+	const base = "/sys/fs/cgroup"
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return err
+	}
+	for _, entry := range entries {
+		parent := filepath.Join(base, entry.Name())
+		if _, err := os.Stat(filepath.Join(parent, "cgroup.procs")); err != nil {
+			continue // not a hierarchy
+		}
+		dir := filepath.Join(parent, cgroupRoot)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		for _, file := range []string{"cpuset.cpus", "cpuset.mems"} {
+			own, err := os.ReadFile(filepath.Join(dir, file))
+			if err != nil || strings.TrimSpace(string(own)) != "" {
+				continue
+			}
+			inherited, err := os.ReadFile(filepath.Join(parent, file))
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dir, file), inherited, 0o644); err != nil {
+				return fmt.Errorf("%s: %w", filepath.Join(dir, file), err)
+			}
+		}
+	}
+	return nil
+}
+
+// cgroupRoot holds every pod's cgroup (the kubelet's cgroupRoot), so
+// down.sh can find what a killed node left running.
+const cgroupRoot = "metahook"
 
 func (n *node) ctr(args ...string) *exec.Cmd {
 	return exec.Command(filepath.Join(n.paths.bin, "ctr"),

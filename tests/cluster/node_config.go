@@ -44,7 +44,12 @@ func (n nodePaths) file(parts ...string) string {
 // containerdConfig is containerd 2's configuration (version 3): CRI with
 // Debian's runc and cgroupfs (the kubelet's driver here), overlayfs (the
 // default snapshotter, which `ctr images import` unpacks into too), and
-// the sandbox image built on this machine.
+// the sandbox image built on this machine. restrict_oom_score_adj: no
+// process here may lower an oom_score_adj below its own (the machine's
+// bounding set lacks CAP_SYS_RESOURCE), and runc fails every sandbox the
+// CRI asks -998 for ("failed to update /proc/self/oom_score_adj:
+// Permission denied", seen as "can't get final child's PID from pipe");
+// containerd then keeps the pods' scores at or above its own.
 func containerdConfig(n nodePaths) string {
 	return fmt.Sprintf(`version = 3
 root = %q
@@ -61,6 +66,7 @@ state = %q
     sandbox = %q
 
 [plugins.'io.containerd.cri.v1.runtime']
+  restrict_oom_score_adj = true
   [plugins.'io.containerd.cri.v1.runtime'.containerd]
     default_runtime_name = "runc"
     [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
@@ -128,7 +134,7 @@ authorization:
   mode: AlwaysAllow
 containerRuntimeEndpoint: unix://%s
 cgroupDriver: cgroupfs
-cgroupRoot: /metahook
+cgroupRoot: /%s
 failCgroupV1: false
 failSwapOn: false
 clusterDNS: [%s]
@@ -145,7 +151,7 @@ evictionHard:
 serializeImagePulls: false
 rotateCertificates: false
 serverTLSBootstrap: false
-`, nodeLinkIP, p("kubelet-serving.crt"), p("kubelet-serving.key"), p("ca.crt"), n.socket,
+`, nodeLinkIP, p("kubelet-serving.crt"), p("kubelet-serving.key"), p("ca.crt"), n.socket, cgroupRoot,
 		clusterDNSIP, n.file("resolv.conf"), n.file("pod-logs"))
 }
 
