@@ -2,10 +2,11 @@
 //! something on purpose and asserts, through the API, that nothing was lost.
 //! Durations are printed for the table in docs/robustness.md, never asserted.
 
+use crate::scenarios::{Engine, drift_is_put_back};
 use crate::support::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::Client;
-use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::json;
 use std::time::{Duration, Instant};
@@ -26,106 +27,6 @@ impl Scene {
         let ns = namespace(&client, prefix).await;
         Scene { client, driver, ns }
     }
-}
-
-/// Creates `names` as Hellos of `replicas` in `ns`, all at once.
-async fn create_hellos(client: &Client, ns: &str, names: &[String], replicas: i64) {
-    let hellos = hello_api(client, ns);
-    let creates = names.iter().map(|name| {
-        let hellos = hellos.clone();
-        let hello: DynamicObject = serde_json::from_value(json!({
-            "apiVersion": "fraim.co.jp/v1", "kind": "Hello",
-            "metadata": {"name": name, "namespace": ns},
-            "spec": {"replicas": replicas}
-        }))
-        .expect("a Hello");
-        async move {
-            hellos
-                .create(&PostParams::default(), &hello)
-                .await
-                .expect("creating a Hello")
-        }
-    });
-    futures::future::join_all(creates).await;
-}
-
-/// Whether the Hello `name` is done: its status observed its generation,
-/// and its one Deployment (controlled by it) has `replicas` ready.
-async fn converged(client: &Client, ns: &str, name: &str, replicas: i64) -> bool {
-    let hellos = hello_api(client, ns);
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns);
-    let (Ok(hello), Ok(Some(deployment))) =
-        (hellos.get(name).await, deployments.get_opt(name).await)
-    else {
-        return false;
-    };
-    let Some(status) = hello.data.get("status") else {
-        return false;
-    };
-    let owned = deployment
-        .metadata
-        .owner_references
-        .iter()
-        .flatten()
-        .any(|r| Some(&r.uid) == hello.metadata.uid.as_ref() && r.controller == Some(true));
-    owned
-        && status["observedGeneration"] == json!(hello.metadata.generation)
-        && status["readyReplicas"] == json!(replicas)
-        && deployment.spec.and_then(|s| s.replicas) == Some(replicas as i32)
-}
-
-/// Whether each Hello has its Deployment and a status for its generation:
-/// the driver's part, whatever the controller-manager has done yet.
-async fn all_observed(client: &Client, ns: &str, names: &[String]) -> bool {
-    let hellos = hello_api(client, ns);
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns);
-    for name in names {
-        let (Ok(hello), Ok(Some(_))) = (hellos.get(name).await, deployments.get_opt(name).await)
-        else {
-            return false;
-        };
-        let observed = hello
-            .data
-            .get("status")
-            .is_some_and(|s| s["observedGeneration"] == json!(hello.metadata.generation));
-        if !observed {
-            return false;
-        }
-    }
-    true
-}
-
-async fn all_converged(client: &Client, ns: &str, names: &[String], replicas: i64) -> bool {
-    for name in names {
-        if !converged(client, ns, name, replicas).await {
-            return false;
-        }
-    }
-    true
-}
-
-fn names(prefix: &str, n: usize) -> Vec<String> {
-    (0..n).map(|i| format!("{prefix}-{i:03}")).collect()
-}
-
-/// Deletes every Hello in `ns` and waits until all are gone: the finalize
-/// hook ran for each and no finalizer was left behind.
-async fn delete_all_hellos(client: &Client, ns: &str) {
-    let hellos = hello_api(client, ns);
-    hellos
-        .delete_collection(&DeleteParams::default(), &ListParams::default())
-        .await
-        .expect("deleting the Hellos");
-    wait_for("every Hello to be finalized and gone", || async {
-        hellos
-            .list(&ListParams::default())
-            .await
-            .ok()?
-            .items
-            .is_empty()
-            .then_some(())
-    })
-    .await;
 }
 
 /// No child was created twice or deleted: every Deployment the driver wrote
@@ -347,62 +248,9 @@ async fn a_killed_leader_is_replaced_and_never_two_write() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_conflicting_writer_is_undone_without_a_hot_loop() {
-    let Scene {
-        client,
-        driver: _driver,
-        ns,
-    } = Scene::driven("e2e-conflict").await;
-    let name = names("conflict", 1);
-    create_hellos(&client, &ns, &name, 2).await;
-    wait_for("the Hello to converge", || async {
-        converged(&client, &ns, &name[0], 2).await.then_some(())
-    })
-    .await;
-    let deployment_writes = || {
-        driver_writes(&ns)
-            .into_iter()
-            .filter(|w| w.resource == "deployments" && w.name == name[0])
-            .count()
-    };
-    let before = deployment_writes();
-
-    // Another field manager takes a field the driver's apply owns.
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
-    deployments
-        .patch(
-            &name[0],
-            &PatchParams::apply("intruder").force(),
-            &Patch::Apply(json!({
-                "apiVersion": "apps/v1", "kind": "Deployment",
-                "metadata": {"name": name[0]},
-                "spec": {"replicas": 5}
-            })),
-        )
-        .await
-        .expect("the intruder's apply");
-    wait_for("the driver to take spec.replicas back", || async {
-        converged(&client, &ns, &name[0], 2).await.then_some(())
-    })
-    .await;
-    // A reconcile that started before the driver's own write reached its
-    // cache may apply once more; then it is quiet.
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    let after = deployment_writes();
-    // A window in which a hot loop would show; nothing is timed.
-    tokio::time::sleep(Duration::from_secs(5)).await;
-    let settled = deployment_writes();
-    say(&format!(
-        "conflicting writer: the driver wrote the Deployment {} time(s) to take it back, {} more in the next 5 s",
-        after - before,
-        settled - after
-    ));
-    assert!(
-        (1..=2).contains(&(after - before)),
-        "one apply (two if the cache had not seen the first yet) takes the field back, not {}",
-        after - before
-    );
-    assert_eq!(settled, after, "no write once it is back: no hot loop");
-    delete_all_hellos(&client, &ns).await;
+    let Scene { client, driver, ns } = Scene::driven("e2e-conflict").await;
+    drift_is_put_back(&client, &ns, Engine::Driver { port: driver.port }).await;
+    drop(driver);
     drop_namespace(&client, &ns).await;
 }
 

@@ -5,12 +5,18 @@
 //! `cargo test` does not build it (`test = false` in Cargo.toml) and needs
 //! no cluster.
 //!
+//! The scenarios (`scenarios.rs`) run under metahook's own driver
+//! (`driver.rs`, `faults.rs`) and under the real Metacontroller calling
+//! `metahook serve` (`metacontroller.rs`, tests `metacontroller::...`).
+//!
 //! The tests run one at a time (`--test-threads=1`): each starts its own
-//! driver, and two drivers would both reconcile every parent. Each makes
+//! driver or Metacontroller, and two would both reconcile every parent. Each makes
 //! and removes its own namespace. Waits poll the API with a generous
 //! deadline: they wait for an outcome, they do not measure time.
 
 mod crds;
 mod driver;
 mod faults;
+mod metacontroller;
+mod scenarios;
 mod support;

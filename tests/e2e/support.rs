@@ -2,10 +2,11 @@
 //! `tests/e2e/run.sh` started, the CRDs installed, `metahook` started as a
 //! child process, `kubectl`, and waits on outcomes.
 
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::{Client, Config};
@@ -273,12 +274,18 @@ pub struct Write {
 /// The driver's writes (it says `User-Agent: metahook/...`) to objects in
 /// `ns`.
 pub fn driver_writes(ns: &str) -> Vec<Write> {
+    writes_by("metahook/", ns)
+}
+
+/// The writes to objects in `ns` of the client whose `User-Agent` starts
+/// with `user_agent`.
+pub fn writes_by(user_agent: &str, ns: &str) -> Vec<Write> {
     audit()
         .iter()
         .filter(|e| {
             e["userAgent"]
                 .as_str()
-                .is_some_and(|u| u.starts_with("metahook/"))
+                .is_some_and(|u| u.starts_with(user_agent))
                 && e["objectRef"]["namespace"] == ns
                 && matches!(
                     e["verb"].as_str(),
@@ -396,17 +403,22 @@ pub fn kubectl(args: &[&str]) -> std::process::Output {
         .unwrap_or_else(|e| panic!("running {}: {e}", bin.to_string_lossy()))
 }
 
-/// A directory holding `metacontroller/hello.yaml` with its webhooks
-/// pointed at `http://127.0.0.1:<port>` (`service:` and its three lines
-/// become one `url:`), and each hook's timeout set to `timeout` if given:
-/// for `metahook drive --controllers DIR`.
-pub fn hello_manifest_at(port: u16, timeout: Option<&str>, dir_name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("{dir_name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temporary directory");
-    let manifest = include_str!("../../metacontroller/hello.yaml");
+/// `metacontroller/<controller>.yaml` as text, with its webhooks pointed
+/// at `http://127.0.0.1:<port>` (`service:` and its three lines become one
+/// `url:`), and each hook's timeout set to `timeout` if given: the
+/// CompositeControllers are written for a hook service inside the cluster,
+/// the tests run `metahook serve` on loopback.
+pub fn controller_manifest_at(controller: &str, port: u16, timeout: Option<&str>) -> String {
+    let manifest = match controller {
+        "hello" => include_str!("../../metacontroller/hello.yaml"),
+        "hikawa" => include_str!("../../metacontroller/hikawa.yaml"),
+        "foo" => include_str!("../../metacontroller/foo.yaml"),
+        other => panic!("no metacontroller/{other}.yaml"),
+    };
     let indent_of = |line: &str| line[..line.len() - line.trim_start().len()].to_owned();
     let mut text = String::new();
     let mut lines = manifest.lines();
+    let mut hooks = 0;
     while let Some(line) = lines.next() {
         if line.trim() == "service:" {
             for _ in 0..3 {
@@ -414,10 +426,15 @@ pub fn hello_manifest_at(port: u16, timeout: Option<&str>, dir_name: &str) -> Pa
             }
             let path_line = lines.next().expect("the webhook's path after its service");
             let hook_path = path_line.trim().trim_start_matches("path:").trim();
+            assert!(
+                hook_path.starts_with(&format!("/{controller}/")),
+                "{controller}: a webhook path after its service, not {path_line:?}"
+            );
             text.push_str(&format!(
                 "{}url: \"http://127.0.0.1:{port}{hook_path}\"\n",
                 indent_of(line)
             ));
+            hooks += 1;
         } else if let (Some(t), true) = (timeout, line.trim().starts_with("timeout:")) {
             text.push_str(&format!("{}timeout: {t}\n", indent_of(line)));
         } else {
@@ -425,7 +442,119 @@ pub fn hello_manifest_at(port: u16, timeout: Option<&str>, dir_name: &str) -> Pa
             text.push('\n');
         }
     }
+    assert!(hooks > 0, "{controller}: no webhook rewritten:\n{text}");
+    assert!(!text.contains("service:"), "{text}");
+    text
+}
+
+/// A directory holding `metacontroller/hello.yaml` as
+/// [`controller_manifest_at`] rewrites it: for `metahook drive
+/// --controllers DIR`.
+pub fn hello_manifest_at(port: u16, timeout: Option<&str>, dir_name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("{dir_name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let text = controller_manifest_at("hello", port, timeout);
     assert!(text.contains("/hello/finalize"), "{text}");
     std::fs::write(dir.join("hello.yaml"), text).expect("writing the manifest");
     dir
+}
+
+/// Creates `names` as Hellos of `replicas` in `ns`, all at once.
+pub async fn create_hellos(client: &Client, ns: &str, names: &[String], replicas: i64) {
+    let hellos = hello_api(client, ns);
+    let creates = names.iter().map(|name| {
+        let hellos = hellos.clone();
+        let hello: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "fraim.co.jp/v1", "kind": "Hello",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"replicas": replicas}
+        }))
+        .expect("a Hello");
+        async move {
+            hellos
+                .create(&PostParams::default(), &hello)
+                .await
+                .expect("creating a Hello")
+        }
+    });
+    futures::future::join_all(creates).await;
+}
+
+/// Whether the Hello `name` is done: its status observed its generation,
+/// and its one Deployment (controlled by it) has `replicas` ready.
+pub async fn converged(client: &Client, ns: &str, name: &str, replicas: i64) -> bool {
+    let hellos = hello_api(client, ns);
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns);
+    let (Ok(hello), Ok(Some(deployment))) =
+        (hellos.get(name).await, deployments.get_opt(name).await)
+    else {
+        return false;
+    };
+    let Some(status) = hello.data.get("status") else {
+        return false;
+    };
+    let owned = deployment
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .any(|r| Some(&r.uid) == hello.metadata.uid.as_ref() && r.controller == Some(true));
+    owned
+        && status["observedGeneration"] == json!(hello.metadata.generation)
+        && status["readyReplicas"] == json!(replicas)
+        && deployment.spec.and_then(|s| s.replicas) == Some(replicas as i32)
+}
+
+/// Whether each Hello has its Deployment and a status for its generation:
+/// the driver's part, whatever the controller-manager has done yet.
+pub async fn all_observed(client: &Client, ns: &str, names: &[String]) -> bool {
+    let hellos = hello_api(client, ns);
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns);
+    for name in names {
+        let (Ok(hello), Ok(Some(_))) = (hellos.get(name).await, deployments.get_opt(name).await)
+        else {
+            return false;
+        };
+        let observed = hello
+            .data
+            .get("status")
+            .is_some_and(|s| s["observedGeneration"] == json!(hello.metadata.generation));
+        if !observed {
+            return false;
+        }
+    }
+    true
+}
+
+pub async fn all_converged(client: &Client, ns: &str, names: &[String], replicas: i64) -> bool {
+    for name in names {
+        if !converged(client, ns, name, replicas).await {
+            return false;
+        }
+    }
+    true
+}
+
+pub fn names(prefix: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("{prefix}-{i:03}")).collect()
+}
+
+/// Deletes every Hello in `ns` and waits until all are gone: the finalize
+/// hook ran for each and no finalizer was left behind.
+pub async fn delete_all_hellos(client: &Client, ns: &str) {
+    let hellos = hello_api(client, ns);
+    hellos
+        .delete_collection(&DeleteParams::default(), &ListParams::default())
+        .await
+        .expect("deleting the Hellos");
+    wait_for("every Hello to be finalized and gone", || async {
+        hellos
+            .list(&ListParams::default())
+            .await
+            .ok()?
+            .items
+            .is_empty()
+            .then_some(())
+    })
+    .await;
 }
