@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
-# Everything that needs Kubernetes, against the real control plane of
-# tests/cluster/ (etcd, kube-apiserver, kube-controller-manager built from
-# Kubernetes' Go modules, and a kubelet stand-in): starts it, runs the e2e
-# target (tests/e2e/main.rs; its scenarios also under the real Metacontroller,
-# built by tests/metacontroller/build.sh) and then the chart's install tests
-# (tests/chart/test_install.py: real Helm, the driver as the chart's
-# ServiceAccount) against it, stops it. On a failure the components' logs
-# are printed.
+# Everything that needs Kubernetes, in two clusters from tests/cluster/
+# (etcd, kube-apiserver, kube-controller-manager built from Kubernetes' Go
+# modules):
+#
+#  1. the e2e target (tests/e2e/main.rs: the driver, the CRDs, the faults,
+#     the hooks under the real Metacontroller) against the control plane
+#     with the kubelet stand-in: they check what the API server holds, and
+#     some create more pods than two cores can run;
+#  2. the chart installed as users install it (tests/chart/, -m cluster:
+#     real Helm) on the real node: the image built by scripts/image.sh and
+#     loaded into the node's containerd, run by the kubelet.
+#
+# Each cluster is fresh and stopped afterwards; on a failure the
+# components' logs (and on the real node every pod's) are printed.
 #
 #   tests/e2e/run.sh                 # everything
 #   tests/e2e/run.sh driver::        # only e2e tests whose name matches (the chart's still run)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
-dir="$root/target/cluster/e2e"
 
 # The binary the chart's install tests run outside the cluster.
 cargo build --locked --bin metahook
@@ -22,34 +27,66 @@ metahook="$(cd "${CARGO_TARGET_DIR:-$root/target}" && pwd)/debug/metahook"
 # tests/e2e/metacontroller.rs runs the scenarios under it too.
 metacontroller="$(tests/metacontroller/build.sh)"
 
-# A fresh control plane for every run: no object of an earlier run.
-tests/cluster/down.sh --wipe "$dir"
-env_lines="$(tests/cluster/up.sh "$dir")"
-eval "$env_lines"
-status=0
+dir=
+print_logs() {
+    for log in "$dir"/logs/*.log; do
+        case "$log" in */audit.log) continue ;; esac
+        echo "--- $log (last 40 lines)" >&2
+        tail -n 40 "$log" >&2 || true
+    done
+}
 cleanup() {
     local rc=$?
-    if [ "$rc" -ne 0 ]; then
-        for log in kube-apiserver kube-controller-manager up; do
-            echo "--- $dir/logs/$log.log (last 40 lines)" >&2
-            tail -n 40 "$dir/logs/$log.log" >&2 || true
-        done
+    if [ -n "$dir" ]; then
+        [ "$rc" -eq 0 ] || print_logs
+        tests/cluster/down.sh "$dir"
     fi
-    tests/cluster/down.sh "$dir"
 }
 trap cleanup EXIT
+status=0
 
+# 1. The stand-in control plane.
+dir="$root/target/cluster/e2e"
+tests/cluster/down.sh --wipe "$dir"
+eval "$(METAHOOK_CLUSTER_NODE=standin tests/cluster/up.sh "$dir")"
 echo "kubectl version (server from the control plane):"
 kubectl version
-kubectl get --raw /version
-
 export METAHOOK_E2E_KUBECONFIG="$KUBECONFIG"
 export METAHOOK_E2E_KUBECTL="$root/target/cluster/bin/kubectl"
 export METAHOOK_E2E_METACONTROLLER="$metacontroller"
-cargo test --locked --test e2e -- --test-threads=1 --nocapture "$@" || status=$?
+cargo test --locked --test e2e -- --test-threads=1 --nocapture "$@" || { status=$?; print_logs; }
+tests/cluster/down.sh "$dir"
 
-# The chart, installed with real Helm on the same control plane; the
-# kubeconfig above and METAHOOK_CLUSTER_AUDIT_LOG from up.sh.
+# 2. The real node, with metahook's image in its containerd.
+image="$(scripts/image.sh)"
+dir="$root/target/cluster/node-e2e"
+tests/cluster/down.sh --wipe "$dir"
+start=$SECONDS
+eval "$(tests/cluster/up.sh "$dir")"
+echo "tests/e2e: the real node was up in $((SECONDS - start)) s:"
+kubectl get nodes -o wide
+kubectl get pods -A -o wide
+scripts/image.sh "$dir" >/dev/null
+# Every image run with runc alone, as the chart runs its pod (read-only
+# root, uid 65532, no capabilities): a failure here names the image.
+tests/images/check.sh "$image" localhost/metahook-test/pause:v1 localhost/metahook-test/coredns:v1 \
+    localhost/metahook-test/hello:v1 localhost/metahook-test/metacontroller:v4.17.2 || status=$?
+export METAHOOK_E2E_KUBECONFIG="$KUBECONFIG"
+export METAHOOK_E2E_KUBECTL="$root/target/cluster/bin/kubectl"
 export METAHOOK_E2E_METAHOOK="$metahook"
-tests/chart/run.sh -m cluster || status=$?
+export METAHOOK_E2E_IMAGE="$image"
+chart=0
+tests/chart/run.sh -m cluster || chart=$?
+if [ "$chart" -ne 0 ]; then
+    status=$chart
+    print_logs
+    echo "--- every pod's log on the real node" >&2
+    kubectl get pods -A -o wide >&2 || true
+    kubectl get events -A --sort-by=.lastTimestamp >&2 || true
+    kubectl get pods -A --no-headers -o custom-columns=NS:.metadata.namespace,NAME:.metadata.name 2>/dev/null |
+        while read -r ns pod; do
+            echo "--- pod $ns/$pod" >&2
+            kubectl logs -n "$ns" "$pod" --all-containers --tail=60 >&2 || true
+        done
+fi
 exit "$status"
