@@ -267,6 +267,7 @@ PLURALS = {
     "Deployment": "deployments", "NetworkPolicy": "networkpolicies", "PodDisruptionBudget": "poddisruptionbudgets",
     "Role": "roles", "RoleBinding": "rolebindings", "Service": "services", "ServiceAccount": "serviceaccounts",
     "CompositeController": "compositecontrollers", "Secret": "secrets", "APIService": "apiservices",
+    "Lease": "leases",
 }
 CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding", "CompositeController", "APIService"}
 
@@ -415,9 +416,11 @@ def rbac_refusal(record: dict) -> bool:
     return status.get("code") == 403 and not any(c.get("reason") == "NamespaceTerminating" for c in causes)
 
 
-def audit_records(path: Path, offset: int, username: str) -> list[dict]:
+def audit_records(path: Path, offset: int, username: str, agent: str | None = "metahook/") -> list[dict]:
     """The API server's audit records (tests/cluster: Metadata level, every
-    request) of `username`, written after `offset`."""
+    request) of `username`, written after `offset`; by default only
+    metahook's own (User-Agent metahook/<version>), not the tests' requests
+    with the same ServiceAccount's token."""
     records = []
     quoted = json.dumps(username)
     with path.open("rb") as f:
@@ -426,7 +429,8 @@ def audit_records(path: Path, offset: int, username: str) -> list[dict]:
             if quoted.encode() not in line:
                 continue
             record = json.loads(line)
-            if record.get("user", {}).get("username") == username:
+            if record.get("user", {}).get("username") == username and (
+                    agent is None or record.get("userAgent", "").startswith(agent)):
                 records.append(record)
     return records
 

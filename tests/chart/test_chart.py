@@ -669,7 +669,7 @@ def cluster_role_grants_of(role: dict) -> dict[tuple[str, str], set[str]]:
 def test_driver_mode_objects(driver: Rendered) -> None:
     assert not driver.all("CompositeController")
     assert driver.kinds() == sorted([
-        "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment", "NetworkPolicy",
+        "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment", "Lease", "NetworkPolicy",
         "Role", "RoleBinding", "Service", "ServiceAccount",
     ])
     assert driver.container["args"] == ["serve", "--drive"]
@@ -804,6 +804,22 @@ def test_driver_bindings_and_lease_role(driver: Rendered, chart: helm_python.Cha
     renamed = render(chart, {"mode": "driver", "driver": {"leaseName": "leader"}})
     assert renamed.one("Role")["rules"][1]["resourceNames"] == ["leader"]
     assert renamed.env()["METAHOOK_LEADER_ELECTION_LEASE"] == "leader"
+    assert renamed.one("Lease")["metadata"]["name"] == "leader"
+
+
+def test_driver_lease_belongs_to_the_release(driver: Rendered, default: Rendered) -> None:
+    """Found on the real node (tests/chart/test_install.py): the Lease the
+    driver created at its first start outlived `helm uninstall`. The chart
+    renders it, so Helm deletes it; with no spec field, so that Helm and
+    the driver (which patches holderIdentity, renewTime...) never write the
+    same field."""
+    lease = driver.one("Lease")
+    assert lease["apiVersion"] == "coordination.k8s.io/v1"
+    assert lease["metadata"]["name"] == driver.env()["METAHOOK_LEADER_ELECTION_LEASE"]
+    assert lease["metadata"]["namespace"] == DEFAULT_NAMESPACE
+    assert lease["metadata"]["labels"] == expected_labels()
+    assert lease["spec"] == {}
+    assert default.all("Lease") == []
 
 
 def test_driver_network_policy_admits_scrapers_only(driver: Rendered) -> None:
