@@ -169,6 +169,15 @@ def report(cluster: Cluster, namespace: str, selector: str | None = None) -> str
     return "\n".join(parts)
 
 
+def report_if_failed(request: Any, cluster: Cluster, *where: tuple[str, str | None]) -> None:
+    """After a test: when it failed, report() of each (namespace, selector),
+    printed into the test's captured output (shown with the failure)."""
+    failed = getattr(request.node, "rep_call", None)
+    if failed is not None and failed.failed:
+        for namespace, selector in where:
+            print(report(cluster, namespace, selector))
+
+
 def waiter(cluster: Cluster, namespace: str, selector: str | None = None,
            also: Callable[[], str] | None = None) -> Callable[..., Any]:
     """kube.wait_for whose failure message carries report() of `namespace`

@@ -410,6 +410,15 @@ def only(controller: str, **extra: Any) -> dict:
     return values
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: Any, call: Any) -> Any:
+    """Each phase's report on the test item (item.rep_call...), so that a
+    cluster test's fixtures can print what the cluster saw when it failed."""
+    report = yield
+    setattr(item, f"rep_{report.when}", report)
+    return report
+
+
 # --------------------------------------------------------------------------
 # Pass/fail counts at the end of the run
 

@@ -30,7 +30,7 @@ import yaml
 from chartcluster import (Cluster, Installed, api_path, audit_records, check_security_context,  # noqa: F401
                           check_started_by_the_kubelet, cluster, create_hello, delete_work_namespace, describe,
                           installed, kubectl, lease_holder, pod_log, rbac_refusal, refusals, report,
-                          service_account_name, unique, wait_ready_pods, waiter)
+                          report_if_failed, service_account_name, unique, wait_ready_pods, waiter)
 from kube import Kube, wait_for
 
 pytestmark = pytest.mark.cluster
@@ -84,6 +84,12 @@ def api_release(cluster: Cluster, chart: helm_python.Chart) -> Iterator[Installe
     values = {"mode": "driver", "driver": {"aggregatedApi": {"enabled": True}}}
     with installed(cluster, chart, values, "api") as release:
         yield release
+
+
+@pytest.fixture(autouse=True)
+def report_failures(request: pytest.FixtureRequest, cluster: Cluster, api_release: Installed) -> Iterator[None]:
+    yield
+    report_if_failed(request, cluster, (api_release.namespace, api_release.selector))
 
 
 def test_the_aggregated_api_serves_reconciles_through_kubectl(cluster: Cluster, api_release: Installed) -> None:

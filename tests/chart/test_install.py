@@ -30,7 +30,7 @@ import pytest
 from chartcluster import (Cluster, Installed, api_path, audit_records, check_security_context,  # noqa: F401
                           check_started_by_the_kubelet, cluster, create_hello, delete_work_namespace, describe,
                           drive_foo, drive_hello, drive_hikawa, hello_converged, HIKAWA_GROUP, FOO_GROUP, install,
-                          lease_holder, object_path, pod_log, rbac_refusal, refusals, report,
+                          lease_holder, object_path, pod_log, rbac_refusal, refusals, report, report_if_failed,
                           service_account_name, uninstall, unique, upgrade, wait_ready_pods, waiter)
 from conftest import crd_files, load_yaml_documents
 from kube import Kube, wait_for
@@ -90,6 +90,13 @@ def driver(cluster: Cluster, chart: helm_python.Chart) -> Iterator[Driver]:
         delete_work_namespace(cluster.admin, work)
         uninstall(cluster, release, namespace)
         cluster.admin.delete(f"/api/v1/namespaces/{namespace}")
+
+
+@pytest.fixture(autouse=True)
+def report_failures(request: pytest.FixtureRequest, driver: Driver) -> Iterator[None]:
+    yield
+    report_if_failed(request, driver.cluster, (driver.installed.namespace, driver.installed.selector),
+                     (driver.work, None))
 
 
 def test_the_pod_is_started_by_the_kubelet_its_probes_pass_and_it_leads(driver: Driver) -> None:

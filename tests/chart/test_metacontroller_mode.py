@@ -37,7 +37,7 @@ import pytest
 from chartcluster import (Cluster, Installed, api_path, check_security_context,  # noqa: F401
                           check_started_by_the_kubelet, cluster, create_hello, delete_work_namespace, drive_foo,
                           drive_hikawa, hello_converged, installed, pod_log, container_pid,
-                          report, unique, wait_ready_pods, waiter)
+                          report, report_if_failed, unique, wait_ready_pods, waiter)
 from conftest import CONTROLLERS, ROOT, load_yaml_documents
 
 pytestmark = pytest.mark.cluster
@@ -132,6 +132,12 @@ def metacontroller(cluster: Cluster) -> Iterator[dict]:
 def mc_release(cluster: Cluster, chart: helm_python.Chart, metacontroller: dict) -> Iterator[Installed]:
     with installed(cluster, chart, {}, "mc") as release:
         yield release
+
+
+@pytest.fixture(autouse=True)
+def report_failures(request: pytest.FixtureRequest, cluster: Cluster, mc_release: Installed) -> Iterator[None]:
+    yield
+    report_if_failed(request, cluster, (mc_release.namespace, mc_release.selector), (METACONTROLLER_NS, None))
 
 
 def hook_calls(cluster: Cluster, release: Installed, pod: dict, controller: str, hook: str) -> int:
