@@ -37,7 +37,7 @@ import pytest
 from chartcluster import (Cluster, Installed, api_path, check_security_context,  # noqa: F401
                           check_started_by_the_kubelet, cluster, create_hello, delete_work_namespace, drive_foo,
                           drive_hikawa, hello_converged, installed, pod_log, container_pid,
-                          report, report_if_failed, unique, wait_ready_pods, waiter)
+                          report, report_if_failed, unique, upgrade, wait_ready_pods, waiter)
 from conftest import CONTROLLERS, ROOT, load_yaml_documents
 
 pytestmark = pytest.mark.cluster
@@ -232,3 +232,30 @@ def test_metacontroller_drives_hello_hikawa_and_foo_through_the_service(cluster:
             assert "panicked" not in log.lower(), log[-3000:]
     finally:
         delete_work_namespace(admin, work)
+
+
+def test_helm_upgrade_rolls_the_hook_service_while_it_keeps_answering(cluster: Cluster, chart: helm_python.Chart,
+                                                                      mc_release: Installed) -> None:
+    """A changed value rolls the pods (RollingUpdate, maxUnavailable 0,
+    maxSurge 1, under the chart's hard spread across nodes: on this one node
+    the surge pod must still be schedulable); two new pods, Ready, and a
+    Hello created after converges through them."""
+    admin = cluster.admin
+    before = {p["metadata"]["name"] for p in wait_ready_pods(cluster, mc_release, 2)}
+    upgraded = upgrade(cluster, chart, mc_release, {"server": {"logFormat": "text"}})
+    after = wait_ready_pods(cluster, upgraded, 2, not_named=before)
+    for pod in after:
+        env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][0]["env"]}
+        assert env["METAHOOK_LOG_FORMAT"] == "text", env
+        check_started_by_the_kubelet(cluster, pod)
+    work = unique("mc-upgraded")
+    admin.create("/api/v1/namespaces", {"metadata": {"name": work}})
+    wait = waiter(cluster, work, also=lambda: report(cluster, mc_release.namespace, mc_release.selector)
+                  + "\n" + report(cluster, METACONTROLLER_NS))
+    try:
+        create_hello(admin, work, "after-upgrade", 1)
+        hello_converged(admin, work, "after-upgrade", 1, wait)
+        assert sum(hook_calls(cluster, upgraded, pod, "hello", "sync") for pod in after) > 0
+    finally:
+        delete_work_namespace(admin, work)
+
