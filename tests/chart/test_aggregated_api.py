@@ -188,8 +188,11 @@ def drive_three(admin: Kube, ns: str, wait: Callable[..., Any]) -> None:
 
 def check_rows(cluster: Cluster, ns: str) -> None:
     def three() -> list[dict[str, str]] | None:
+        # Each parent's row, once its last reconcile succeeded (one may
+        # have failed first: see chartcluster.STALE_MAPPING).
         found = [r for r in rows(cluster, "-A") if r.get("NAMESPACE") == ns]
-        return found if len(found) == 3 else None
+        done = len(found) == 3 and all(r["OUTCOME"] in ("Succeeded", "Unchanged", "StaleCache") for r in found)
+        return found if done else None
 
     try:
         found = wait_for("a row per parent in kubectl get reconciles -A", three)

@@ -158,9 +158,12 @@ def test_a_hello_a_hikawa_and_a_foo_converge_through_the_pod(driver: Driver) -> 
                      ("delete", "deployments", None), ("patch", "kiyoshis", None), ("patch", "foos", "status"),
                      ("create", "events", None), ("patch", "leases", None), ("watch", "hikawas", None)]:
         assert expected in made, f"no {expected} by {account} in the audit log: {sorted(made, key=str)}"
-    # Those came from the node (the pod's traffic to the kubernetes Service
-    # leaves the node from its address), not from this machine's loopback
-    # where the tests run.
+    # Those came from the pod: its projected token names it (the audit
+    # records' user extra), and from the node's address (the pod's traffic
+    # to the kubernetes Service leaves the node from it), not from this
+    # machine's loopback where the tests run.
+    pods = {name for r in records for name in r["user"].get("extra", {}).get("authentication.kubernetes.io/pod-name", [])}
+    assert pods == {pod["metadata"]["name"]}, f"{account}'s requests were made by the pods {pods}"
     node = admin.ok("GET", f"/api/v1/nodes/{pod['spec']['nodeName']}")
     node_ips = {a["address"] for a in node["status"]["addresses"] if a["type"] == "InternalIP"}
     sources = {ip for r in records for ip in r.get("sourceIPs", [])}
