@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/spf13/cobra"
 	"k8s.io/component-base/cli"
 	"k8s.io/component-base/logs"
 	kubectl "k8s.io/kubectl/pkg/cmd"
@@ -62,24 +63,8 @@ func main() {
 			fmt.Fprintf(os.Stderr, "metahook-cluster: %v\n", err)
 			os.Exit(1)
 		}
-	case "kube-apiserver":
-		cmd := apiserver.NewAPIServerCommand()
-		cmd.SetArgs(rest)
-		os.Exit(cli.Run(cmd))
-	case "kube-controller-manager":
-		cmd := controllermanager.NewControllerManagerCommand()
-		cmd.SetArgs(rest)
-		os.Exit(cli.Run(cmd))
-	case "kube-scheduler":
-		cmd := scheduler.NewSchedulerCommand()
-		cmd.SetArgs(rest)
-		os.Exit(cli.Run(cmd))
-	case "kubelet":
-		cmd := kubelet.NewKubeletCommand(context.Background())
-		cmd.SetArgs(rest)
-		os.Exit(cli.Run(cmd))
-	case "kube-proxy":
-		cmd := proxy.NewProxyCommand()
+	case "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy":
+		cmd := components[command]()
 		cmd.SetArgs(rest)
 		os.Exit(cli.Run(cmd))
 	case "kubectl":
@@ -91,6 +76,16 @@ func main() {
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)
 	}
+}
+
+// components are the Kubernetes commands this binary runs as child
+// processes of `up`, each with its own process-wide flags and metrics.
+var components = map[string]func() *cobra.Command{
+	"kube-apiserver":          apiserver.NewAPIServerCommand,
+	"kube-controller-manager": controllermanager.NewControllerManagerCommand,
+	"kube-scheduler":          func() *cobra.Command { return scheduler.NewSchedulerCommand() },
+	"kubelet":                 func() *cobra.Command { return kubelet.NewKubeletCommand(context.Background()) },
+	"kube-proxy":              proxy.NewProxyCommand,
 }
 
 func runKubectl() {

@@ -14,7 +14,6 @@
 use crate::scenarios::{Engine, drift_is_put_back, foo_refuses, hello, hikawa};
 use crate::support::*;
 use k8s_openapi::api::events::v1::Event;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::core::{ApiResource, GroupVersionKind};
@@ -286,32 +285,5 @@ impl Drop for Metacontroller {
 /// Server-side applies Metacontroller's CRDs and waits until each is
 /// established; their names.
 async fn install_metacontroller_crds(client: &Client) -> Vec<String> {
-    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let mut names = Vec::new();
-    for crd in metacontroller_crds() {
-        let name = crd["metadata"]["name"]
-            .as_str()
-            .expect("a named CRD")
-            .to_owned();
-        api.patch(
-            &name,
-            &PatchParams::apply("metahook-e2e").force(),
-            &Patch::Apply(&crd),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("installing CRD {name}: {e}"));
-        names.push(name);
-    }
-    for name in &names {
-        wait_for(&format!("CRD {name} to be established"), || async {
-            let crd = api.get(name).await.ok()?;
-            crd.status?
-                .conditions?
-                .iter()
-                .any(|c| c.type_ == "Established" && c.status == "True")
-                .then_some(())
-        })
-        .await;
-    }
-    names
+    apply_crds(client, metacontroller_crds()).await
 }

@@ -86,10 +86,23 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
 /// Server-side applies every CRD in `crds/` and waits until each is
 /// established (served).
 pub async fn install_crds(client: &Client) -> Vec<String> {
+    let crds = crds()
+        .iter()
+        .map(|crd| serde_json::to_value(crd).expect("a CRD serializes"))
+        .collect();
+    apply_crds(client, crds).await
+}
+
+/// Server-side applies CRDs and waits until each is established; their
+/// names.
+pub async fn apply_crds(client: &Client, crds: Vec<serde_json::Value>) -> Vec<String> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let mut names = Vec::new();
-    for crd in crds() {
-        let name = crd.metadata.name.clone().expect("a named CRD");
+    for crd in crds {
+        let name = crd["metadata"]["name"]
+            .as_str()
+            .expect("a named CRD")
+            .to_owned();
         api.patch(
             &name,
             &PatchParams::apply("metahook-e2e").force(),
