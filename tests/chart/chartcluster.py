@@ -110,7 +110,7 @@ def cluster() -> Cluster:
     found = Cluster(admin, kubeconfig, Path(os.environ["METAHOOK_CLUSTER_AUDIT_LOG"]),
                     Path(os.environ["METAHOOK_CLUSTER_DIR"]), os.environ["METAHOOK_E2E_IMAGE"], kubectl_bin, ctr_bin)
     node = admin.get(f"/api/v1/nodes/{NODE_NAME}")
-    assert node is not None, f"no Node {NODE_NAME}: these tests need the real node (not METAHOOK_CLUSTER_NODE=standin)"
+    assert node is not None, f"no Node {NODE_NAME}: these tests need the real node (not tests/cluster/up.sh --standin)"
     images = found.ctr("images", "ls", "-q").split()
     assert found.image in images, (f"{found.image} is not in the node's containerd: scripts/image.sh "
                                    f"{found.dir} loads it (has: {images})")

@@ -2,7 +2,7 @@
 # Starts the test cluster (building what changed first), waits until it is
 # ready, and prints where it is:
 #
-#   eval "$(tests/cluster/up.sh [DIR])"    # KUBECONFIG=..., METAHOOK_CLUSTER_*=...
+#   eval "$(tests/cluster/up.sh [--standin] [DIR])"   # KUBECONFIG=..., METAHOOK_CLUSTER_*=...
 #   kubectl get nodes -o wide               # target/cluster/bin/kubectl, the same release
 #   tests/cluster/down.sh [DIR]
 #
@@ -10,17 +10,20 @@
 # kube-controller-manager and kube-scheduler on this machine; containerd
 # (with Debian's runc), the kubelet and kube-proxy in a network namespace
 # of the node's own; CNI bridge networking and CoreDNS. One real node runs
-# on a machine at a time (it needs root). METAHOOK_CLUSTER_NODE=standin
-# starts the control plane with the kubelet stand-in instead (pods marked
-# Ready, nothing run: for workloads larger than two cores can run).
+# on a machine at a time (it needs root). --standin starts the control
+# plane with the kubelet stand-in instead (pods marked Ready, nothing run:
+# for workloads larger than two cores can run). A flag, not a variable:
+# the printed env exports METAHOOK_CLUSTER_NODE, and an eval'd stand-in
+# must not make the next start a stand-in too.
 #
 # DIR (default target/cluster/run) keeps etcd's data, the certificates, the
 # kubeconfigs, the node's state and every component's log (DIR/logs). An
 # existing DIR is reused: the cluster comes back with its objects.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/go-env.sh"
+node=real
+if [ "${1:-}" = --standin ]; then node=standin; shift; fi
 dir="${1:-$root/target/cluster/run}"
-node="${METAHOOK_CLUSTER_NODE:-real}"
 mkdir -p "$dir/logs"
 dir="$(cd "$dir" && pwd)"
 bin="$("$cluster_src/build.sh")"

@@ -48,7 +48,7 @@ status=0
 # 1. The stand-in control plane.
 dir="$root/target/cluster/e2e"
 tests/cluster/down.sh --wipe "$dir"
-eval "$(METAHOOK_CLUSTER_NODE=standin tests/cluster/up.sh "$dir")"
+eval "$(tests/cluster/up.sh --standin "$dir")"
 echo "kubectl version (server from the control plane):"
 kubectl version
 export METAHOOK_E2E_KUBECONFIG="$KUBECONFIG"
@@ -63,6 +63,10 @@ dir="$root/target/cluster/node-e2e"
 tests/cluster/down.sh --wipe "$dir"
 start=$SECONDS
 eval "$(tests/cluster/up.sh "$dir")"
+if [ "${METAHOOK_CLUSTER_NODE:-}" != real ]; then
+    echo "tests/e2e: phase 2 needs the real node, got '${METAHOOK_CLUSTER_NODE:-}'" >&2
+    exit 1
+fi
 echo "tests/e2e: the real node was up in $((SECONDS - start)) s:"
 kubectl get nodes -o wide
 kubectl get pods -A -o wide
