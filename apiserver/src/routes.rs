@@ -222,6 +222,11 @@ async fn list(
 ) -> Result<HttpResponse, ApiError> {
     let namespace = request.match_info().get("namespace").map(str::to_owned);
     let user = authenticate(&request, &state)?;
+    // Bad or oversized selectors are refused before they cost a review.
+    let labels = selectors::labels(query.label_selector.as_deref().unwrap_or_default())
+        .map_err(ApiError::BadRequest)?;
+    let fields = selectors::fields(query.field_selector.as_deref().unwrap_or_default())
+        .map_err(ApiError::BadRequest)?;
     // A list in a namespace that cannot exist is empty, as
     // kube-apiserver's; no review is asked (nor cached) for its name.
     let impossible = namespace
@@ -249,10 +254,6 @@ async fn list(
     let format = wanted(&request)?;
     let include =
         IncludeObject::parse(query.include_object.as_deref()).map_err(ApiError::BadRequest)?;
-    let labels = selectors::labels(query.label_selector.as_deref().unwrap_or_default())
-        .map_err(ApiError::BadRequest)?;
-    let fields = selectors::fields(query.field_selector.as_deref().unwrap_or_default())
-        .map_err(ApiError::BadRequest)?;
     let records = if impossible {
         Vec::new()
     } else {
