@@ -38,6 +38,7 @@ pub fn api(args: &DriverArgs) -> Option<ApiSettings> {
         listen: args.api_listen?,
         tls_dir: args.api_tls_dir.clone()?,
         reload_every: Duration::from_secs(10),
+        limits: Default::default(),
     })
 }
 

@@ -160,6 +160,17 @@ pub struct DriverArgs {
     /// this directory (a mounted Secret), re-read when they change.
     #[arg(long, env = "METAHOOK_API_TLS_DIR", value_name = "DIR")]
     pub api_tls_dir: Option<PathBuf>,
+    /// Serve /debug/driver (the driver's caches and the record of every
+    /// parent's last reconcile, as JSON, unauthenticated) on a listener of
+    /// its own at this loopback address; reach it with kubectl
+    /// port-forward. Unset: not served.
+    #[arg(
+        long,
+        env = "METAHOOK_DEBUG_DRIVER_LISTEN",
+        value_name = "ADDR",
+        value_parser = crate::debug::loopback_addr
+    )]
+    pub debug_driver_listen: Option<SocketAddr>,
 }
 
 /// A rate above zero: `--kube-qps 0` would stop every request for good.
@@ -295,6 +306,32 @@ mod tests {
             );
         }
         assert!(Cli::try_parse_from(["metahook", "drive", "--kube-burst", "0"]).is_err());
+    }
+
+    #[test]
+    fn the_driver_view_is_off_unless_a_loopback_address_is_named() {
+        let cli = Cli::try_parse_from(["metahook", "--drive"]).unwrap();
+        assert_eq!(cli.serve.driver.debug_driver_listen, None);
+        let cli = Cli::try_parse_from([
+            "metahook",
+            "drive",
+            "--debug-driver-listen",
+            "127.0.0.1:9090",
+        ])
+        .unwrap();
+        let Some(Command::Drive(args)) = cli.command else {
+            panic!("expected drive")
+        };
+        assert_eq!(args.driver.debug_driver_listen.unwrap().port(), 9090);
+        assert!(
+            Cli::try_parse_from([
+                "metahook",
+                "--drive",
+                "--debug-driver-listen",
+                "0.0.0.0:9090"
+            ])
+            .is_err()
+        );
     }
 
     #[test]

@@ -34,6 +34,10 @@ pub enum Error {
     Drive(#[from] side_by_side::SideBySideError),
     #[error("--api-listen serves the driver's records: it needs --drive (or `metahook drive`)")]
     ApiWithoutDriver,
+    #[error(
+        "--debug-driver-listen serves the driver's view: it needs --drive (or `metahook drive`)"
+    )]
+    DebugWithoutDriver,
 }
 
 /// Runs the command line.
@@ -57,10 +61,14 @@ fn serve(args: cli::ServeArgs) -> Result<(), Error> {
             metahook_hooks::CONTROLLERS,
             driver,
             args::api(&args.driver),
+            args.driver.debug_driver_listen,
         )?);
     }
     if args.driver.api_listen.is_some() {
         return Err(Error::ApiWithoutDriver);
+    }
+    if args.driver.debug_driver_listen.is_some() {
+        return Err(Error::DebugWithoutDriver);
     }
     Ok(metahook_service::run_blocking(settings)?)
 }
@@ -72,7 +80,14 @@ fn drive_only(args: cli::DriveArgs) -> Result<(), Error> {
     let settings = args::health_only(&args);
     let driver = args::driver(&args.driver, HookMode::Http, settings.shutdown_timeout)?;
     let api = args::api(&args.driver);
-    Ok(side_by_side::serve_and_drive(settings, &[], driver, api)?)
+    let debug = args.driver.debug_driver_listen;
+    Ok(side_by_side::serve_and_drive(
+        settings,
+        &[],
+        driver,
+        api,
+        debug,
+    )?)
 }
 
 /// An error and its sources, one after another: "a: b: c".

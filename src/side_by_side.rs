@@ -34,26 +34,31 @@ pub enum SideBySideError {
     Panicked,
     #[error("starting the aggregated API failed")]
     Api(#[from] metahook_apiserver::StartError),
+    #[error("listening on {addr} for /debug/driver failed")]
+    DebugListen {
+        addr: std::net::SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// Serves `controllers`' hooks (none for `drive`) plus health and metrics,
-/// drives the cluster, and serves the aggregated API if `api` asks, until
-/// SIGTERM or a fatal driver error.
+/// drives the cluster, and serves the aggregated API if `api` asks and
+/// `/debug/driver` if `debug` names its (loopback) address, until SIGTERM
+/// or a fatal driver error.
 pub fn serve_and_drive(
     settings: Settings,
     controllers: &'static [Controller],
     drive_settings: DriveSettings,
     api: Option<ApiSettings>,
+    debug: Option<std::net::SocketAddr>,
 ) -> Result<(), SideBySideError> {
     // The manifests and hooks first: a bad file fails before anything
     // listens or connects.
     let prepared = run::prepare(&drive_settings)?;
     let (metrics, driver_metrics) = metrics();
-    let state = web::Data::new(
-        AppState::with_metrics(controllers, &settings, metrics)
-            .gated()
-            .with_routes(crate::debug::routes(drive_settings.view.clone())),
-    );
+    let state = hook_state(controllers, &settings, metrics);
+    let view = drive_settings.view.clone();
     let stop = CancellationToken::new();
     let (handle_tx, handle_rx) = std::sync::mpsc::channel::<Vec<ServerHandle>>();
 
@@ -107,16 +112,27 @@ pub fn serve_and_drive(
     let served = actix_web::rt::System::new().block_on(async move {
         let (server, addr) = metahook_service::start(&settings, state)?;
         tracing::info!(%addr, ?mode, "serving; driving the cluster");
-        let api = match &api {
-            Some(api) => {
-                let (api, addr) = api.server()?;
-                tracing::info!(%addr, "serving the aggregated API (driver.metahook.dev/v1alpha1)");
-                Some(api)
-            }
-            None => None,
-        };
+        // Servers beside the hooks': they have no signal handling of their
+        // own, and the hook server's end (SIGTERM, or the driver stopping
+        // it) ends them too.
+        let mut beside = Vec::new();
+        if let Some(api) = &api {
+            let (api, addr) = api.server()?;
+            tracing::info!(%addr, "serving the aggregated API (driver.metahook.dev/v1alpha1)");
+            beside.push(api);
+        }
+        if let Some(listen) = debug {
+            let (debug, addr) = crate::debug::server(view, listen).map_err(|source| {
+                SideBySideError::DebugListen {
+                    addr: listen,
+                    source,
+                }
+            })?;
+            tracing::info!(%addr, "serving /debug/driver");
+            beside.push(debug);
+        }
         let handles: Vec<ServerHandle> = std::iter::once(server.handle())
-            .chain(api.as_ref().map(|a| a.handle()))
+            .chain(beside.iter().map(|s| s.handle()))
             .collect();
         // If the driver already stopped, the receiver is gone: stop at once.
         if handle_tx.send(handles.clone()).is_err() {
@@ -124,12 +140,13 @@ pub fn serve_and_drive(
                 handle.stop(true).await;
             }
         }
-        // A server runs once polled: the API server beside the hooks'. It
-        // has no signal handling of its own: the hook server's end
-        // (SIGTERM, or the driver stopping it) ends it too.
-        let api = api.map(|api| (api.handle(), actix_web::rt::spawn(api)));
+        // A server runs once polled.
+        let beside: Vec<_> = beside
+            .into_iter()
+            .map(|s| (s.handle(), actix_web::rt::spawn(s)))
+            .collect();
         let served = server.await.map_err(ServeError::Server);
-        if let Some((handle, task)) = api {
+        for (handle, task) in beside {
             handle.stop(true).await;
             if let Ok(result) = task.await {
                 result.map_err(ServeError::Server)?;
@@ -141,6 +158,16 @@ pub fn serve_and_drive(
     let driven = driver.join().map_err(|_| SideBySideError::Panicked)?;
     driven?;
     served
+}
+
+/// The hook server's state: the hooks, health, metrics, gated on the
+/// driver's readiness; nothing of the driver's view (`crate::debug`).
+fn hook_state(
+    controllers: &'static [Controller],
+    settings: &Settings,
+    metrics: Metrics,
+) -> web::Data<AppState> {
+    web::Data::new(AppState::with_metrics(controllers, settings, metrics).gated())
 }
 
 /// Resolves on SIGTERM or SIGINT (never, if they cannot be watched: the
@@ -185,5 +212,28 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("metahook_hook_requests_in_flight"), "{text}");
+    }
+
+    /// The hook port is open to Metacontroller and Prometheus, and behind a
+    /// service-mesh sidecar every request arrives from loopback: the
+    /// driver's view is not there, whoever asks.
+    #[actix_web::test]
+    async fn the_hook_port_does_not_serve_the_driver_view() {
+        use actix_web::{App, test};
+        let settings = Settings::new("127.0.0.1:0".parse().unwrap());
+        let state = hook_state(metahook_hooks::CONTROLLERS, &settings, metrics().0);
+        let app = test::init_service(
+            App::new().configure(move |cfg| metahook_service::configure(cfg, state)),
+        )
+        .await;
+        for path in ["/debug/driver", "/debug/driver/reconciles"] {
+            let local = test::TestRequest::get()
+                .uri(path)
+                .peer_addr("127.0.0.1:4000".parse().unwrap())
+                .to_request();
+            // 405 for the first: it has the shape of `/{controller}/{hook}`.
+            let status = test::call_service(&app, local).await.status().as_u16();
+            assert!(matches!(status, 404 | 405), "{path}: {status}");
+        }
     }
 }

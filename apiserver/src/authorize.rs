@@ -3,8 +3,10 @@
 //! and name, for the user the front proxy named), so RBAC decides exactly
 //! as it would for a built-in resource. Answers are cached for
 //! [`CACHE_TTL`], as Kubernetes' delegating authorizer does, in a map
-//! bounded by [`CACHE_ENTRIES`] (a handful of fields per entry; a
-//! dependency would bring more than it saves).
+//! bounded by [`CACHE_ENTRIES`] and by [`CACHE_BYTES`] of keys (a user's
+//! groups and extra are the front proxy's, names the URL's: both come from
+//! outside). When full of fresh answers it starts again empty; a map and
+//! a byte count are all it takes, so no cache crate.
 
 use crate::front_proxy::User;
 use crate::{GROUP, RESOURCE, VERSION};
@@ -19,6 +21,10 @@ use std::time::{Duration, Instant};
 
 pub const CACHE_TTL: Duration = Duration::from_secs(10);
 pub const CACHE_ENTRIES: usize = 4096;
+/// What the cached questions and answers may weigh, in bytes of text.
+pub const CACHE_BYTES: usize = 4 * 1024 * 1024;
+/// What an entry weighs besides its text (the map's slot, the vectors').
+const ENTRY_OVERHEAD: usize = 256;
 
 /// What a request asks to do.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -45,7 +51,74 @@ pub struct ReviewFailed(#[source] pub kube::Error);
 /// Asks kube-apiserver, remembering answers briefly.
 pub struct Authorizer {
     reviews: Box<dyn Reviewer>,
-    cache: Mutex<HashMap<(User, Attributes), (Decision, Instant)>>,
+    cache: Mutex<Cache>,
+}
+
+type Key = (User, Attributes);
+
+#[derive(Debug, Default)]
+struct Cache {
+    entries: HashMap<Key, Entry>,
+    /// The sum of the entries' weights.
+    bytes: usize,
+}
+
+#[derive(Debug)]
+struct Entry {
+    decision: Decision,
+    at: Instant,
+    bytes: usize,
+}
+
+impl Cache {
+    fn insert(&mut self, key: Key, decision: Decision, now: Instant) {
+        let bytes = weight(&key, &decision);
+        if bytes > CACHE_BYTES {
+            return;
+        }
+        if let Some(old) = self.entries.remove(&key) {
+            self.bytes -= old.bytes;
+        }
+        if self.entries.len() >= CACHE_ENTRIES || self.bytes + bytes > CACHE_BYTES {
+            self.entries
+                .retain(|_, e| now.duration_since(e.at) < CACHE_TTL);
+            self.bytes = self.entries.values().map(|e| e.bytes).sum();
+            if self.entries.len() >= CACHE_ENTRIES || self.bytes + bytes > CACHE_BYTES {
+                self.entries.clear();
+                self.bytes = 0;
+            }
+        }
+        self.bytes += bytes;
+        self.entries.insert(
+            key,
+            Entry {
+                decision,
+                at: now,
+                bytes,
+            },
+        );
+    }
+}
+
+/// The bytes of text an entry holds, plus [`ENTRY_OVERHEAD`].
+fn weight((user, attributes): &Key, decision: &Decision) -> usize {
+    let extra: usize = user
+        .extra
+        .iter()
+        .map(|(k, v)| k.len() + v.iter().map(String::len).sum::<usize>())
+        .sum();
+    let reason = match decision {
+        Decision::Allow => 0,
+        Decision::Deny(reason) => reason.len(),
+    };
+    ENTRY_OVERHEAD
+        + user.name.len()
+        + user.uid.as_ref().map_or(0, String::len)
+        + user.groups.iter().map(String::len).sum::<usize>()
+        + extra
+        + attributes.namespace.len()
+        + attributes.name.len()
+        + reason
 }
 
 impl std::fmt::Debug for Authorizer {
@@ -91,7 +164,7 @@ impl Authorizer {
     pub fn new(reviews: Box<dyn Reviewer>) -> Self {
         Authorizer {
             reviews,
-            cache: Mutex::new(HashMap::new()),
+            cache: Mutex::new(Cache::default()),
         }
     }
 
@@ -102,10 +175,10 @@ impl Authorizer {
     ) -> Result<Decision, ReviewFailed> {
         let key = (user.clone(), attributes);
         let now = Instant::now();
-        if let Some((decision, at)) = self.lock().get(&key)
-            && now.duration_since(*at) < CACHE_TTL
+        if let Some(entry) = self.lock().entries.get(&key)
+            && now.duration_since(entry.at) < CACHE_TTL
         {
-            return Ok(decision.clone());
+            return Ok(entry.decision.clone());
         }
         let answer = self.reviews.review(review(&key.0, &key.1)).await?;
         let status = answer.status.unwrap_or_default();
@@ -114,18 +187,11 @@ impl Authorizer {
         } else {
             Decision::Deny(status.reason.unwrap_or_default())
         };
-        let mut cache = self.lock();
-        if cache.len() >= CACHE_ENTRIES {
-            cache.retain(|_, (_, at)| now.duration_since(*at) < CACHE_TTL);
-            if cache.len() >= CACHE_ENTRIES {
-                cache.clear();
-            }
-        }
-        cache.insert(key, (decision.clone(), now));
+        self.lock().insert(key, decision.clone(), now);
         Ok(decision)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(User, Attributes), (Decision, Instant)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Cache> {
         self.cache.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -279,6 +345,50 @@ pub(crate) mod tests {
             };
             authz.decide(&user("bob"), attrs).await.unwrap();
         }
-        assert!(authz.lock().len() <= CACHE_ENTRIES);
+        assert!(authz.lock().entries.len() <= CACHE_ENTRIES);
+    }
+
+    /// About 2,000 gets of 120 KB names took the driver past its memory
+    /// limit when only the entries were counted: the text is bounded too.
+    #[actix_rt::test]
+    async fn the_cache_holds_a_bounded_number_of_bytes() {
+        let asked = Arc::new(AtomicUsize::new(0));
+        let authz = Authorizer::new(Box::new(Table {
+            allowed: vec!["viewer"],
+            asked: asked.clone(),
+            last: Arc::new(Mutex::new(None)),
+        }));
+        let mut most = 0;
+        for i in 0..200 {
+            let attrs = Attributes {
+                verb: "get",
+                namespace: "ns".to_owned(),
+                name: format!("{i}{}", "n".repeat(120_000)),
+            };
+            authz.decide(&user("viewer"), attrs).await.unwrap();
+            let cache = authz.lock();
+            let held: usize = cache.entries.keys().map(|(_, a)| a.name.len()).sum();
+            assert_eq!(
+                cache.bytes,
+                cache
+                    .entries
+                    .iter()
+                    .map(|(k, e)| weight(k, &e.decision))
+                    .sum::<usize>()
+            );
+            most = most.max(held);
+        }
+        assert!(most <= CACHE_BYTES, "{most} bytes of names held");
+        assert!(most > CACHE_BYTES / 2, "the cache is used: {most}");
+        // A small question is still answered from the cache.
+        let small = Attributes {
+            verb: "get",
+            namespace: "ns".to_owned(),
+            name: "hello.web".to_owned(),
+        };
+        authz.decide(&user("viewer"), small.clone()).await.unwrap();
+        let before = asked.load(Ordering::SeqCst);
+        authz.decide(&user("viewer"), small).await.unwrap();
+        assert_eq!(asked.load(Ordering::SeqCst), before);
     }
 }

@@ -244,6 +244,7 @@ pub(crate) mod tests {
     pub(crate) struct Pki {
         pub ca_pem: String,
         pub client: CertificateDer<'static>,
+        pub client_key: rustls_pki_types::PrivateKeyDer<'static>,
     }
 
     pub(crate) fn pki(cn: &str) -> Pki {
@@ -264,6 +265,7 @@ pub(crate) mod tests {
         Pki {
             ca_pem: ca.pem(),
             client: client.der().clone(),
+            client_key: rustls_pki_types::PrivatePkcs8KeyDer::from(key.serialize_der()).into(),
         }
     }
 

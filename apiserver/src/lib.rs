@@ -16,6 +16,7 @@
 pub mod authorize;
 pub mod discovery;
 pub mod front_proxy;
+pub mod names;
 pub mod negotiate;
 pub mod object;
 pub mod openapi;

@@ -12,7 +12,7 @@ use crate::object::{Reconcile, ReconcileList};
 use crate::status::ApiError;
 use crate::table::{self, IncludeObject};
 use crate::tls::PeerCerts;
-use crate::{GROUP, GROUP_VERSION, RESOURCE, discovery, openapi, selectors};
+use crate::{GROUP, GROUP_VERSION, RESOURCE, discovery, names, openapi, selectors};
 use actix_web::http::header::{ACCEPT, CONTENT_TYPE};
 use actix_web::{HttpRequest, HttpResponse, web};
 use metahook_driver::view::View;
@@ -173,16 +173,11 @@ struct ListQuery {
     watch: Option<String>,
 }
 
-/// Authenticated, authorised, and this replica drives.
-async fn allowed(
-    request: &HttpRequest,
-    state: &State,
-    attributes: Attributes,
-) -> Result<(), ApiError> {
-    let user = authenticate(request, state)?;
+/// `user` authorised, and this replica drives.
+async fn allowed(user: &User, state: &State, attributes: Attributes) -> Result<(), ApiError> {
     let decision = state
         .authorizer
-        .decide(&user, attributes.clone())
+        .decide(user, attributes.clone())
         .await
         .map_err(|e| {
             ApiError::Internal(format!(
@@ -226,16 +221,29 @@ async fn list(
     query: web::Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let namespace = request.match_info().get("namespace").map(str::to_owned);
-    allowed(
-        &request,
-        &state,
-        Attributes {
-            verb: "list",
-            namespace: namespace.clone().unwrap_or_default(),
-            name: String::new(),
-        },
-    )
-    .await?;
+    let user = authenticate(&request, &state)?;
+    // Bad or oversized selectors are refused before they cost a review.
+    let labels = selectors::labels(query.label_selector.as_deref().unwrap_or_default())
+        .map_err(ApiError::BadRequest)?;
+    let fields = selectors::fields(query.field_selector.as_deref().unwrap_or_default())
+        .map_err(ApiError::BadRequest)?;
+    // A list in a namespace that cannot exist is empty, as
+    // kube-apiserver's; no review is asked (nor cached) for its name.
+    let impossible = namespace
+        .as_deref()
+        .is_some_and(|ns| !names::is_namespace(ns));
+    if !impossible {
+        allowed(
+            &user,
+            &state,
+            Attributes {
+                verb: "list",
+                namespace: namespace.clone().unwrap_or_default(),
+                name: String::new(),
+            },
+        )
+        .await?;
+    }
     if query
         .watch
         .as_deref()
@@ -246,13 +254,12 @@ async fn list(
     let format = wanted(&request)?;
     let include =
         IncludeObject::parse(query.include_object.as_deref()).map_err(ApiError::BadRequest)?;
-    let labels = selectors::labels(query.label_selector.as_deref().unwrap_or_default())
-        .map_err(ApiError::BadRequest)?;
-    let fields = selectors::fields(query.field_selector.as_deref().unwrap_or_default())
-        .map_err(ApiError::BadRequest)?;
-    let mut objects: Vec<Reconcile> = state
-        .view
-        .reconciles(None, namespace.as_deref())
+    let records = if impossible {
+        Vec::new()
+    } else {
+        state.view.reconciles(None, namespace.as_deref())
+    };
+    let mut objects: Vec<Reconcile> = records
         .into_iter()
         .filter_map(Reconcile::of)
         .filter(|o| selectors::matches(o, &labels, &fields))
@@ -280,8 +287,16 @@ async fn get(
     query: web::Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let (namespace, name) = path.into_inner();
+    let user = authenticate(&request, &state)?;
+    // A name that cannot exist is not found, as kube-apiserver answers; no
+    // review is asked (nor cached) for it.
+    if !names::is_namespace(&namespace) || !names::is_reconcile_name(&name) {
+        return Err(ApiError::NotFound {
+            name: names::shown(&name),
+        });
+    }
     allowed(
-        &request,
+        &user,
         &state,
         Attributes {
             verb: "get",

@@ -1,14 +1,28 @@
 //! `?labelSelector=` and `?fieldSelector=` as the API server reads them.
 //! Matching is kube-core's `Selector`; kube-core parses selectors from a
 //! `LabelSelector` object but not from the query string's text, so that
-//! parser is here.
+//! parser is here. Each requirement is checked against every record on a
+//! worker thread, so a selector is bounded: [`MAX_SELECTOR_BYTES`] and
+//! [`MAX_REQUIREMENTS`] (a URL holds about 60,000 terms otherwise), and
+//! keys and values as long as Kubernetes allows labels to be.
 
 use crate::object::Reconcile;
 use kube::core::{Expression, Selector, SelectorExt};
 use std::collections::BTreeSet;
 
+/// The longest selector text accepted (label or field): room for 25
+/// requirements on the longest keys and values Kubernetes allows.
+pub const MAX_SELECTOR_BYTES: usize = 8 * 1024;
+/// The most requirements (comma-separated terms) in one selector.
+pub const MAX_REQUIREMENTS: usize = 100;
+/// A label value: at most 63 characters, as Kubernetes allows.
+const MAX_VALUE_LEN: usize = 63;
+/// A label key: a DNS subdomain prefix (253), a slash, a name (63).
+const MAX_KEY_LEN: usize = 253 + 1 + 63;
+
 /// A label selector's text (`a=b,c!=d,e in (x,y),f notin (z),g,!h`).
 pub fn labels(text: &str) -> Result<Selector, String> {
+    within_bounds("label", text)?;
     let mut expressions = Vec::new();
     for term in split_terms(text)? {
         let term = term.trim();
@@ -16,8 +30,36 @@ pub fn labels(text: &str) -> Result<Selector, String> {
             continue;
         }
         expressions.push(term_expression(term)?);
+        if expressions.len() > MAX_REQUIREMENTS {
+            return Err(too_many("label"));
+        }
     }
     Ok(Selector::from_iter(expressions))
+}
+
+fn within_bounds(which: &str, text: &str) -> Result<(), String> {
+    if text.len() > MAX_SELECTOR_BYTES {
+        return Err(format!(
+            "the {which} selector is {} bytes long: at most {MAX_SELECTOR_BYTES} are accepted",
+            text.len()
+        ));
+    }
+    Ok(())
+}
+
+fn too_many(which: &str) -> String {
+    format!(
+        "the {which} selector has more than {MAX_REQUIREMENTS} requirements: at most {MAX_REQUIREMENTS} are accepted"
+    )
+}
+
+fn value(v: &str) -> Result<String, String> {
+    if v.len() > MAX_VALUE_LEN {
+        return Err(format!(
+            "invalid label value {v:?}: must be no more than {MAX_VALUE_LEN} bytes"
+        ));
+    }
+    Ok(v.to_owned())
 }
 
 /// Splits on the commas outside parentheses.
@@ -61,8 +103,8 @@ fn term_expression(term: &str) -> Result<Expression, String> {
                 .split(',')
                 .map(str::trim)
                 .filter(|v| !v.is_empty())
-                .map(str::to_owned)
-                .collect();
+                .map(value)
+                .collect::<Result<_, _>>()?;
             if values.is_empty() {
                 return Err(format!("{term:?}: a set needs at least one value"));
             }
@@ -76,7 +118,7 @@ fn term_expression(term: &str) -> Result<Expression, String> {
     }
     for (op, equal) in [("!=", false), ("==", true), ("=", true)] {
         if let Some((k, v)) = term.split_once(op) {
-            let (k, v) = (key(k.trim())?, v.trim().to_owned());
+            let (k, v) = (key(k.trim())?, value(v.trim())?);
             return Ok(if equal {
                 Expression::Equal(k, v)
             } else {
@@ -89,6 +131,7 @@ fn term_expression(term: &str) -> Result<Expression, String> {
 
 fn key(k: &str) -> Result<String, String> {
     let valid = !k.is_empty()
+        && k.len() <= MAX_KEY_LEN
         && k.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'));
     if valid {
@@ -119,6 +162,10 @@ enum Field {
 /// `status.controller` and `status.outcome`; any other field is refused as
 /// the API server refuses it.
 pub fn fields(text: &str) -> Result<Vec<FieldTerm>, String> {
+    within_bounds("field", text)?;
+    if text.split(',').filter(|t| !t.trim().is_empty()).count() > MAX_REQUIREMENTS {
+        return Err(too_many("field"));
+    }
     text.split(',')
         .map(str::trim)
         .filter(|t| !t.is_empty())
@@ -256,5 +303,31 @@ mod tests {
             "{err}"
         );
         assert!(fields("metadata.name").is_err());
+    }
+
+    #[test]
+    fn selectors_are_bounded_and_the_answer_says_the_bound() {
+        let at_most = vec!["team!=db"; MAX_REQUIREMENTS].join(",");
+        assert!(matches(&web(), &labels(&at_most).unwrap(), &[]));
+        let one_more = vec!["team!=db"; MAX_REQUIREMENTS + 1].join(",");
+        let err = labels(&one_more).unwrap_err();
+        assert!(err.contains("at most 100 are accepted"), "{err}");
+        // About 60,000 terms fit in a URL: refused on its length first.
+        let url_full = vec!["a"; 60_000].join(",");
+        let err = labels(&url_full).unwrap_err();
+        assert!(err.contains("at most 8192 are accepted"), "{err}");
+        let err = fields(&vec!["metadata.name!=x"; MAX_REQUIREMENTS + 1].join(",")).unwrap_err();
+        assert!(err.contains("more than 100 requirements"), "{err}");
+        assert!(fields(&"metadata.name=x,".repeat(600)).is_err());
+        // Keys and values as long as labels may be.
+        let long_value = format!("team={}", "v".repeat(64));
+        assert!(
+            labels(&long_value)
+                .unwrap_err()
+                .contains("no more than 63 bytes")
+        );
+        assert!(labels(&format!("team in (web,{})", "v".repeat(64))).is_err());
+        assert!(labels(&format!("{}=x", "k".repeat(318))).is_err());
+        assert!(labels(&format!("team={}", "v".repeat(63))).is_ok());
     }
 }

@@ -29,7 +29,49 @@ pub struct ApiSettings {
     /// How often the certificate files are re-read. A mounted Secret is
     /// updated by the kubelet within about a minute of a change.
     pub reload_every: Duration,
+    pub limits: Limits,
 }
+
+/// What one client may hold. While every connection slot of a worker is
+/// taken it accepts no more and new connections wait in the kernel's
+/// queue: the aggregator's too, whose availability check gives up after
+/// 5 s (kube-aggregator's `remote_available_controller.go`) and marks the
+/// APIService unavailable, which stalls discovery and namespace deletion
+/// cluster-wide. actix-tls allows 256 handshakes at once per worker and
+/// gives each 3 s: 1,500 sockets that send nothing, reopened as soon as
+/// they are closed, made a new handshake wait over 5 s (tests/e2e/aggregated.rs).
+/// So a connection that has not finished its handshake costs no more than
+/// one that has: handshakes at once are bounded only by the connection
+/// limit, and a socket that says nothing is closed after
+/// `handshake_timeout`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Open connections per worker (two workers), handshaking or not.
+    pub max_connections_per_worker: usize,
+    /// Time from accepting a connection to the end of its TLS handshake.
+    pub handshake_timeout: Duration,
+    /// Time from the handshake to a request's whole head.
+    pub request_head_timeout: Duration,
+}
+
+impl Default for Limits {
+    /// 2,048 connections: one waiting for its handshake holds about
+    /// 10 KiB (4,000 held took the process from 33 to 75 MiB), so about
+    /// 21 MiB at the limit, within the chart's 256 MiB beside the hooks'
+    /// 128 MiB budget. A handshake on the aggregator's network takes
+    /// milliseconds; 2 s means a client queued behind a full set of idle
+    /// sockets waits one turn, well inside the aggregator's 5 s.
+    fn default() -> Self {
+        Limits {
+            max_connections_per_worker: 1024,
+            handshake_timeout: Duration::from_secs(2),
+            request_head_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Few clients (the aggregator's pooled connections): two workers.
+const WORKERS: usize = 2;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -49,6 +91,7 @@ pub enum StartError {
 #[derive(Debug)]
 pub struct ApiServer {
     listen: SocketAddr,
+    limits: Limits,
     state: web::Data<State>,
     tls: rustls::ServerConfig,
 }
@@ -81,6 +124,7 @@ impl ApiServer {
         })));
         Ok(ApiServer {
             listen: settings.listen,
+            limits: settings.limits,
             state: web::Data::new(State {
                 view,
                 front_proxy,
@@ -94,13 +138,20 @@ impl ApiServer {
     pub fn server(&self) -> Result<(actix_web::dev::Server, SocketAddr), StartError> {
         let state = self.state.clone();
         let listen = self.listen;
+        let limits = self.limits;
         let server = HttpServer::new(move || {
             let state = state.clone();
             App::new().configure(move |cfg| routes::configure(cfg, state))
         })
         .on_connect(tls::keep_peer_certs)
-        // Few clients (the aggregator's pooled connections): two workers.
-        .workers(2)
+        .workers(WORKERS)
+        .max_connections(limits.max_connections_per_worker)
+        // actix-tls's handshake bound is one number for the whole process
+        // (a static each worker reads when it starts); the hook server
+        // serves plain HTTP and has none.
+        .max_connection_rate(limits.max_connections_per_worker)
+        .tls_handshake_timeout(limits.handshake_timeout)
+        .client_request_timeout(limits.request_head_timeout)
         .bind_rustls_0_23(listen, self.tls.clone())
         .map_err(|source| StartError::Listen {
             addr: listen,
@@ -111,6 +162,9 @@ impl ApiServer {
         Ok((server.disable_signals().run(), addr))
     }
 }
+
+#[cfg(test)]
+mod tests;
 
 /// The kubeconfig found the usual way, saying `User-Agent: metahook/<version>`
 /// as the driver's clients do (the audit log tells its requests apart).

@@ -2,6 +2,13 @@
 //! parent (replaced by each reconcile, dropped with the parent), kept in
 //! memory so that a person can ask (`/debug/driver/reconciles`). Built from
 //! the plan the reconcile executed, so it says the same as the planner.
+//!
+//! A record is shown to whoever may view the parent's namespace (the
+//! chart aggregates the reconciles reader into `view`, which deliberately
+//! excludes Secrets), so a Secret child's changed fields keep their paths
+//! and lose their values: [`REDACTED`], here where every plan is described
+//! (records, `/debug/driver`, the aggregated API and `metahook render
+//! --plan` alike).
 
 use crate::model::Driven;
 use crate::plan::{DeleteReason, EventType, Op};
@@ -133,6 +140,9 @@ pub enum Outcome {
     NamespaceTerminating,
 }
 
+/// What a Secret's changed field shows instead of its values.
+pub const REDACTED: &str = "<redacted>";
+
 /// One field an operation changes.
 #[derive(Debug, Clone, Serialize, PartialEq, JsonSchema)]
 pub struct FieldChange {
@@ -226,7 +236,19 @@ impl Step {
                         })
                     })
                     .and_then(|o| serde_json::to_value(o.as_ref()).ok());
-                let changed = current.map(|current| changed_fields(body, &current));
+                let secret = ctl.children.get(*type_index).is_some_and(|c| {
+                    c.resource.api.group.is_empty() && c.resource.api.kind == "Secret"
+                });
+                let changed = current.map(|current| {
+                    let mut changed = changed_fields(body, &current);
+                    if secret {
+                        for field in &mut changed {
+                            field.from = Value::from(REDACTED);
+                            field.to = Value::from(REDACTED);
+                        }
+                    }
+                    changed
+                });
                 Step {
                     kind: kind_of(*type_index),
                     namespace: namespace.clone(),
@@ -390,6 +412,60 @@ mod tests {
         assert_eq!(paths, ["spec.replicas", "spec.template.spec.containers"]);
         assert_eq!((&changed[0].from, &changed[0].to), (&json!(2), &json!(5)));
         assert!(changed_fields(&current, &current).is_empty());
+    }
+
+    /// A Secret child's values never reach a record; its paths do. Other
+    /// kinds keep theirs.
+    #[test]
+    fn a_secret_childs_values_are_redacted_and_its_paths_kept() {
+        use crate::model::ChildType;
+        use crate::test_support::{Demo, api_type};
+        let mut ctl = Demo::default().build();
+        ctl.children.push(ChildType {
+            resource: api_type("", "v1", "Secret", true),
+            strategy: crate::config::UpdateStrategy::InPlace,
+        });
+        ctl.children.push(ChildType {
+            resource: api_type("example.com", "v1", "Secret", true),
+            strategy: crate::config::UpdateStrategy::InPlace,
+        });
+        let current = |api_version: &str| {
+            serde_json::from_value::<DynamicObject>(json!({
+                "apiVersion": api_version, "kind": "Secret",
+                "metadata": {"name": "db", "namespace": "shop"},
+                "data": {"password": "b2xk"}, "stringData": {"token": "old-token"}}))
+            .unwrap()
+        };
+        let observed = vec![
+            vec![],
+            vec![Arc::new(current("v1"))],
+            vec![Arc::new(current("example.com/v1"))],
+        ];
+        let apply = |type_index: usize, api_version: &str| Op::ApplyChild {
+            type_index,
+            namespace: Some("shop".to_owned()),
+            name: "db".to_owned(),
+            body: json!({"apiVersion": api_version, "kind": "Secret",
+                "metadata": {"name": "db"},
+                "data": {"password": "bmV3"}, "stringData": {"token": "new-token"}}),
+            fingerprint: 0,
+        };
+        let step = Step::of(&apply(1, "v1"), &ctl, &observed);
+        let paths: Vec<&str> = step.changed.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(paths, ["data.password", "stringData.token"]);
+        for field in &step.changed {
+            assert_eq!(
+                (&field.from, &field.to),
+                (&json!(REDACTED), &json!(REDACTED))
+            );
+        }
+        let shown = serde_json::to_string(&step).unwrap();
+        for value in ["b2xk", "bmV3", "old-token", "new-token"] {
+            assert!(!shown.contains(value), "{value} in {shown}");
+        }
+        // A kind named Secret in another group is not core's.
+        let step = Step::of(&apply(2, "example.com/v1"), &ctl, &observed);
+        assert_eq!(step.changed[0].to, json!("bmV3"));
     }
 
     #[test]

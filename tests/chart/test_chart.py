@@ -1146,6 +1146,19 @@ def test_aggregated_api_port_is_open_to_kube_apiserver(api: Rendered, chart: hel
     assert not render(chart, aggregated_api({"networkPolicy": {"enabled": False}})).all("NetworkPolicy")
 
 
+def test_aggregated_api_port_can_be_narrowed_to_the_control_plane(chart: helm_python.Chart) -> None:
+    control_plane = [{"ipBlock": {"cidr": "10.0.0.0/28"}}, {"ipBlock": {"cidr": "192.168.5.7/32"}}]
+    policy = render(chart, aggregated_api({"networkPolicy": {"apiFrom": control_plane}})).one("NetworkPolicy")
+    api_rule, metrics = policy["spec"]["ingress"]
+    assert api_rule == {"ports": [{"port": "api", "protocol": "TCP"}], "from": control_plane}
+    assert metrics["ports"] == [{"port": "http", "protocol": "TCP"}]
+    # Without the aggregated API the value changes nothing.
+    assert render(chart, {"mode": "driver", "networkPolicy": {"apiFrom": control_plane}}).one(
+        "NetworkPolicy") == render(chart, {"mode": "driver"}).one("NetworkPolicy")
+    with pytest.raises(helm_python.HelmError, match="apiFrom"):
+        render(chart, aggregated_api({"networkPolicy": {"apiFrom": [{}]}}))
+
+
 def test_aggregated_api_knobs(chart: helm_python.Chart) -> None:
     out = render(chart, aggregated_api(port=9443, servicePort=8443, groupPriorityMinimum=2000,
                                        versionPriority=20))
@@ -1459,7 +1472,7 @@ def test_values_schema_is_strict(chart: helm_python.Chart) -> None:
     ones that hold free-form Kubernetes types or user maps."""
     free_form = {
         "/global", "/podSecurityContext", "/securityContext", "/affinity", "/networkPolicy/metacontrollerPodSelector",
-        "/tolerations/items", "/extraEnv/items", "/networkPolicy/metricsFrom/items",
+        "/tolerations/items", "/extraEnv/items", "/networkPolicy/metricsFrom/items", "/networkPolicy/apiFrom/items",
         "/topologySpreadConstraints/items/labelSelector", "/metrics/serviceMonitor/relabelings/items",
         "/metrics/serviceMonitor/metricRelabelings/items",
     }

@@ -16,7 +16,9 @@ async fn driver_reconciles_every_controller() {
     install_crds(&client).await;
     {
         let driver = start_driver(&path).await;
-        let engine = Engine::Driver { port: driver.port };
+        let engine = Engine::Driver {
+            port: driver.debug_port(),
+        };
         hello(&client, engine).await;
         hikawa(&client).await;
         foo_refuses(&client, engine).await;

@@ -249,7 +249,14 @@ async fn a_killed_leader_is_replaced_and_never_two_write() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_conflicting_writer_is_undone_without_a_hot_loop() {
     let Scene { client, driver, ns } = Scene::driven("e2e-conflict").await;
-    drift_is_put_back(&client, &ns, Engine::Driver { port: driver.port }).await;
+    drift_is_put_back(
+        &client,
+        &ns,
+        Engine::Driver {
+            port: driver.debug_port(),
+        },
+    )
+    .await;
     drop(driver);
     drop_namespace(&client, &ns).await;
 }

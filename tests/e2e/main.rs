@@ -14,6 +14,7 @@
 //! and removes its own namespace. Waits poll the API with a generous
 //! deadline: they wait for an outcome, they do not measure time.
 
+mod aggregated;
 mod crds;
 mod driver;
 mod faults;

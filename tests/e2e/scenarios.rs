@@ -17,8 +17,8 @@ use std::time::Duration;
 /// What applies the hooks' decisions to the cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
-    /// metahook's driver (`serve --drive`), listening on `port`: its
-    /// `/debug/driver` is there.
+    /// metahook's driver (`serve --drive`), its `/debug/driver` on `port`
+    /// (`--debug-driver-listen`).
     Driver { port: u16 },
     /// The real Metacontroller, its hooks answered by `metahook serve`.
     Metacontroller,
@@ -191,8 +191,8 @@ pub async fn hello(client: &Client, engine: Engine) {
             .any(|f| f == finalizer)
     );
 
-    // What the driver did is on /debug/driver (loopback): the caches, and a
-    // record of the Hello's last reconcile.
+    // What the driver did is on /debug/driver (a loopback port of its
+    // own): the caches, and a record of the Hello's last reconcile.
     if let Some(driver_port) = engine.driver_port() {
         driver_records_the_hello(driver_port, &ns, &uid);
     }

@@ -130,9 +130,17 @@ pub async fn apply_crds(client: &Client, crds: Vec<serde_json::Value>) -> Vec<St
 pub struct Metahook {
     pub child: Child,
     pub port: u16,
+    /// Where `/debug/driver` is served (`--debug-driver-listen`), if it is.
+    pub debug_port: Option<u16>,
 }
 
 impl Metahook {
+    /// The `/debug/driver` port of a driver [`start_driver`] started.
+    pub fn debug_port(&self) -> u16 {
+        self.debug_port
+            .expect("started with --debug-driver-listen (start_driver)")
+    }
+
     /// Sends `signal` (`STOP`, `CONT`, `KILL`, ...) to the process.
     pub fn signal(&self, signal: &str) {
         let status = Command::new("kill")
@@ -158,9 +166,18 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// `metahook serve --drive`, as the admin.
+/// `metahook serve --drive`, as the admin, with `/debug/driver` on a
+/// loopback port of its own.
 pub async fn start_driver(kubeconfig: &Path) -> Metahook {
-    start(kubeconfig, &["serve", "--drive"]).await
+    let debug_port = free_port();
+    let debug = format!("127.0.0.1:{debug_port}");
+    let mut metahook = start(
+        kubeconfig,
+        &["serve", "--drive", "--debug-driver-listen", &debug],
+    )
+    .await;
+    metahook.debug_port = Some(debug_port);
+    metahook
 }
 
 /// Runs `metahook <args> --listen 127.0.0.1:<free port>` with `kubeconfig`
@@ -199,7 +216,11 @@ fn spawn_on(kubeconfig: &Path, args: &[&str], port: u16) -> Metahook {
         .stderr(Stdio::inherit())
         .spawn()
         .expect("starting metahook");
-    Metahook { child, port }
+    Metahook {
+        child,
+        port,
+        debug_port: None,
+    }
 }
 
 /// A kubeconfig for a client certificate of `user` in the `system:masters`
