@@ -25,7 +25,7 @@ pub enum CredentialError {
         kind: &'static str,
         object: ObjectRef,
         #[source]
-        source: kube::Error,
+        source: Box<kube::Error>,
     },
     #[error("{field}: {kind} {object} has no key {key:?}")]
     MissingKey {
@@ -166,7 +166,7 @@ impl Reader<'_> {
                 field,
                 kind: "Secret",
                 object: object.clone(),
-                source,
+                source: Box::new(source),
             })?;
         Ok(secret
             .data
@@ -189,7 +189,7 @@ impl Reader<'_> {
                 field,
                 kind: "ConfigMap",
                 object: object.clone(),
-                source,
+                source: Box::new(source),
             })?;
         Ok(map
             .data

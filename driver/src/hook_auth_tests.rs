@@ -134,7 +134,7 @@ fn target(url: String, auth: WebhookAuth) -> HookTarget {
         endpoint: Endpoint::Http {
             url,
             timeout: Duration::from_secs(30),
-            auth,
+            auth: Arc::new(auth),
         },
     }
 }

@@ -26,7 +26,8 @@ pub enum Endpoint {
     Http {
         url: String,
         timeout: Duration,
-        auth: WebhookAuth,
+        /// Boxed: most webhooks have none.
+        auth: Arc<WebhookAuth>,
     },
 }
 
@@ -444,7 +445,7 @@ pub(crate) mod tests {
             endpoint: Endpoint::Http {
                 url,
                 timeout: Duration::from_secs(30),
-                auth: WebhookAuth::default(),
+                auth: Arc::default(),
             },
         }
     }

@@ -145,7 +145,7 @@ pub fn resolve_hooks(
                 HookMode::Http => Endpoint::Http {
                     url: hook.webhook.url.clone(),
                     timeout: hook.webhook.timeout,
-                    auth: hook.webhook.auth.clone(),
+                    auth: Arc::new(hook.webhook.auth.clone()),
                 },
                 HookMode::InProcess => {
                     Endpoint::InProcess(in_process(kind, &hook.webhook.path).ok_or_else(|| {
