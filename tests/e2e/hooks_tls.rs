@@ -11,15 +11,12 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Client;
-use kube::api::{Api, DeleteParams, PostParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use metahook_testkit::certs::{Ca, Pair};
 use metahook_testkit::https::HttpsClient;
+use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-/// Where the Secrets the webhooks name live (CompositeControllers are
-/// cluster-scoped; the Secrets are not).
-const SECRETS_NAMESPACE: &str = "metahook-e2e-hooks-tls";
 
 /// The hook server's CA, its certificate directory, and `metahook serve`
 /// over mutual TLS on it.
@@ -65,11 +62,12 @@ async fn serve_mtls(kubeconfig: &Path) -> Hooks {
     Hooks { ca, dir, server }
 }
 
-/// The Secrets: Metacontroller's (and the driver's) client certificate,
-/// the right CA and another one.
-async fn secrets(client: &Client, hooks: &Hooks) {
-    let _ = kubectl(&["create", "namespace", SECRETS_NAMESPACE]);
-    let api: Api<Secret> = Api::namespaced(client.clone(), SECRETS_NAMESPACE);
+/// The Secrets, in a namespace of their own (CompositeControllers are
+/// cluster-scoped; Secrets are not), whose name it returns: Metacontroller's
+/// (and the driver's) client certificate, the right CA and another one.
+async fn secrets(client: &Client, hooks: &Hooks) -> String {
+    let ns = namespace(client, "e2e-hooks-secrets").await;
+    let api: Api<Secret> = Api::namespaced(client.clone(), &ns);
     let caller: Pair = hooks.ca.client("metacontroller");
     let secret = |name: &str, data: &[(&str, &str)]| Secret {
         metadata: kube::api::ObjectMeta {
@@ -92,17 +90,17 @@ async fn secrets(client: &Client, hooks: &Hooks) {
         secret("another-ca", &[("ca.crt", &Ca::new("someone-else").pem)]),
     ] {
         let name = object.metadata.name.clone().expect("a name");
-        let _ = api.delete(&name, &DeleteParams::default()).await;
         api.create(&PostParams::default(), &object)
             .await
             .unwrap_or_else(|e| panic!("creating Secret {name}: {e}"));
     }
+    ns
 }
 
 /// `metacontroller/<controller>.yaml` calling `https://127.0.0.1:<port>`,
 /// verifying it with the CA in Secret `ca_secret` and presenting the client
-/// certificate of Secret `hooks-client`.
-fn mtls_manifest(controller: &str, port: u16, ca_secret: &str) -> String {
+/// certificate of Secret `hooks-client`, both in namespace `ns`.
+fn mtls_manifest(controller: &str, port: u16, ns: &str, ca_secret: &str) -> String {
     let text = controller_manifest_at(controller, port, None)
         .replace("\"http://127.0.0.1:", "\"https://127.0.0.1:");
     let mut out = String::new();
@@ -112,8 +110,8 @@ fn mtls_manifest(controller: &str, port: u16, ca_secret: &str) -> String {
         if line.trim_start().starts_with("url:") {
             let indent = &line[..line.len() - line.trim_start().len()];
             out.push_str(&format!(
-                "{indent}caBundle:\n{indent}  secretRef: {{name: {ca_secret}, namespace: {SECRETS_NAMESPACE}}}\n\
-                 {indent}clientTLS:\n{indent}  secretRef: {{name: hooks-client, namespace: {SECRETS_NAMESPACE}}}\n"
+                "{indent}caBundle:\n{indent}  secretRef: {{name: {ca_secret}, namespace: {ns}}}\n\
+                 {indent}clientTLS:\n{indent}  secretRef: {{name: hooks-client, namespace: {ns}}}\n"
             ));
         }
     }
@@ -122,7 +120,7 @@ fn mtls_manifest(controller: &str, port: u16, ca_secret: &str) -> String {
 }
 
 /// `metahook drive` with the Hello manifest of [`mtls_manifest`].
-async fn drive(kubeconfig: &Path, port: u16, ca_secret: &str) -> (Metahook, PathBuf) {
+async fn drive(kubeconfig: &Path, port: u16, ns: &str, ca_secret: &str) -> (Metahook, PathBuf) {
     let dir = std::env::temp_dir().join(format!(
         "metahook-e2e-mtls-{ca_secret}-{}",
         std::process::id()
@@ -130,7 +128,7 @@ async fn drive(kubeconfig: &Path, port: u16, ca_secret: &str) -> (Metahook, Path
     std::fs::create_dir_all(&dir).expect("a directory");
     std::fs::write(
         dir.join("hello.yaml"),
-        mtls_manifest("hello", port, ca_secret),
+        mtls_manifest("hello", port, ns, ca_secret),
     )
     .expect("the manifest");
     let driver = start(
@@ -193,7 +191,21 @@ async fn refuses(client: &Client, prefix: &str, expected: &str) {
         "no status without a verified hook: {:?}",
         hello.data.get("status")
     );
-    delete_all_hellos(client, &ns).await;
+    // The finalize hook cannot be called either: the finalizer goes by hand.
+    let hellos = hello_api(client, &ns);
+    hellos
+        .delete("unverified", &DeleteParams::default())
+        .await
+        .expect("deleting the Hello");
+    hellos
+        .patch(
+            "unverified",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .expect("removing the finalizer");
+    wait_gone("the unverified Hello", &hellos, "unverified").await;
     drop_namespace(client, &ns).await;
 }
 
@@ -203,15 +215,16 @@ async fn the_driver_calls_the_hooks_over_mutual_tls() {
     let client = admin().await;
     install_crds(&client).await;
     let hooks = serve_mtls(&path).await;
-    secrets(&client, &hooks).await;
+    let secrets_ns = secrets(&client, &hooks).await;
     {
-        let (_driver, dir) = drive(&path, hooks.server.port, "hooks-ca").await;
+        let (_driver, dir) = drive(&path, hooks.server.port, &secrets_ns, "hooks-ca").await;
         converges(&client, "e2e-mtls-driver").await;
         let _ = std::fs::remove_dir_all(dir);
     }
-    let (_driver, dir) = drive(&path, hooks.server.port, "another-ca").await;
+    let (_driver, dir) = drive(&path, hooks.server.port, &secrets_ns, "another-ca").await;
     refuses(&client, "e2e-mtls-driver-wrong-ca", "UnknownIssuer").await;
     let _ = std::fs::remove_dir_all(dir);
+    drop_namespace(&client, &secrets_ns).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -219,17 +232,17 @@ async fn metacontroller_calls_the_hooks_over_mutual_tls() {
     let path = kubeconfig();
     let client = admin().await;
     let hooks = serve_mtls(&path).await;
-    secrets(&client, &hooks).await;
+    let secrets_ns = secrets(&client, &hooks).await;
     let port = hooks.server.port;
     {
         let run = Metacontroller::calling(None, port, |name, port| {
-            mtls_manifest(name, port, "hooks-ca")
+            mtls_manifest(name, port, &secrets_ns, "hooks-ca")
         })
         .await;
         converges(&run.client, "e2e-mtls-metacontroller").await;
     }
     let run = Metacontroller::calling(None, port, |name, port| {
-        mtls_manifest(name, port, "another-ca")
+        mtls_manifest(name, port, &secrets_ns, "another-ca")
     })
     .await;
     refuses(
@@ -238,4 +251,6 @@ async fn metacontroller_calls_the_hooks_over_mutual_tls() {
         "certificate signed by unknown authority",
     )
     .await;
+    drop(run);
+    drop_namespace(&client, &secrets_ns).await;
 }
