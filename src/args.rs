@@ -6,7 +6,7 @@ use crate::cli::{DriveArgs, DriverArgs, ServeArgs};
 use metahook_apiserver::ApiSettings;
 use metahook_driver::run::{DriveSettings, HookMode, leader_settings};
 use metahook_driver::throttle::{Budget, BudgetError};
-use metahook_service::Settings;
+use metahook_service::{Settings, TlsSettings, defaults};
 use std::time::Duration;
 
 /// `serve`: the hook service.
@@ -20,6 +20,12 @@ pub fn service(args: &ServeArgs) -> Settings {
         request_timeout: Duration::from_secs(args.request_timeout_seconds),
         shutdown_timeout: Duration::from_secs(args.shutdown_timeout_seconds),
         workers: args.workers,
+        tls: args.tls_dir.clone().map(|dir| TlsSettings {
+            dir,
+            client_auth: args.tls_client_auth,
+        }),
+        auth_token_file: args.auth_token_file.clone(),
+        reload_every: Duration::from_secs(defaults::RELOAD_SECONDS),
     }
 }
 
@@ -37,7 +43,7 @@ pub fn api(args: &DriverArgs) -> Option<ApiSettings> {
     Some(ApiSettings {
         listen: args.api_listen?,
         tls_dir: args.api_tls_dir.clone()?,
-        reload_every: Duration::from_secs(10),
+        reload_every: Duration::from_secs(defaults::RELOAD_SECONDS),
         limits: Default::default(),
     })
 }

@@ -76,6 +76,22 @@ pub struct ServeArgs {
     /// Worker threads (default: one per CPU).
     #[arg(long, env = "METAHOOK_WORKERS")]
     pub workers: Option<usize>,
+    /// Serve HTTPS with tls.crt and tls.key from this directory (a mounted
+    /// kubernetes.io/tls Secret), re-read when they change. Unset: plain
+    /// HTTP.
+    #[arg(long, env = "METAHOOK_TLS_DIR", value_name = "DIR")]
+    pub tls_dir: Option<PathBuf>,
+    /// Mutual TLS: only callers presenting a client certificate signed by
+    /// ca.crt in --tls-dir may call the hooks (and every route but
+    /// /healthz, /readyz and /metrics, which stay open to probes and
+    /// scrapers); a certificate of another CA fails the handshake.
+    #[arg(long, env = "METAHOOK_TLS_CLIENT_AUTH", requires = "tls_dir")]
+    pub tls_client_auth: bool,
+    /// Only callers sending `Authorization: Bearer <token>` with the token
+    /// in this file (re-read when it changes) may call the hooks (every
+    /// route but /healthz, /readyz and /metrics).
+    #[arg(long, env = "METAHOOK_AUTH_TOKEN_FILE", value_name = "FILE")]
+    pub auth_token_file: Option<PathBuf>,
     /// Log format.
     #[arg(long, env = "METAHOOK_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -332,6 +348,35 @@ mod tests {
             ])
             .is_err()
         );
+    }
+
+    #[test]
+    fn client_certificates_need_a_tls_dir() {
+        assert!(Cli::try_parse_from(["metahook", "--tls-client-auth"]).is_err());
+        let cli = Cli::try_parse_from([
+            "metahook",
+            "serve",
+            "--tls-dir",
+            "/tls",
+            "--tls-client-auth",
+            "--auth-token-file",
+            "/token",
+        ])
+        .unwrap();
+        let Some(Command::Serve(args)) = cli.command else {
+            panic!("expected serve")
+        };
+        let settings = crate::args::service(&args);
+        assert_eq!(
+            settings.tls,
+            Some(metahook_service::TlsSettings {
+                dir: "/tls".into(),
+                client_auth: true
+            })
+        );
+        assert_eq!(settings.auth_token_file, Some("/token".into()));
+        let plain = crate::args::service(&Cli::try_parse_from(["metahook"]).unwrap().serve);
+        assert_eq!((plain.tls, plain.auth_token_file), (None, None));
     }
 
     #[test]

@@ -249,3 +249,71 @@ list: host, port.
 {{- $host := index . 0 }}
 {{- printf "%s:%d" (ternary (printf "[%s]" $host) $host (contains ":" $host)) (index . 1 | int) }}
 {{- end }}
+
+{{/*
+The hook service over HTTPS (hooks.tls): its Secrets and where the pod
+mounts the serving one. <fullname>-hooks-tls holds tls.crt, tls.key and
+ca.crt (the CA that signed it, and with clientAuth the CA client
+certificates must chain to); <fullname>-hooks-client-tls holds the client
+certificate the CompositeControllers give Metacontroller (clientTLS).
+*/}}
+{{- define "metahook.hooksTlsSecretName" -}}
+{{- printf "%s-hooks-tls" (include "metahook.fullname" . | trunc 53 | trimSuffix "-") }}
+{{- end }}
+
+{{- define "metahook.hooksClientTlsSecretName" -}}
+{{- printf "%s-hooks-client-tls" (include "metahook.fullname" . | trunc 46 | trimSuffix "-") }}
+{{- end }}
+
+{{- define "metahook.hooksTlsDir" -}}
+/etc/metahook/hooks-tls
+{{- end }}
+
+{{/*
+The names a hook caller may dial the Service by: Metacontroller builds
+<service>.<namespace> (no .svc) from a webhook's service; other clients use
+the .svc forms. As a YAML list.
+*/}}
+{{- define "metahook.hooksDnsNames" -}}
+{{- $base := printf "%s.%s" (include "metahook.fullname" .) (include "metahook.namespace" .) }}
+{{- toYaml (list $base (printf "%s.svc" $base) (printf "%s.svc.cluster.local" $base)) }}
+{{- end }}
+
+{{/*
+hooks.tls without cert-manager: the CA, the serving pair and (with
+clientAuth) the client pair, base64, as YAML: keys ca.crt, tls.crt, tls.key,
+client.crt, client.key. Reused from the existing Secrets when they hold
+everything needed (so an upgrade changes nothing), else all generated anew.
+Generated once per render and kept in .Values (shared by every template of a
+render): the Secrets and the CompositeControllers' caBundle must come from
+the same CA.
+*/}}
+{{- define "metahook.hooksTlsData" -}}
+{{- $tls := .Values.hooks.tls }}
+{{- if not (hasKey $tls "_rendered") }}
+{{- $namespace := include "metahook.namespace" . }}
+{{- $serving := get (lookup "v1" "Secret" $namespace (include "metahook.hooksTlsSecretName" .) | default dict) "data" | default dict }}
+{{- $client := get (lookup "v1" "Secret" $namespace (include "metahook.hooksClientTlsSecretName" .) | default dict) "data" | default dict }}
+{{- $data := dict }}
+{{- $complete := and (get $serving "ca.crt") (get $serving "tls.crt") (get $serving "tls.key") }}
+{{- if $tls.clientAuth }}
+{{- $complete = and $complete (get $client "tls.crt") (get $client "tls.key") (eq (get $client "ca.crt" | default "") (get $serving "ca.crt" | default "-")) }}
+{{- end }}
+{{- if $complete }}
+{{- $data = dict "ca.crt" (get $serving "ca.crt") "tls.crt" (get $serving "tls.crt") "tls.key" (get $serving "tls.key") "client.crt" (get $client "tls.crt" | default "") "client.key" (get $client "tls.key" | default "") }}
+{{- else }}
+{{- $days := $tls.certValidityDays | int }}
+{{- $dnsNames := include "metahook.hooksDnsNames" . | fromYamlArray }}
+{{- $ca := genCA (printf "%s-hooks-ca" (include "metahook.fullname" .) | trunc 64) $days }}
+{{- $cert := genSignedCert (first $dnsNames) nil $dnsNames $days $ca }}
+{{- $data = dict "ca.crt" ($ca.Cert | b64enc) "tls.crt" ($cert.Cert | b64enc) "tls.key" ($cert.Key | b64enc) "client.crt" "" "client.key" "" }}
+{{- if $tls.clientAuth }}
+{{- $clientCert := genSignedCert "metacontroller" nil nil $days $ca }}
+{{- $_ := set $data "client.crt" ($clientCert.Cert | b64enc) }}
+{{- $_ := set $data "client.key" ($clientCert.Key | b64enc) }}
+{{- end }}
+{{- end }}
+{{- $_ := set $tls "_rendered" $data }}
+{{- end }}
+{{- toYaml $tls._rendered }}
+{{- end }}

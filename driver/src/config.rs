@@ -96,6 +96,78 @@ pub struct Webhook {
     /// (`/{controller}/{hook}`).
     pub path: String,
     pub timeout: Duration,
+    /// `caBundle`, `clientTLS`, `authorization`, `basicAuth`.
+    pub auth: WebhookAuth,
+}
+
+/// How a webhook's server is verified and its caller identified, as
+/// Metacontroller v4.17 reads a webhook's fields (`pkg/hooks/auth.go`,
+/// `cabundle.go`): references only; the Secrets and ConfigMaps are read
+/// when the hook is first called (`crate::hook_auth`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct WebhookAuth {
+    /// The CAs that verify the server; `None`: the system's roots.
+    pub ca_bundle: Option<CaBundle>,
+    /// A client certificate for mutual TLS.
+    pub client_tls: Option<ClientTls>,
+    /// The `Authorization` header.
+    pub header: Option<AuthHeader>,
+}
+
+impl WebhookAuth {
+    pub fn is_empty(&self) -> bool {
+        *self == WebhookAuth::default()
+    }
+}
+
+/// Exactly one of Metacontroller's three sources.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum CaBundle {
+    Inline(String),
+    Secret(KeyRef),
+    ConfigMap(KeyRef),
+}
+
+/// A Secret or ConfigMap.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ObjectRef {
+    pub namespace: String,
+    pub name: String,
+}
+
+impl std::fmt::Display for ObjectRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
+
+/// A key of a Secret or ConfigMap.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct KeyRef {
+    pub object: ObjectRef,
+    pub key: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ClientTls {
+    pub secret: ObjectRef,
+    /// `certKey`, default `tls.crt`.
+    pub cert_key: String,
+    /// `privateKeyKey`, default `tls.key`.
+    pub private_key_key: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum AuthHeader {
+    /// `authorization`: `<type> <the Secret's value>`, type `Bearer` unless
+    /// set.
+    Authorization { scheme: String, secret: KeyRef },
+    /// `basicAuth`: `Basic base64(username:password)`.
+    Basic {
+        secret: ObjectRef,
+        username_key: String,
+        password_key: String,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -297,11 +369,67 @@ mod manifest {
     }
 
     #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
     pub struct Webhook {
         pub url: Option<String>,
         pub service: Option<Service>,
         pub path: Option<String>,
         pub timeout: Option<String>,
+        pub ca_bundle: Option<CaBundle>,
+        #[serde(rename = "clientTLS")]
+        pub client_tls: Option<ClientTls>,
+        pub authorization: Option<Authorization>,
+        pub basic_auth: Option<BasicAuth>,
+        #[serde(flatten)]
+        pub other: Other,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct CaBundle {
+        pub inline: Option<String>,
+        pub secret_ref: Option<Ref>,
+        pub config_map_ref: Option<Ref>,
+        #[serde(flatten)]
+        pub other: Other,
+    }
+
+    /// Metacontroller's SecretRef, SecretKeyRef and ResourceKeyRef.
+    #[derive(Deserialize)]
+    pub struct Ref {
+        pub name: Option<String>,
+        pub namespace: Option<String>,
+        pub key: Option<String>,
+        #[serde(flatten)]
+        pub other: Other,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct ClientTls {
+        pub secret_ref: Option<Ref>,
+        pub cert_key: Option<String>,
+        pub private_key_key: Option<String>,
+        #[serde(flatten)]
+        pub other: Other,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Authorization {
+        #[serde(rename = "type")]
+        pub scheme: Option<String>,
+        pub secret_ref: Option<Ref>,
+        #[serde(flatten)]
+        pub other: Other,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct BasicAuth {
+        pub secret_ref: Option<Ref>,
+        pub username_key: Option<String>,
+        pub password_key: Option<String>,
         #[serde(flatten)]
         pub other: Other,
     }
@@ -348,8 +476,8 @@ impl Check<'_> {
         let hint = match key.as_str() {
             "revisionHistory" | "statusChecks" => " (rolling updates are not supported)",
             "ignoreStatusChanges" => " (every parent update triggers a sync)",
-            "endpointConfigs" | "caBundle" | "clientTLS" | "authorization" | "basicAuth" => {
-                " (hooks are called over plain HTTP(S) without client auth)"
+            "endpointConfigs" => {
+                " (set caBundle, clientTLS, authorization or basicAuth on each webhook instead)"
             }
             "etag" => " (hook responses are not cached)",
             "preUpdateChild" | "postUpdateChild" => " (Metacontroller ignores these hooks too)",
@@ -557,11 +685,160 @@ impl Check<'_> {
                 return Err(self.invalid(&field, "needs either url, or service and path"));
             }
         };
+        let auth = WebhookAuth {
+            ca_bundle: webhook
+                .ca_bundle
+                .map(|ca| self.ca_bundle(ca, &join(&field, "caBundle")))
+                .transpose()?,
+            client_tls: webhook
+                .client_tls
+                .map(|tls| self.client_tls(tls, &join(&field, "clientTLS")))
+                .transpose()?,
+            header: match (webhook.authorization, webhook.basic_auth) {
+                (Some(_), Some(_)) => {
+                    return Err(self.invalid(
+                        &join(&field, "authorization"),
+                        "and basicAuth are mutually exclusive",
+                    ));
+                }
+                (Some(a), None) => Some(self.authorization(a, &join(&field, "authorization"))?),
+                (None, Some(b)) => Some(self.basic_auth(b, &join(&field, "basicAuth"))?),
+                (None, None) => None,
+            },
+        };
         Ok(Hook {
             version,
-            webhook: Webhook { url, path, timeout },
+            webhook: Webhook {
+                url,
+                path,
+                timeout,
+                auth,
+            },
         })
     }
+
+    /// A Secret's or ConfigMap's name and namespace (both required: the
+    /// CompositeController is cluster-scoped), and its key if `key` says
+    /// which (`Ok(None)`: absent and no default; `Some(default)`: absent
+    /// means that).
+    fn reference(
+        &self,
+        reference: Option<manifest::Ref>,
+        field: &str,
+        key: Option<&str>,
+    ) -> Result<(ObjectRef, Option<String>), ConfigError> {
+        let field = join(field, "secretRef");
+        let reference = reference.ok_or_else(|| self.invalid(&field, "is required"))?;
+        self.object_ref(reference, &field, key)
+    }
+
+    fn object_ref(
+        &self,
+        reference: manifest::Ref,
+        field: &str,
+        key: Option<&str>,
+    ) -> Result<(ObjectRef, Option<String>), ConfigError> {
+        self.known(&reference.other, field)?;
+        let object = ObjectRef {
+            name: self.required(reference.name, &join(field, "name"))?,
+            namespace: self.required(reference.namespace, &join(field, "namespace"))?,
+        };
+        let key = match (reference.key.filter(|k| !k.is_empty()), key) {
+            (Some(_), None) => {
+                return Err(self.invalid(
+                    &join(field, "key"),
+                    "is not a field here (the keys have fields of their own)",
+                ));
+            }
+            (Some(k), _) => Some(k),
+            (None, Some("")) => return Err(self.invalid(&join(field, "key"), "is required")),
+            (None, default) => default.map(str::to_owned),
+        };
+        Ok((object, key))
+    }
+
+    fn ca_bundle(&self, ca: manifest::CaBundle, field: &str) -> Result<CaBundle, ConfigError> {
+        self.known(&ca.other, field)?;
+        let key_ref = |r: manifest::Ref, name: &str| {
+            let (object, key) = self.object_ref(r, &join(field, name), Some(DEFAULT_CA_KEY))?;
+            Ok::<_, ConfigError>(KeyRef {
+                object,
+                key: key.unwrap_or_else(|| DEFAULT_CA_KEY.to_owned()),
+            })
+        };
+        match (ca.inline, ca.secret_ref, ca.config_map_ref) {
+            (Some(pem), None, None) => Ok(CaBundle::Inline(pem)),
+            (None, Some(r), None) => Ok(CaBundle::Secret(key_ref(r, "secretRef")?)),
+            (None, None, Some(r)) => Ok(CaBundle::ConfigMap(key_ref(r, "configMapRef")?)),
+            (None, None, None) => {
+                Err(self.invalid(field, "needs one of inline, secretRef or configMapRef"))
+            }
+            _ => Err(self.invalid(
+                field,
+                "has more than one source: exactly one of inline, secretRef or configMapRef",
+            )),
+        }
+    }
+
+    fn client_tls(&self, tls: manifest::ClientTls, field: &str) -> Result<ClientTls, ConfigError> {
+        self.known(&tls.other, field)?;
+        let (secret, _) = self.reference(tls.secret_ref, field, None)?;
+        Ok(ClientTls {
+            secret,
+            cert_key: or_default(tls.cert_key, "tls.crt"),
+            private_key_key: or_default(tls.private_key_key, "tls.key"),
+        })
+    }
+
+    fn authorization(
+        &self,
+        auth: manifest::Authorization,
+        field: &str,
+    ) -> Result<AuthHeader, ConfigError> {
+        self.known(&auth.other, field)?;
+        let scheme = auth.scheme.unwrap_or_default().trim().to_owned();
+        if scheme.eq_ignore_ascii_case("basic") {
+            return Err(self.invalid(
+                &join(field, "type"),
+                "Basic is not supported: use basicAuth instead",
+            ));
+        }
+        let (object, key) = self.reference(auth.secret_ref, field, Some(""))?;
+        Ok(AuthHeader::Authorization {
+            scheme: if scheme.is_empty() {
+                "Bearer".to_owned()
+            } else {
+                scheme
+            },
+            secret: KeyRef {
+                object,
+                key: key.unwrap_or_default(),
+            },
+        })
+    }
+
+    fn basic_auth(
+        &self,
+        basic: manifest::BasicAuth,
+        field: &str,
+    ) -> Result<AuthHeader, ConfigError> {
+        self.known(&basic.other, field)?;
+        let (secret, _) = self.reference(basic.secret_ref, field, None)?;
+        Ok(AuthHeader::Basic {
+            secret,
+            username_key: or_default(basic.username_key, "username"),
+            password_key: or_default(basic.password_key, "password"),
+        })
+    }
+}
+
+/// The key of a CA bundle's Secret or ConfigMap when none is named.
+pub const DEFAULT_CA_KEY: &str = "ca.crt";
+
+fn or_default(value: Option<String>, default: &str) -> String {
+    value
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| default.to_owned())
 }
 
 fn join(field: &str, key: &str) -> String {
@@ -711,8 +988,8 @@ spec:
         );
         let etag = MINIMAL.replace("webhook: {url:", "webhook: {etag: {enabled: true}, url:");
         assert!(err(&etag).contains("`spec.hooks.sync.webhook.etag` is not supported"));
-        let auth = MINIMAL.replace("webhook: {url:", "webhook: {caBundle: x, url:");
-        assert!(err(&auth).contains("`spec.hooks.sync.webhook.caBundle`"));
+        let endpoints = with_spec("  endpointConfigs: []\n");
+        assert!(err(&endpoints).contains("set caBundle, clientTLS, authorization or basicAuth"));
         let pre = MINIMAL.replace("  hooks:\n", "  hooks:\n    preUpdateChild: {}\n");
         assert!(err(&pre).contains("`spec.hooks.preUpdateChild`"));
         let status_changes = MINIMAL.replace(
@@ -791,6 +1068,122 @@ spec:
         );
         assert_eq!(c.hooks.sync.webhook.timeout, Duration::from_secs(90));
         assert_eq!(c.hooks.sync.version, HookVersion::V2);
+    }
+
+    fn webhook_auth(fields: &str) -> Result<WebhookAuth, String> {
+        let text = MINIMAL.replace(
+            "webhook: {url: \"http://hooks.example:8080/demo/sync\"}",
+            &format!("webhook: {{url: \"https://hooks.example/demo/sync\", {fields}}}"),
+        );
+        parse("m.yaml", &text)
+            .map(|c| c.hooks.sync.webhook.auth)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn webhook_credentials_as_metacontroller_reads_them() {
+        let secret = |name: &str| ObjectRef {
+            namespace: "hooks".to_owned(),
+            name: name.to_owned(),
+        };
+        let all = webhook_auth(
+            "caBundle: {secretRef: {name: ca, namespace: hooks}}, \
+             clientTLS: {secretRef: {name: client, namespace: hooks}}, \
+             authorization: {secretRef: {name: token, namespace: hooks, key: t}}",
+        )
+        .unwrap();
+        assert_eq!(
+            all,
+            WebhookAuth {
+                ca_bundle: Some(CaBundle::Secret(KeyRef {
+                    object: secret("ca"),
+                    key: "ca.crt".to_owned()
+                })),
+                client_tls: Some(ClientTls {
+                    secret: secret("client"),
+                    cert_key: "tls.crt".to_owned(),
+                    private_key_key: "tls.key".to_owned(),
+                }),
+                header: Some(AuthHeader::Authorization {
+                    scheme: "Bearer".to_owned(),
+                    secret: KeyRef {
+                        object: secret("token"),
+                        key: "t".to_owned()
+                    },
+                }),
+            }
+        );
+        let basic = webhook_auth(
+            "caBundle: {configMapRef: {name: ca, namespace: hooks, key: bundle.pem}}, \
+             basicAuth: {secretRef: {name: b, namespace: hooks}, usernameKey: u}",
+        )
+        .unwrap();
+        assert_eq!(
+            basic.ca_bundle,
+            Some(CaBundle::ConfigMap(KeyRef {
+                object: secret("ca"),
+                key: "bundle.pem".to_owned()
+            }))
+        );
+        assert_eq!(
+            basic.header,
+            Some(AuthHeader::Basic {
+                secret: secret("b"),
+                username_key: "u".to_owned(),
+                password_key: "password".to_owned(),
+            })
+        );
+        let token = webhook_auth(
+            "authorization: {type: Token, secretRef: {name: t, namespace: hooks, key: k}}",
+        )
+        .unwrap();
+        assert!(
+            matches!(token.header, Some(AuthHeader::Authorization { ref scheme, .. }) if scheme == "Token")
+        );
+        assert!(webhook_auth("caBundle: {inline: pem}").is_ok());
+        assert!(webhook_auth("").unwrap().is_empty());
+
+        for (fields, message) in [
+            (
+                "authorization: {secretRef: {name: t, namespace: ns, key: k}}, basicAuth: {secretRef: {name: b, namespace: ns}}",
+                "`spec.hooks.sync.webhook.authorization` and basicAuth are mutually exclusive",
+            ),
+            (
+                "authorization: {type: basic, secretRef: {name: t, namespace: ns, key: k}}",
+                "`spec.hooks.sync.webhook.authorization.type` Basic is not supported: use basicAuth",
+            ),
+            (
+                "authorization: {secretRef: {name: t, namespace: ns}}",
+                "`spec.hooks.sync.webhook.authorization.secretRef.key` is required",
+            ),
+            (
+                "caBundle: {}",
+                "`spec.hooks.sync.webhook.caBundle` needs one of inline, secretRef or configMapRef",
+            ),
+            (
+                "caBundle: {inline: x, secretRef: {name: a, namespace: b}}",
+                "has more than one source",
+            ),
+            (
+                "clientTLS: {secretRef: {name: c}}",
+                "`spec.hooks.sync.webhook.clientTLS.secretRef.namespace` is required",
+            ),
+            (
+                "clientTLS: {secretRef: {name: c, namespace: ns, key: k}}",
+                "`spec.hooks.sync.webhook.clientTLS.secretRef.key` is not a field here",
+            ),
+            (
+                "basicAuth: {}",
+                "`spec.hooks.sync.webhook.basicAuth.secretRef` is required",
+            ),
+            (
+                "clientTLS: {secretRef: {name: c, namespace: ns}, caFile: x}",
+                "`spec.hooks.sync.webhook.clientTLS.caFile` is not supported",
+            ),
+        ] {
+            let got = webhook_auth(fields).unwrap_err();
+            assert!(got.contains(message), "{fields}: {got}");
+        }
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! Calling a hook: in-process through the registry (`serve --drive`), or
 //! over HTTP like Metacontroller (`drive`; docs/metacontroller.md §1.1): POST,
 //! `Content-Type: application/json`, only 200 is success, 429 carries
-//! `Retry-After`.
+//! `Retry-After`. A webhook's `caBundle`, `clientTLS`, `authorization` and
+//! `basicAuth` are read the first time it is called (`hook_auth.rs`).
 
-use super::config::HookVersion;
+use super::config::{HookVersion, WebhookAuth};
+use super::hook_auth::{self, CredentialError};
 use super::metrics::DriverMetrics;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -12,22 +14,28 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use metahook_hooks::HookKind;
 use metahook_hooks::registry::{Handler, HookError};
+use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Where one hook is answered.
 #[derive(Clone)]
 pub enum Endpoint {
     InProcess(Handler),
-    Http { url: String, timeout: Duration },
+    Http {
+        url: String,
+        timeout: Duration,
+        /// Boxed: most webhooks have none.
+        auth: Arc<WebhookAuth>,
+    },
 }
 
 impl std::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Endpoint::InProcess(_) => f.write_str("in-process"),
-            Endpoint::Http { url, timeout } => write!(f, "{url} (timeout {timeout:?})"),
+            Endpoint::Http { url, timeout, .. } => write!(f, "{url} (timeout {timeout:?})"),
         }
     }
 }
@@ -77,19 +85,47 @@ pub enum HookCallError {
     TooManyRequests { url: String, retry_after: Duration },
     #[error("{0} is not a valid URL")]
     BadUrl(String),
+    #[error("the credentials for {url} could not be read")]
+    Credentials {
+        url: String,
+        #[source]
+        source: CredentialError,
+    },
 }
 
 /// Largest hook response read: far above any real one, but bounded.
 const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
 
 type Https = hyper_rustls::HttpsConnector<HttpConnector>;
+type Http = HttpClient<Https, Full<Bytes>>;
+
+/// A client for one webhook's TLS settings, and its `Authorization`.
+#[derive(Clone)]
+struct Connection {
+    http: Http,
+    authorization: Option<http::HeaderValue>,
+}
 
 /// Calls hooks; one per driver, cheap to clone.
 #[derive(Clone)]
 pub struct HookCaller {
-    http: Option<HttpClient<Https, Full<Bytes>>>,
+    http: Option<Http>,
     clock: fn() -> jiff::Timestamp,
     metrics: Arc<DriverMetrics>,
+    /// Reads the Secrets and ConfigMaps webhooks refer to.
+    kube: Option<kube::Client>,
+    /// Each webhook's settings, once read.
+    connections: Arc<Mutex<HashMap<WebhookAuth, Connection>>>,
+}
+
+/// An HTTP(S) client with these TLS settings.
+fn http_client(tls: rustls::ClientConfig) -> Http {
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http1()
+        .build();
+    HttpClient::builder(TokioExecutor::new()).build(https)
 }
 
 impl HookCaller {
@@ -99,6 +135,8 @@ impl HookCaller {
             http: None,
             clock,
             metrics,
+            kube: None,
+            connections: Arc::default(),
         }
     }
 
@@ -107,33 +145,48 @@ impl HookCaller {
         clock: fn() -> jiff::Timestamp,
         metrics: Arc<DriverMetrics>,
     ) -> std::io::Result<Self> {
-        let builder = hyper_rustls::HttpsConnectorBuilder::new();
-        let builder = match builder
-            .with_provider_and_native_roots(rustls::crypto::ring::default_provider())
-        {
-            Ok(b) => b,
-            // A minimal image may carry no CA certificates: plain-HTTP hooks
-            // (the usual in-cluster Service) still work, HTTPS ones fail to
-            // verify and say so.
-            Err(err) => {
-                tracing::warn!(error = %err, "no system CA certificates; HTTPS hooks cannot be verified");
-                let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-                    rustls::crypto::ring::default_provider(),
-                ))
-                .with_safe_default_protocol_versions()
-                .map_err(std::io::Error::other)?
-                .with_root_certificates(rustls::RootCertStore::empty())
-                .with_no_client_auth();
-                hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(config)
-            }
-        };
-        let https = builder.https_or_http().enable_http1().build();
-        let http = HttpClient::builder(TokioExecutor::new()).build(https);
+        let tls = hook_auth::tls_config(None, None).map_err(std::io::Error::other)?;
         Ok(HookCaller {
-            http: Some(http),
+            http: Some(http_client(tls)),
             clock,
             metrics,
+            kube: None,
+            connections: Arc::default(),
         })
+    }
+
+    /// The same caller, reading the Secrets and ConfigMaps that webhooks'
+    /// `caBundle`, `clientTLS`, `authorization` and `basicAuth` name
+    /// through `client`.
+    pub fn reading_credentials_with(mut self, client: kube::Client) -> Self {
+        self.kube = Some(client);
+        self
+    }
+
+    /// The client and header for `auth`, read the first time.
+    async fn connection(&self, auth: &WebhookAuth) -> Result<Connection, CredentialError> {
+        if let Some(found) = self
+            .connections
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(auth)
+        {
+            return Ok(found.clone());
+        }
+        // Two reconciles may read at once; both get the same answer.
+        let resolved = hook_auth::resolve(self.kube.as_ref(), auth).await?;
+        let connection = Connection {
+            http: match resolved.tls {
+                Some(tls) => http_client(Arc::unwrap_or_clone(tls)),
+                None => self.http.clone().ok_or(CredentialError::NoClient)?,
+            },
+            authorization: resolved.authorization,
+        };
+        self.connections
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(auth.clone(), connection.clone());
+        Ok(connection)
     }
 
     /// Sends `request` to the hook and returns the 200 body.
@@ -148,7 +201,9 @@ impl HookCaller {
             Endpoint::InProcess(handler) => {
                 self.in_process_call(target.kind, *handler, request).await
             }
-            Endpoint::Http { url, timeout } => self.http_call(url, *timeout, request).await,
+            Endpoint::Http { url, timeout, auth } => {
+                self.http_call(url, *timeout, auth, request).await
+            }
         };
         let outcome = match &result {
             Ok(_) => "ok",
@@ -197,22 +252,39 @@ impl HookCaller {
         &self,
         url: &str,
         timeout: Duration,
+        auth: &WebhookAuth,
         request: Vec<u8>,
     ) -> Result<Vec<u8>, HookCallError> {
         let http_err = |source: Box<dyn std::error::Error + Send + Sync>| HookCallError::Http {
             url: url.to_owned(),
             source,
         };
-        let client = self
+        let default = self
             .http
             .as_ref()
             .ok_or_else(|| http_err("this driver calls hooks in-process only".into()))?;
+        let (client, authorization) = if auth.is_empty() {
+            (default.clone(), None)
+        } else {
+            let connection =
+                self.connection(auth)
+                    .await
+                    .map_err(|source| HookCallError::Credentials {
+                        url: url.to_owned(),
+                        source,
+                    })?;
+            (connection.http, connection.authorization)
+        };
         let uri: http::Uri = url
             .parse()
             .map_err(|_| HookCallError::BadUrl(url.to_owned()))?;
-        let req = http::Request::post(uri)
+        let mut req = http::Request::post(uri)
             // Exactly this string: some hook servers compare it literally.
-            .header(http::header::CONTENT_TYPE, "application/json")
+            .header(http::header::CONTENT_TYPE, "application/json");
+        if let Some(value) = authorization {
+            req = req.header(http::header::AUTHORIZATION, value);
+        }
+        let req = req
             .body(Full::new(Bytes::from(request)))
             .map_err(|e| http_err(e.into()))?;
         // The timeout covers connect, send and reading the whole body
@@ -271,7 +343,7 @@ pub fn parse_retry_after(value: &str, now: jiff::Timestamp) -> Duration {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -319,41 +391,49 @@ mod tests {
         );
     }
 
-    /// A one-shot HTTP server answering `response` to the first request and
-    /// handing the request back.
-    async fn serve_once(response: &'static str) -> (String, tokio::task::JoinHandle<String>) {
+    /// Reads one request (head and small body) from `socket`, answers
+    /// `response`, and returns the request.
+    pub(crate) async fn exchange<S>(mut socket: S, response: &str) -> std::io::Result<String>
+    where
+        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let task = tokio::spawn(async move {
-            let (mut socket, _) = listener.accept().await.unwrap();
-            let mut buf = vec![0u8; 65536];
-            let mut got = Vec::new();
-            // Read the head and the (small) body.
-            loop {
-                let n = socket.read(&mut buf).await.unwrap();
-                got.extend_from_slice(&buf[..n]);
-                let text = String::from_utf8_lossy(&got).to_string();
-                if let Some(head_end) = text.find("\r\n\r\n") {
-                    let len = text
-                        .lines()
-                        .find_map(|l| {
-                            l.to_ascii_lowercase()
-                                .strip_prefix("content-length: ")
-                                .map(|v| v.trim().parse::<usize>().unwrap())
-                        })
-                        .unwrap_or(0);
-                    if got.len() >= head_end + 4 + len {
-                        break;
-                    }
-                }
-                if n == 0 {
+        let mut buf = vec![0u8; 65536];
+        let mut got = Vec::new();
+        loop {
+            let n = socket.read(&mut buf).await?;
+            got.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&got).to_string();
+            if let Some(head_end) = text.find("\r\n\r\n") {
+                let len = text
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length: ")
+                            .and_then(|v| v.trim().parse::<usize>().ok())
+                    })
+                    .unwrap_or(0);
+                if got.len() >= head_end + 4 + len {
                     break;
                 }
             }
-            socket.write_all(response.as_bytes()).await.unwrap();
-            socket.shutdown().await.unwrap();
-            String::from_utf8_lossy(&got).to_string()
+            if n == 0 {
+                break;
+            }
+        }
+        socket.write_all(response.as_bytes()).await?;
+        socket.shutdown().await?;
+        Ok(String::from_utf8_lossy(&got).to_string())
+    }
+
+    /// A one-shot HTTP server answering `response` to the first request and
+    /// handing the request back.
+    async fn serve_once(response: &'static str) -> (String, tokio::task::JoinHandle<String>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let task = tokio::spawn(async move {
+            let (socket, _) = listener.accept().await.unwrap();
+            exchange(socket, response).await.unwrap()
         });
         (format!("http://{addr}/demo/sync"), task)
     }
@@ -365,6 +445,7 @@ mod tests {
             endpoint: Endpoint::Http {
                 url,
                 timeout: Duration::from_secs(30),
+                auth: Arc::default(),
             },
         }
     }

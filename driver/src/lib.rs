@@ -22,6 +22,7 @@ pub mod customized;
 pub mod discovery;
 pub mod events;
 pub mod execute;
+pub mod hook_auth;
 pub mod hook_call;
 pub mod leader;
 pub mod memory;
@@ -42,6 +43,8 @@ pub mod worker;
 
 #[cfg(test)]
 mod execute_tests;
+#[cfg(test)]
+mod hook_auth_tests;
 #[cfg(test)]
 mod pipeline_tests;
 #[cfg(test)]

@@ -145,6 +145,7 @@ pub fn resolve_hooks(
                 HookMode::Http => Endpoint::Http {
                     url: hook.webhook.url.clone(),
                     timeout: hook.webhook.timeout,
+                    auth: Arc::new(hook.webhook.auth.clone()),
                 },
                 HookMode::InProcess => {
                     Endpoint::InProcess(in_process(kind, &hook.webhook.path).ok_or_else(|| {
@@ -324,7 +325,8 @@ async fn lead(
     let caller = match settings.mode {
         HookMode::InProcess => HookCaller::in_process(jiff::Timestamp::now, metrics.clone()),
         HookMode::Http => HookCaller::with_http(jiff::Timestamp::now, metrics.clone())
-            .map_err(DriveError::HttpClient)?,
+            .map_err(DriveError::HttpClient)?
+            .reading_credentials_with(client.clone()),
     };
     let events = Arc::new(EventPublisher::new(
         client.clone(),
@@ -559,7 +561,7 @@ mod tests {
     fn http_mode_calls_every_webhook_by_url() {
         let prepared = resolve_hooks(config::embedded().unwrap(), HookMode::Http, false).unwrap();
         assert_eq!(prepared.len(), 3);
-        let Endpoint::Http { url, timeout } = &prepared[0].hooks.sync.endpoint else {
+        let Endpoint::Http { url, timeout, .. } = &prepared[0].hooks.sync.endpoint else {
             panic!("expected HTTP")
         };
         assert_eq!(url, "http://metahook.metahook:80/hello/sync");

@@ -44,6 +44,10 @@ pub enum ApiError {
     },
     #[error("encoding the metrics failed")]
     Metrics,
+    #[error("this route needs a client certificate signed by the hook service's client CA")]
+    ClientCertificateRequired,
+    #[error("this route needs `Authorization: Bearer <token>` with the hook service's token")]
+    TokenRequired,
 }
 
 /// The JSON body of every error.
@@ -79,6 +83,7 @@ impl ApiError {
             ApiError::Encode(_) => "EncodeFailed",
             ApiError::HookPanicked { .. } => "HookPanicked",
             ApiError::Metrics => "MetricsFailed",
+            ApiError::ClientCertificateRequired | ApiError::TokenRequired => "Unauthorized",
         }
     }
 
@@ -116,6 +121,9 @@ impl ResponseError for ApiError {
             ApiError::Overloaded | ApiError::MemoryBudgetExceeded { .. } => {
                 StatusCode::TOO_MANY_REQUESTS
             }
+            ApiError::ClientCertificateRequired | ApiError::TokenRequired => {
+                StatusCode::UNAUTHORIZED
+            }
             ApiError::Encode(_) | ApiError::HookPanicked { .. } | ApiError::Metrics => {
                 StatusCode::INTERNAL_SERVER_ERROR
             }
@@ -138,6 +146,9 @@ impl ResponseError for ApiError {
             }
             ApiError::MethodNotAllowed { .. } => {
                 response.insert_header((header::ALLOW, "POST"));
+            }
+            ApiError::TokenRequired => {
+                response.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
             }
             _ => {}
         }

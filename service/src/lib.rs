@@ -5,8 +5,13 @@
 //! Kubernetes client, no driver: whatever else the process runs reaches the
 //! service as a readiness [`Gate`] and as metrics in the registry it hands
 //! over.
+//!
+//! With `--tls-dir` it serves HTTPS ([`tls`]), and with
+//! `--tls-client-auth` or `--auth-token-file` only callers that present a
+//! client certificate or the token reach the hooks ([`auth`]).
 #![forbid(unsafe_code)]
 
+mod auth;
 mod body;
 mod budget;
 mod errors;
@@ -14,12 +19,16 @@ mod health;
 mod hooks;
 mod in_flight;
 mod metrics;
+pub mod tls;
+mod token;
 
 pub use budget::Budget;
 pub use errors::ApiError;
 pub use in_flight::InFlight;
 pub use metrics::Metrics;
 pub use prometheus_client::registry::Registry;
+pub use tls::TlsSettings;
+pub use token::TokenError;
 
 use actix_web::HttpMessage;
 use actix_web::body::MessageBody;
@@ -27,6 +36,7 @@ use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::{App, HttpServer, web};
 use metahook_hooks::Controller;
 use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -44,6 +54,13 @@ pub struct Settings {
     pub request_timeout: Duration,
     pub shutdown_timeout: Duration,
     pub workers: Option<usize>,
+    /// HTTPS, and perhaps client certificates (`--tls-dir`).
+    pub tls: Option<TlsSettings>,
+    /// A file holding the bearer token callers must send.
+    pub auth_token_file: Option<PathBuf>,
+    /// How often the certificate files and the token file are re-read. A
+    /// mounted Secret is updated by the kubelet within about a minute.
+    pub reload_every: Duration,
 }
 
 /// The defaults of every setting: the command line's defaults are these.
@@ -57,6 +74,7 @@ pub mod defaults {
     pub const REQUEST_TIMEOUT_SECONDS: u64 = 10;
     /// Within Kubernetes' default 30 s termination grace period.
     pub const SHUTDOWN_TIMEOUT_SECONDS: u64 = 25;
+    pub const RELOAD_SECONDS: u64 = 10;
 }
 
 impl Settings {
@@ -71,6 +89,9 @@ impl Settings {
             request_timeout: Duration::from_secs(defaults::REQUEST_TIMEOUT_SECONDS),
             shutdown_timeout: Duration::from_secs(defaults::SHUTDOWN_TIMEOUT_SECONDS),
             workers: None,
+            tls: None,
+            auth_token_file: None,
+            reload_every: Duration::from_secs(defaults::RELOAD_SECONDS),
         }
     }
 }
@@ -190,6 +211,22 @@ pub enum ServeError {
     },
     #[error("the HTTP server stopped with an error")]
     Server(#[source] std::io::Error),
+    #[error("the hook service's certificates (--tls-dir)")]
+    Tls(#[from] metahook_tls::TlsError),
+    #[error("the hook service's token (--auth-token-file)")]
+    Token(#[from] TokenError),
+}
+
+/// An error and its sources, one after another: "a: b: c".
+pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 /// Routes, for the real server and for in-process tests alike.
@@ -221,10 +258,26 @@ pub fn start(
         addr: settings.listen,
         source,
     })?;
+    let https = settings.tls.as_ref().map(tls::Https::load).transpose()?;
+    let token = settings
+        .auth_token_file
+        .as_deref()
+        .map(token::TokenFile::load)
+        .transpose()?
+        .map(Arc::new);
+    let callers = Arc::new(auth::Callers {
+        client_cert: settings.tls.as_ref().is_some_and(|t| t.client_auth),
+        token: token.clone(),
+    });
     let app_state = state.clone();
     let mut server = HttpServer::new(move || {
         let state = app_state.clone();
+        let callers = callers.clone();
         App::new()
+            .wrap(actix_web::middleware::from_fn(move |request, next| {
+                auth::require(callers.clone(), request, next)
+            }))
+            // Outermost: refused requests are logged too.
             .wrap(TracingLogger::<RequestSpan>::new())
             .configure(move |cfg| configure(cfg, state))
     })
@@ -238,15 +291,40 @@ pub fn start(
     server = server
         .workers(workers)
         .max_connections(settings.max_connections.div_ceil(workers).max(1));
-    let server = server
-        .listen(listener)
-        .map_err(|source| ServeError::Bind {
-            addr: settings.listen,
-            source,
-        })?
-        .run();
+    let bind_err = |source| ServeError::Bind {
+        addr: settings.listen,
+        source,
+    };
+    let server = match &https {
+        Some(https) => server
+            .on_connect(metahook_tls::keep_peer_certs)
+            .listen_rustls_0_23(listener, https.server_config()?)
+            .map_err(bind_err)?,
+        None => server.listen(listener).map_err(bind_err)?,
+    }
+    .run();
+    if https.is_some() || token.is_some() {
+        actix_web::rt::spawn(reload(https, token, settings.reload_every));
+    }
     state.set_ready(true);
     Ok((server, addr))
+}
+
+/// Re-reads the certificate and token files every `every`, for as long as
+/// the actix System runs.
+async fn reload(https: Option<tls::Https>, token: Option<Arc<token::TokenFile>>, every: Duration) {
+    let mut ticks = actix_web::rt::time::interval(every);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticks.tick().await;
+    loop {
+        ticks.tick().await;
+        if let Some(https) = &https {
+            https.reload();
+        }
+        if let Some(token) = &token {
+            token.reload_logged();
+        }
+    }
 }
 
 /// The span every request runs in: method, path, peer, request id and
@@ -284,7 +362,7 @@ pub fn run_blocking(settings: Settings) -> Result<(), ServeError> {
     actix_web::rt::System::new().block_on(async move {
         let state = web::Data::new(AppState::new(metahook_hooks::CONTROLLERS, &settings));
         let (server, addr) = start(&settings, state)?;
-        tracing::info!(%addr, "serving hooks");
+        tracing::info!(%addr, https = settings.tls.is_some(), "serving hooks");
         server.await.map_err(ServeError::Server)
     })
 }

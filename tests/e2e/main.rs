@@ -7,7 +7,8 @@
 //!
 //! The scenarios (`scenarios.rs`) run under metahook's own driver
 //! (`driver.rs`, `faults.rs`) and under the real Metacontroller calling
-//! `metahook serve` (`metacontroller.rs`, tests `metacontroller::...`).
+//! `metahook serve` (`metacontroller.rs`, tests `metacontroller::...`); both
+//! calling the hooks over mutual TLS in `hooks_tls.rs`.
 //!
 //! The tests run one at a time (`--test-threads=1`): each starts its own
 //! driver or Metacontroller, and two would both reconcile every parent. Each makes
@@ -18,6 +19,7 @@ mod aggregated;
 mod crds;
 mod driver;
 mod faults;
+mod hooks_tls;
 mod metacontroller;
 mod scenarios;
 mod support;

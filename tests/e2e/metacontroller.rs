@@ -122,22 +122,40 @@ fn compositecontrollers(client: &Client) -> Api<DynamicObject> {
 /// Metacontroller running against the control plane, its hooks answered
 /// by `metahook serve`. Dropped: Metacontroller stopped, its CRDs (and the
 /// CompositeControllers) removed, `metahook serve` stopped.
-struct Metacontroller {
-    client: Client,
+pub(crate) struct Metacontroller {
+    pub(crate) client: Client,
     child: Child,
     log: PathBuf,
     crds: Vec<String>,
-    /// `metahook serve`; dropped (stopped) after Metacontroller.
-    hooks: Metahook,
+    /// `metahook serve`, if this run owns it: dropped (stopped) after
+    /// Metacontroller.
+    _hooks: Option<Metahook>,
+    /// Where the hooks are served.
+    port: u16,
 }
 
 impl Metacontroller {
     async fn start() -> Metacontroller {
+        let hooks = start(&kubeconfig(), &["serve"]).await;
+        let port = hooks.port;
+        Self::calling(Some(hooks), port, |name, port| {
+            controller_manifest_at(name, port, None)
+        })
+        .await
+    }
+
+    /// Metacontroller calling the hooks on `port` (served by `hooks`, if it
+    /// is to be stopped with it), with the CompositeControllers
+    /// `manifest(controller, port)` makes.
+    pub(crate) async fn calling(
+        hooks: Option<Metahook>,
+        port: u16,
+        manifest: impl Fn(&str, u16) -> String,
+    ) -> Metacontroller {
         let binary = binary();
         let client = admin().await;
         install_crds(&client).await;
         let crds = install_metacontroller_crds(&client).await;
-        let hooks = start(&kubeconfig(), &["serve"]).await;
 
         let health = free_port();
         let log = std::env::temp_dir().join(format!(
@@ -172,7 +190,8 @@ impl Metacontroller {
             child,
             log,
             crds,
-            hooks,
+            _hooks: hooks,
+            port,
         };
         wait_for("Metacontroller to answer /readyz", || {
             let ready = run.ready(health);
@@ -184,9 +203,9 @@ impl Metacontroller {
             "under the real Metacontroller {version} ({}; its log {} is kept if the test fails), hooks answered by metahook serve on 127.0.0.1:{}",
             binary.display(),
             run.log.display(),
-            run.hooks.port
+            run.port
         ));
-        run.apply_controllers().await;
+        run.apply_controllers(manifest).await;
         run
     }
 
@@ -211,10 +230,10 @@ impl Metacontroller {
 
     /// The CompositeControllers of `metacontroller/*.yaml`, their webhooks
     /// at `metahook serve`; waits until Metacontroller starts each.
-    async fn apply_controllers(&self) {
+    async fn apply_controllers(&self, manifest: impl Fn(&str, u16) -> String) {
         let api = compositecontrollers(&self.client);
         for name in CONTROLLERS {
-            let text = controller_manifest_at(name, self.hooks.port, None);
+            let text = manifest(name, self.port);
             let object: Value = serde_saphyr::from_str(&text).expect("a CompositeController");
             let applied = api
                 .patch(

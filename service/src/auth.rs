@@ -1,0 +1,60 @@
+//! Who may call the hooks: with `--tls-client-auth`, only a client whose
+//! certificate the client CA verified; with `--auth-token-file`, only one
+//! sending the token (both, when both are set). `/healthz`, `/readyz` and
+//! `/metrics` stay open to the kubelet and Prometheus, which present
+//! neither; every other route (the hooks, the process's own routes,
+//! unknown paths) is refused with 401 before it runs.
+
+use crate::errors::ApiError;
+use crate::token::TokenFile;
+use actix_web::ResponseError;
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::middleware::Next;
+use metahook_tls::PeerCerts;
+use std::sync::Arc;
+
+/// Paths anyone who reaches the port may ask.
+const OPEN: &[&str] = &["/healthz", "/readyz", "/metrics"];
+
+/// What a caller must present.
+#[derive(Debug, Clone, Default)]
+pub struct Callers {
+    pub client_cert: bool,
+    pub token: Option<Arc<TokenFile>>,
+}
+
+impl Callers {
+    /// Why `request` may not call, or `None` when it may.
+    fn refusal(&self, request: &ServiceRequest) -> Option<ApiError> {
+        if OPEN.contains(&request.path()) {
+            return None;
+        }
+        if self.client_cert && request.conn_data::<PeerCerts>().is_none() {
+            return Some(ApiError::ClientCertificateRequired);
+        }
+        if let Some(token) = &self.token {
+            let header = request
+                .headers()
+                .get(actix_web::http::header::AUTHORIZATION)
+                .map(|v| v.as_bytes());
+            if !token.admits(header) {
+                return Some(ApiError::TokenRequired);
+            }
+        }
+        None
+    }
+}
+
+/// The middleware (`actix_web::middleware::from_fn`).
+pub async fn require(
+    callers: Arc<Callers>,
+    request: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    if let Some(refusal) = callers.refusal(&request) {
+        tracing::debug!(path = request.path(), reason = %refusal, "caller refused");
+        return Ok(request.into_response(refusal.error_response()));
+    }
+    Ok(next.call(request).await?.map_into_boxed_body())
+}

@@ -1,0 +1,256 @@
+//! The hooks over mutual TLS: `metahook serve --tls-dir --tls-client-auth`
+//! called by the bundled driver (`metahook drive`) and by the real
+//! Metacontroller, each reading the webhooks' `caBundle` and `clientTLS`
+//! from Secrets in the cluster. With the right CA a Hello converges; with a
+//! CA bundle of another CA every call fails, the caller says why in a
+//! Warning Event on the Hello, and no child or status is written.
+
+use crate::metacontroller::Metacontroller;
+use crate::support::*;
+use k8s_openapi::ByteString;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Secret;
+use kube::Client;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use metahook_testkit::certs::{Ca, Pair};
+use metahook_testkit::https::HttpsClient;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The hook server's CA, its certificate directory, and `metahook serve`
+/// over mutual TLS on it.
+struct Hooks {
+    ca: Ca,
+    dir: PathBuf,
+    server: Metahook,
+}
+
+impl Drop for Hooks {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+async fn serve_mtls(kubeconfig: &Path) -> Hooks {
+    let ca = Ca::new("metahook-e2e-hooks");
+    let dir = std::env::temp_dir().join(format!("metahook-e2e-hooks-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a directory");
+    ca.server(&["127.0.0.1", "localhost"]).write(&dir);
+    std::fs::write(dir.join("ca.crt"), &ca.pem).expect("ca.crt");
+    let server = spawn(
+        kubeconfig,
+        &[
+            "serve",
+            "--tls-dir",
+            dir.to_str().expect("UTF-8"),
+            "--tls-client-auth",
+        ],
+    );
+    // /readyz needs no client certificate: as the kubelet's probe.
+    let probe = HttpsClient::new(&ca.pem, None);
+    let addr = format!("127.0.0.1:{}", server.port)
+        .parse()
+        .expect("an address");
+    wait_for("metahook serve over HTTPS to be ready", || async {
+        probe
+            .get(addr, "/readyz")
+            .ok()
+            .and_then(|r| (r.status == 200).then_some(()))
+    })
+    .await;
+    Hooks { ca, dir, server }
+}
+
+/// The Secrets, in a namespace of their own (CompositeControllers are
+/// cluster-scoped; Secrets are not), whose name it returns: Metacontroller's
+/// (and the driver's) client certificate, the right CA and another one.
+async fn secrets(client: &Client, hooks: &Hooks) -> String {
+    let ns = namespace(client, "e2e-hooks-secrets").await;
+    let api: Api<Secret> = Api::namespaced(client.clone(), &ns);
+    let caller: Pair = hooks.ca.client("metacontroller");
+    let secret = |name: &str, data: &[(&str, &str)]| Secret {
+        metadata: kube::api::ObjectMeta {
+            name: Some(name.to_owned()),
+            ..Default::default()
+        },
+        data: Some(
+            data.iter()
+                .map(|(k, v)| ((*k).to_owned(), ByteString(v.as_bytes().to_vec())))
+                .collect::<BTreeMap<_, _>>(),
+        ),
+        ..Default::default()
+    };
+    for object in [
+        secret(
+            "hooks-client",
+            &[("tls.crt", &caller.cert), ("tls.key", &caller.key)],
+        ),
+        secret("hooks-ca", &[("ca.crt", &hooks.ca.pem)]),
+        secret("another-ca", &[("ca.crt", &Ca::new("someone-else").pem)]),
+    ] {
+        let name = object.metadata.name.clone().expect("a name");
+        api.create(&PostParams::default(), &object)
+            .await
+            .unwrap_or_else(|e| panic!("creating Secret {name}: {e}"));
+    }
+    ns
+}
+
+/// `metacontroller/<controller>.yaml` calling `https://127.0.0.1:<port>`,
+/// verifying it with the CA in Secret `ca_secret` and presenting the client
+/// certificate of Secret `hooks-client`, both in namespace `ns`.
+fn mtls_manifest(controller: &str, port: u16, ns: &str, ca_secret: &str) -> String {
+    let text = controller_manifest_at(controller, port, None)
+        .replace("\"http://127.0.0.1:", "\"https://127.0.0.1:");
+    let mut out = String::new();
+    for line in text.lines() {
+        out.push_str(line);
+        out.push('\n');
+        if line.trim_start().starts_with("url:") {
+            let indent = &line[..line.len() - line.trim_start().len()];
+            out.push_str(&format!(
+                "{indent}caBundle:\n{indent}  secretRef: {{name: {ca_secret}, namespace: {ns}}}\n\
+                 {indent}clientTLS:\n{indent}  secretRef: {{name: hooks-client, namespace: {ns}}}\n"
+            ));
+        }
+    }
+    assert!(out.contains("clientTLS"), "{out}");
+    out
+}
+
+/// `metahook drive` with the Hello manifest of [`mtls_manifest`].
+async fn drive(kubeconfig: &Path, port: u16, ns: &str, ca_secret: &str) -> (Metahook, PathBuf) {
+    let dir = std::env::temp_dir().join(format!(
+        "metahook-e2e-mtls-{ca_secret}-{}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).expect("a directory");
+    std::fs::write(
+        dir.join("hello.yaml"),
+        mtls_manifest("hello", port, ns, ca_secret),
+    )
+    .expect("the manifest");
+    let driver = start(
+        kubeconfig,
+        &["drive", "--controllers", dir.to_str().expect("UTF-8")],
+    )
+    .await;
+    (driver, dir)
+}
+
+/// A Hello converges through the hooks.
+async fn converges(client: &Client, prefix: &str) {
+    let ns = namespace(client, prefix).await;
+    create_hellos(client, &ns, &["secure".to_owned()], 2).await;
+    wait_for(
+        "the Hello to converge through hooks over mutual TLS",
+        || async { converged(client, &ns, "secure", 2).await.then_some(()) },
+    )
+    .await;
+    delete_all_hellos(client, &ns).await;
+    drop_namespace(client, &ns).await;
+}
+
+/// With the wrong CA: a Warning Event naming `expected`, and no child and
+/// no status written.
+async fn refuses(client: &Client, prefix: &str, expected: &str) {
+    let ns = namespace(client, prefix).await;
+    create_hellos(client, &ns, &["unverified".to_owned()], 1).await;
+    let message = wait_for(
+        "a Warning Event saying the hook's certificate is not trusted",
+        || async {
+            warnings_about(client, &ns, "unverified")
+                .await
+                .into_iter()
+                .filter_map(|e| e.note)
+                .find(|note| note.contains(expected))
+        },
+    )
+    .await;
+    say(&format!("the caller's event: {message}"));
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
+    assert!(
+        deployments
+            .list(&Default::default())
+            .await
+            .expect("listing")
+            .items
+            .is_empty(),
+        "no child without a verified hook"
+    );
+    let hello = hello_api(client, &ns)
+        .get("unverified")
+        .await
+        .expect("the Hello");
+    assert!(
+        hello
+            .data
+            .get("status")
+            .is_none_or(|s| s.is_null() || s.as_object().is_some_and(|o| o.is_empty())),
+        "no status without a verified hook: {:?}",
+        hello.data.get("status")
+    );
+    // The finalize hook cannot be called either: the finalizer goes by hand.
+    let hellos = hello_api(client, &ns);
+    hellos
+        .delete("unverified", &DeleteParams::default())
+        .await
+        .expect("deleting the Hello");
+    hellos
+        .patch(
+            "unverified",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .expect("removing the finalizer");
+    wait_gone("the unverified Hello", &hellos, "unverified").await;
+    drop_namespace(client, &ns).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_driver_calls_the_hooks_over_mutual_tls() {
+    let path = kubeconfig();
+    let client = admin().await;
+    install_crds(&client).await;
+    let hooks = serve_mtls(&path).await;
+    let secrets_ns = secrets(&client, &hooks).await;
+    {
+        let (_driver, dir) = drive(&path, hooks.server.port, &secrets_ns, "hooks-ca").await;
+        converges(&client, "e2e-mtls-driver").await;
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    let (_driver, dir) = drive(&path, hooks.server.port, &secrets_ns, "another-ca").await;
+    refuses(&client, "e2e-mtls-driver-wrong-ca", "UnknownIssuer").await;
+    let _ = std::fs::remove_dir_all(dir);
+    drop_namespace(&client, &secrets_ns).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metacontroller_calls_the_hooks_over_mutual_tls() {
+    let path = kubeconfig();
+    let client = admin().await;
+    let hooks = serve_mtls(&path).await;
+    let secrets_ns = secrets(&client, &hooks).await;
+    let port = hooks.server.port;
+    {
+        let run = Metacontroller::calling(None, port, |name, port| {
+            mtls_manifest(name, port, &secrets_ns, "hooks-ca")
+        })
+        .await;
+        converges(&run.client, "e2e-mtls-metacontroller").await;
+    }
+    let run = Metacontroller::calling(None, port, |name, port| {
+        mtls_manifest(name, port, &secrets_ns, "another-ca")
+    })
+    .await;
+    refuses(
+        &run.client,
+        "e2e-mtls-metacontroller-wrong-ca",
+        "certificate signed by unknown authority",
+    )
+    .await;
+    drop(run);
+    drop_namespace(&client, &secrets_ns).await;
+}

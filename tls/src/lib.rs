@@ -1,0 +1,137 @@
+//! HTTPS serving pieces shared by the hook service and the aggregated API:
+//! a certificate directory (`tls.crt`, `tls.key`, and for client
+//! certificates `ca.crt`: a mounted `kubernetes.io/tls` Secret) read at
+//! start and re-read when its files change, and the client's certificate
+//! kept with its connection for the routes to judge.
+//!
+//!   dir/tls.crt + tls.key → [`ServingCert`] (rustls' certificate resolver)
+//!   dir/ca.crt            → [`ClientCa`] (rustls' client verifier)
+//!   the handshake         → [`keep_peer_certs`] → [`PeerCerts`] per request
+#![forbid(unsafe_code)]
+
+mod client_ca;
+mod peer;
+mod serving;
+
+pub use client_ca::ClientCa;
+pub use peer::{PeerCerts, keep_peer_certs};
+pub use serving::ServingCert;
+
+use std::path::{Path, PathBuf};
+
+pub const CERT_FILE: &str = "tls.crt";
+pub const KEY_FILE: &str = "tls.key";
+pub const CA_FILE: &str = "ca.crt";
+
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    #[error("reading {path} failed")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} holds no PEM certificate")]
+    NoCertificate { path: PathBuf },
+    #[error("{path} holds no usable PEM private key")]
+    Key {
+        path: PathBuf,
+        #[source]
+        source: rustls_pki_types::pem::Error,
+    },
+    #[error("the key in {path} does not match the certificate, or is of an unsupported type")]
+    Mismatch {
+        path: PathBuf,
+        #[source]
+        source: rustls::Error,
+    },
+    #[error("a certificate in {path} cannot be a CA")]
+    CaCertificate {
+        path: PathBuf,
+        #[source]
+        source: rustls::Error,
+    },
+    #[error("the certificates in {path} are not a usable CA")]
+    Ca {
+        path: PathBuf,
+        #[source]
+        source: rustls::server::VerifierBuilderError,
+    },
+    #[error("building the TLS configuration failed")]
+    Config(#[source] rustls::Error),
+}
+
+/// The bytes of `dir/name`.
+fn read(dir: &Path, name: &str) -> Result<Vec<u8>, TlsError> {
+    let path = dir.join(name);
+    std::fs::read(&path).map_err(|source| TlsError::Read { path, source })
+}
+
+/// Every PEM certificate in `pem` (from `dir/name`); none is an error.
+fn certificates(
+    pem: &[u8],
+    dir: &Path,
+    name: &str,
+) -> Result<Vec<rustls_pki_types::CertificateDer<'static>>, TlsError> {
+    use rustls_pki_types::pem::PemObject;
+    let chain: Vec<_> = rustls_pki_types::CertificateDer::pem_slice_iter(pem)
+        .flatten()
+        .collect();
+    if chain.is_empty() {
+        return Err(TlsError::NoCertificate {
+            path: dir.join(name),
+        });
+    }
+    Ok(chain)
+}
+
+/// A server configuration with safe protocol versions for `provider`.
+pub fn server_config_builder(
+    provider: std::sync::Arc<rustls::crypto::CryptoProvider>,
+) -> Result<rustls::ConfigBuilder<rustls::ServerConfig, rustls::WantsVerifier>, TlsError> {
+    rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(TlsError::Config)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use rcgen::{CertificateParams, Issuer, KeyPair};
+
+    /// A fresh directory under the system's temporary one.
+    pub(crate) fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("metahook-tls-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// Writes a self-signed pair for `names` into `dir`; returns the PEM.
+    pub(crate) fn write_pair(dir: &Path, names: &[&str]) -> String {
+        let key = KeyPair::generate().unwrap();
+        let cert = CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+            .unwrap()
+            .self_signed(&key)
+            .unwrap();
+        std::fs::write(dir.join(CERT_FILE), cert.pem()).unwrap();
+        std::fs::write(dir.join(KEY_FILE), key.serialize_pem()).unwrap();
+        cert.pem()
+    }
+
+    /// A CA: its PEM and what signs with it.
+    pub(crate) fn ca(name: &str) -> (String, Issuer<'static, KeyPair>) {
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, name);
+        let cert = params.self_signed(&key).unwrap();
+        (cert.pem(), Issuer::new(params, key))
+    }
+
+    pub(crate) fn provider() -> std::sync::Arc<rustls::crypto::CryptoProvider> {
+        std::sync::Arc::new(rustls::crypto::ring::default_provider())
+    }
+}
