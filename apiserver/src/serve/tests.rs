@@ -4,7 +4,7 @@
 use super::*;
 use crate::authorize::tests::Table;
 use crate::front_proxy::tests::{Pki, data, pki};
-use crate::tls::tests::write_pair;
+use metahook_testkit::certs::Ca;
 use rustls::pki_types::ServerName;
 use rustls_pki_types::pem::PemObject;
 use std::io::{Read, Write};
@@ -29,7 +29,10 @@ fn start(limits: Limits) -> Running {
         limits.handshake_timeout.as_millis()
     ));
     std::fs::create_dir_all(&dir).unwrap();
-    let server_pem = write_pair(&dir, &["localhost"]);
+    // The client trusts the CA, which signed the serving certificate.
+    let ca = Ca::new("serve-tests");
+    ca.server(&["localhost"]).write(&dir);
+    let server_pem = ca.pem.clone();
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let cert = Arc::new(ServingCert::load(&dir, provider).unwrap());
     let pki = Arc::new(pki("front-proxy-client"));
