@@ -20,6 +20,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
@@ -504,6 +505,45 @@ def http_get_in_node(url: str) -> str:
                           capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, f"GET {url} in the node: {done.stderr}"
     return done.stdout
+
+
+def https_in_node(url: str, server_name: str, ca_pem: str, body: bytes | None = None,
+                  client: tuple[str, str] | None = None) -> tuple[int, str]:
+    """A request over HTTPS from inside the node's network namespace: the
+    server verified against `ca_pem` under `server_name`, with `client`
+    (certificate PEM, key PEM) presented if given. (status, body); status 0
+    and the error when the TLS handshake itself fails."""
+    code = """
+import http.client, json, socket, ssl, sys, urllib.parse
+url, name, ca, crt, key, body = json.loads(sys.stdin.read())
+ctx = ssl.create_default_context(cadata=ca)
+if crt:
+    ctx.load_cert_chain(crt, key)
+u = urllib.parse.urlsplit(url)
+conn = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+try:
+    # Verified under the Service's name, as Metacontroller dials it.
+    conn.sock = ctx.wrap_socket(socket.create_connection((u.hostname, u.port), 10), server_hostname=name)
+    conn.request("POST" if body is not None else "GET", u.path, body=body,
+                 headers={"Content-Type": "application/json"})
+    r = conn.getresponse()
+    print(json.dumps([r.status, r.read().decode(errors="replace")]))
+except (ssl.SSLError, ConnectionError) as e:
+    print(json.dumps([0, repr(e)]))
+"""
+    with tempfile.TemporaryDirectory() as tmp:
+        crt = key = None
+        if client:
+            crt, key = f"{tmp}/tls.crt", f"{tmp}/tls.key"
+            Path(crt).write_text(client[0])
+            Path(key).write_text(client[1])
+        done = subprocess.run(["ip", "netns", "exec", NODE_NETNS, sys.executable, "-c", code],
+                              input=json.dumps([url, server_name, ca_pem, crt, key,
+                                                body.decode() if body is not None else None]),
+                              capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, f"{url} in the node: {done.stderr}"
+    status, text = json.loads(done.stdout)
+    return status, text
 
 
 def create_hello(admin: Kube, ns: str, name: str, replicas: int, labels: dict | None = None) -> dict:

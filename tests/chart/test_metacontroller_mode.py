@@ -27,8 +27,13 @@ a cluster where the policy exists.
 
 from __future__ import annotations
 
+import base64
 import copy
+import json
 import re
+import subprocess
+import tempfile
+from pathlib import Path
 from typing import Iterator
 
 import helm_python
@@ -36,7 +41,7 @@ import pytest
 
 from chartcluster import (Cluster, Installed, api_path, check_security_context,  # noqa: F401
                           check_started_by_the_kubelet, cluster, create_hello, delete_work_namespace, drive_foo,
-                          drive_hikawa, hello_converged, installed, pod_log, container_pid,
+                          drive_hikawa, hello_converged, https_in_node, installed, pod_log, container_pid,
                           report, report_if_failed, unique, upgrade, wait_ready_pods, waiter)
 from conftest import CONTROLLERS, ROOT, load_yaml_documents
 
@@ -259,3 +264,101 @@ def test_helm_upgrade_rolls_the_hook_service_while_it_keeps_answering(cluster: C
     finally:
         delete_work_namespace(admin, work)
 
+
+
+def secret_text(cluster: Cluster, namespace: str, name: str, key: str) -> str:
+    secret = cluster.admin.ok("GET", api_path("v1", "secrets", namespace, name))
+    return base64.b64decode(secret["data"][key]).decode()
+
+
+def another_ca_client() -> tuple[str, str, str]:
+    """A CA the chart never saw, and a client certificate it signed: (CA PEM,
+    certificate PEM, key PEM)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        def openssl(*args: str) -> None:
+            subprocess.run(["openssl", *args], cwd=tmp, check=True, capture_output=True)
+        openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=not-the-chart's",
+                "-keyout", "ca.key", "-out", "ca.crt")
+        openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=stranger", "-keyout", "client.key",
+                "-out", "client.csr")
+        openssl("x509", "-req", "-in", "client.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+                "-days", "1", "-out", "client.crt")
+        return tuple((Path(tmp) / f).read_text() for f in ("ca.crt", "client.crt", "client.key"))  # type: ignore[return-value]
+
+
+def test_metacontroller_calls_the_hooks_over_mutual_tls_as_the_chart_configures(
+        cluster: Cluster, chart: helm_python.Chart, mc_release: Installed, metacontroller: dict) -> None:
+    """hooks.tls with clientAuth: the pods serve HTTPS with the chart's
+    certificate (the kubelet's HTTPS probes make them Ready), ask callers
+    for a client certificate the chart's CA signed, and Metacontroller,
+    configured by the CompositeControllers' caBundle and clientTLS, drives a
+    Hello through them. From inside the node: no client certificate gets
+    401 on a hook and 200 on /metrics; another CA's certificate is refused
+    in the handshake; the chart's client certificate gets the hook's answer.
+    Then one CompositeController given another CA's bundle: Metacontroller
+    refuses the hook's certificate, says so in an Event, writes no child."""
+    admin = cluster.admin
+    before = {p["metadata"]["name"] for p in wait_ready_pods(cluster, mc_release, 2)}
+    tls = upgrade(cluster, chart, mc_release, {"hooks": {"tls": {"enabled": True, "clientAuth": True}}})
+    pods = wait_ready_pods(cluster, tls, 2, not_named=before)
+    ns, fullname = tls.namespace, tls.one("Service")["metadata"]["name"]
+    for pod in pods:
+        probe = pod["spec"]["containers"][0]["readinessProbe"]["httpGet"]
+        assert probe["scheme"] == "HTTPS", probe
+    ca = secret_text(cluster, ns, f"{fullname}-hooks-tls", "ca.crt")
+    client = (secret_text(cluster, ns, f"{fullname}-hooks-client-tls", "tls.crt"),
+              secret_text(cluster, ns, f"{fullname}-hooks-client-tls", "tls.key"))
+    for cc in admin.items(COMPOSITECONTROLLERS, labelSelector=f"app.kubernetes.io/instance={tls.release}"):
+        for hook, spec in cc["spec"]["hooks"].items():
+            webhook = spec["webhook"]
+            assert webhook["service"]["protocol"] == "https", (cc["metadata"]["name"], hook, webhook)
+            assert webhook["caBundle"]["inline"].strip() == ca.strip(), (cc["metadata"]["name"], hook)
+            assert webhook["clientTLS"]["secretRef"] == {"name": f"{fullname}-hooks-client-tls", "namespace": ns}
+
+    # From inside the node, to one pod, verified under the Service's name.
+    url = f"https://{pods[0]['status']['podIP']}:{pods[0]['spec']['containers'][0]['ports'][0]['containerPort']}"
+    server_name = f"{fullname}.{ns}"
+    request = (ROOT / "fixtures" / "hello" / "new.json").read_bytes()
+    status, text = https_in_node(f"{url}/hello/sync", server_name, ca, request)
+    assert status == 401, (status, text[:300])
+    stranger_ca, *stranger = another_ca_client()
+    status, text = https_in_node(f"{url}/hello/sync", server_name, ca, request, client=tuple(stranger))  # type: ignore[arg-type]
+    assert status == 0, f"another CA's client certificate was let through: {status} {text[:300]}"
+    status, text = https_in_node(f"{url}/hello/sync", server_name, ca, request, client=client)
+    assert status == 200 and "children" in json.loads(text), (status, text[:300])
+    status, text = https_in_node(f"{url}/metrics", server_name, ca)
+    assert status == 200 and "metahook_hook_requests_in_flight" in text, (status, text[:300])
+
+    work = unique("mc-tls")
+    admin.create("/api/v1/namespaces", {"metadata": {"name": work}})
+    wait = waiter(cluster, work, also=lambda: report(cluster, ns, tls.selector) + "\n" + report(cluster, METACONTROLLER_NS))
+    try:
+        create_hello(admin, work, "over-mtls", 2)
+        hello_converged(admin, work, "over-mtls", 2, wait)
+
+        # Metacontroller told to trust another CA for Hello's hooks.
+        cc_path = f"{COMPOSITECONTROLLERS}/hello"
+        cc = admin.ok("GET", cc_path)
+        hooks = {name: {"webhook": {**spec["webhook"], "caBundle": {"inline": stranger_ca}}}
+                 for name, spec in cc["spec"]["hooks"].items()}
+        admin.ok("PATCH", cc_path, {"spec": {"hooks": hooks}}, content_type="application/merge-patch+json")
+        hellos = api_path("fraim.co.jp/v1", "helloes", work)
+        create_hello(admin, work, "unverified", 1)
+
+        def refused() -> str | None:
+            events = admin.items(api_path("v1", "events", work), fieldSelector="involvedObject.name=unverified")
+            return next((e["message"] for e in events if e.get("type") == "Warning"
+                         and "certificate signed by unknown authority" in e.get("message", "")), None)
+
+        message = wait("Metacontroller's Warning that the hook's certificate is not trusted", refused)
+        print(f"Metacontroller's event: {message}")
+        assert admin.get(api_path("apps/v1", "deployments", work, "unverified")) is None, "a child without a verified hook"
+        status_of = (admin.get(f"{hellos}/unverified") or {}).get("status")
+        assert not status_of, f"a status without a verified hook: {status_of}"
+        # Its finalize hook cannot be called either: the finalizer goes by hand.
+        admin.delete(f"{hellos}/unverified")
+        reply = admin.call("PATCH", f"{hellos}/unverified", {"metadata": {"finalizers": None}},
+                           content_type="application/merge-patch+json")
+        assert reply.ok or reply.status == 404, reply
+    finally:
+        delete_work_namespace(admin, work)
