@@ -3,6 +3,10 @@
 while its RSS, its bytes-buffered gauge and /healthz are watched.
 
     python3 bench/memory.py PID PORT BODYFILE CONNECTIONS
+    python3 bench/memory.py hostile PID PORT BODYFILE CONNECTIONS
+
+The second form sends CONNECTIONS copies of a hostile body at once, whole,
+and reports their statuses, the process's peak RSS (VmHWM) and /healthz.
 
 Each connection sends (to HOOK, default /hello/sync) the whole body (Content-Length declared) in pieces of
 CHUNK bytes with PAUSE seconds between them, and reads the answer as soon as
@@ -23,6 +27,31 @@ import sys
 import threading
 import time
 
+def hostile_row(result, hook, place, shape, size, workers, limit):
+    """A Markdown row for a hostile run and whether it met the acceptance.
+    The stated bound (docs/robustness.md, "Hostile shapes"): idle + the
+    bodies held + per worker K x body + C, with K = 3 and C = 16 MiB for
+    Hikawa, 8 MiB for the others."""
+    r = json.loads(result)
+    size, workers, limit = int(size), int(workers), int(limit)
+    mib = lambda kib: kib / 1024
+    c = 16 if hook.startswith("hikawa") else 8
+    bound = mib(r["rss_idle_kib"]) + workers * size / 2**20 + workers * (3 * size / 2**20 + c)
+    codes = r["statuses"]
+    ok = (len(codes) == workers and all(s == "200" or s.startswith("4") for s in codes)
+          and r["healthz_failed"] == 0 and mib(r["rss_peak_kib"]) < limit and mib(r["rss_peak_kib"]) <= bound)
+    print(f'| {hook} | {place} | {shape} | {size / 2**20:.0f} MiB | {", ".join(codes)} | '
+          f'{mib(r["rss_idle_kib"]):.0f} / **{mib(r["rss_peak_kib"]):.0f}** MiB | {bound:.0f} MiB | '
+          f'{r["healthz_ok"]}/{r["healthz_ok"] + r["healthz_failed"]} (slowest {r["healthz_max_ms"]:.0f} ms) |')
+    print("ok" if ok else "not met")
+
+
+if sys.argv[1] == "row":
+    hostile_row(*sys.argv[2:9])
+    sys.exit(0)
+HOSTILE = sys.argv[1] == "hostile"
+if HOSTILE:
+    sys.argv.pop(1)
 pid, port, body_file, connections = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 CHUNK = int(os.environ.get("CHUNK", 64 * 1024))
 PAUSE = float(os.environ.get("PAUSE", 0.002))
@@ -197,7 +226,54 @@ def sample_buffered():
                 stats["buffered_peak"] = max(stats["buffered_peak"], int(m.group(1)))
 
 
+def hostile():
+    """Every connection at once, the whole body each; one answer each."""
+    statuses = []
+
+    def one():
+        try:
+            with socket.create_connection((HOST, port), timeout=120) as sock:
+                sock.sendall(head)
+                try:
+                    sock.sendall(body)
+                except OSError:
+                    pass  # refused before the end of the body
+                answer = read_response(sock)
+            statuses.append(str(answer[0]) if answer else "closed")
+        except OSError as e:
+            statuses.append(type(e).__name__)
+
+    threads = [threading.Thread(target=one) for _ in range(connections)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(180)
+    return statuses
+
+
+def peak_kib():
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 stats["rss_idle_kib"] = rss_kib()
+if HOSTILE:
+    watcher = threading.Thread(target=probe_health, daemon=True)
+    watcher.start()
+    stats["statuses"] = sorted(hostile())
+    time.sleep(0.3)
+    stop.set()
+    watcher.join(5)
+    stats["rss_peak_kib"] = peak_kib()
+    keys = ("statuses", "rss_idle_kib", "rss_peak_kib", "healthz_ok", "healthz_failed", "healthz_max_ms")
+    print(json.dumps({k: stats[k] for k in keys}))
+    sys.exit(0)
 watchers = [threading.Thread(target=f, daemon=True) for f in (sample_rss, probe_health, sample_buffered)]
 for w in watchers:
     w.start()

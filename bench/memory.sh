@@ -9,6 +9,16 @@
 #
 #   bench/memory.sh                 # every run below
 #   ONLY=hello-40 bench/memory.sh   # the runs whose name contains "hello-40"
+#   ONLY=hostile bench/memory.sh    # only the hostile shapes
+#
+# Then the hostile shapes (testkit/src/hostile.rs): every shape in the
+# places that were worst before the bound (the parent's ownerReferences and
+# the children, or for customize the parent's conditions), for every hook,
+# HOSTILE_BYTES each (default 30 MiB, under --max-body-bytes), as many at
+# once as the server has workers (WORKERS, default 1 as in the chart). Each
+# row is checked: every answer 200 or 4xx, /healthz always 200, peak RSS
+# (VmHWM) under 256 MiB and under the stated bound: idle + the bodies + per
+# worker K x body + C (docs/robustness.md, "Hostile shapes").
 #
 # The server runs with MALLOC_MMAP_THRESHOLD_=131072, as the Dockerfile sets
 # it, except in the run named "glibc-default" (as `cargo run` would).
@@ -40,11 +50,12 @@ BIN=target/release/metahook
 GEN=target/release/examples/gen_request
 [ -x "$BIN" ] && [ -x "$GEN" ] || { echo "build failed" >&2; exit 1; }
 
-# About 29 MB each, under --max-body-bytes (32 MiB).
-HELLO="$OUT/hello-6200.json"
-"$GEN" hello 6200 >"$HELLO"
-HIKAWA="$OUT/hikawa-20000.json"
-"$GEN" hikawa 20000 >"$HIKAWA"
+# About 4.8 and 15.6 MB: a request holds at most 1,000 Deployments and
+# 11,001 Zundokos and Kiyoshis (Observed::MAX in hooks/src/objects.rs).
+HELLO="$OUT/hello-1000.json"
+"$GEN" hello 1000 >"$HELLO"
+HIKAWA="$OUT/hikawa-11000.json"
+"$GEN" hikawa 11000 >"$HIKAWA"
 SMALL="$OUT/hello-ready.json"
 python3 -c 'import json,sys; sys.stdout.write(json.dumps(json.load(open(sys.argv[1])),separators=(",",":")))' \
     fixtures/hello/ready.json >"$SMALL"
@@ -112,6 +123,40 @@ run hello-40-glibc-default /hello/sync "$HELLO" 40 reported ""
 # Before the budget: nothing bounds the bodies held.
 run hello-40-no-budget /hello/sync "$HELLO" 40 reported "$MALLOC" --max-buffered-bytes 1099511627776
 
+HOSTILE_BYTES=${HOSTILE_BYTES:-31457280}
+WORKERS=${WORKERS:-1}
+HROWS=()
+# hostile HOOK PLACE SHAPE
+hostile() {
+    local hook=$1 place=$2 shape=$3 name="hostile $1 $2 $3"
+    [[ -z "$ONLY" || "$name" == *"$ONLY"* ]] || return 0
+    local body="$OUT/hostile.json"
+    "$GEN" hostile "$hook" "$place" "$shape" "$HOSTILE_BYTES" >"$body"
+    read -r PID _ < <(env $MALLOC python3 bench/start.py "$PORT" /hello/sync "$SMALL" -- "$BIN" --listen "127.0.0.1:$PORT" --workers "$WORKERS")
+    local result row
+    result=$(HOOK="/${hook%%,*}" python3 bench/memory.py hostile "$PID" "$PORT" "$body" "$WORKERS")
+    kill "$PID" 2>/dev/null || true
+    PID=
+    row=$(python3 bench/memory.py row "$result" "$hook" "$place" "$shape" "$(stat -c %s "$body")" "$WORKERS" "$LIMIT_MIB")
+    HROWS+=("$(head -1 <<<"$row")")
+    echo "   $row" | tr '\n' ' '; echo
+    [ "$(tail -1 <<<"$row")" = ok ] || FAILED=1
+}
+
+SHAPES="empty-objects empty-arrays deep-nesting long-keys tiny-strings numbers minimal-objects"
+for hook in "hello/sync" "hello/sync, invalid spec" "hello/finalize" "hikawa/sync" "foo/customize" "foo/sync" "foo/sync, invalid spec"; do
+    if [ "$hook" = foo/customize ]; then
+        places="parent.metadata.ownerReferences parent.status.conditions"
+    else
+        places="parent.metadata.ownerReferences children"
+    fi
+    for place in $places; do
+        for shape in $SHAPES; do
+            hostile "$hook" "$place" "$shape"
+        done
+    done
+done
+
 {
     echo "$(date -u +%Y-%m-%d) $(date -u +%H:%M) UTC; $(nproc) vCPUs ($CPU), shared by the server and the clients"
     echo "(loopback); load average before: $LOADAVG. Command: \`bench/memory.sh\`."
@@ -119,6 +164,12 @@ run hello-40-no-budget /hello/sync "$HELLO" 40 reported "$MALLOC" --max-buffered
     echo "| run | request | connections | server | 200s | refusals (429) | other | buffered peak (gauge) | RSS idle / peak / after | stated bound | /healthz 200 | took |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
     printf '%s\n' "${ROWS[@]}"
+    echo
+    echo "Hostile shapes, --workers $WORKERS, $WORKERS at once:"
+    echo
+    echo "| hook | place | shape | body | answers | RSS idle / peak | stated bound | /healthz 200 |"
+    echo "|---|---|---|---|---|---|---|---|"
+    printf '%s\n' "${HROWS[@]}"
 } | tee "$REPORT"
 echo
 echo "(written to $REPORT)"

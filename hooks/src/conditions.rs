@@ -8,6 +8,48 @@
 use crate::objects::ObservedDeployment;
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use serde::Deserialize;
+use serde::de::{Deserializer, SeqAccess, Visitor};
+use std::fmt;
+
+/// Every condition type a hook here writes.
+pub const TYPES: [&str; 3] = ["Ready", "SpecValid", "Finished"];
+
+/// What a hook reads of the parent's current status: the conditions, to
+/// carry their transition times over. Reading no more means a status it
+/// cannot parse costs nothing else.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct PreviousStatus {
+    /// Only the first condition of each type in [`TYPES`] and status, the
+    /// one [`build`] looks up: at most six, however long the list.
+    #[serde(deserialize_with = "previous")]
+    pub conditions: Vec<Condition>,
+}
+
+fn previous<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Condition>, D::Error> {
+    struct Firsts;
+    impl<'de> Visitor<'de> for Firsts {
+        type Value = Vec<Condition>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a list of conditions")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut kept: Vec<Condition> = Vec::new();
+            while let Some(c) = seq.next_element::<Condition>()? {
+                if TYPES.contains(&c.type_.as_str())
+                    && !kept
+                        .iter()
+                        .any(|k| k.type_ == c.type_ && k.status == c.status)
+                {
+                    kept.push(c);
+                }
+            }
+            Ok(kept)
+        }
+    }
+    d.deserialize_seq(Firsts)
+}
 
 /// A condition as a hook decides it, before times are attached.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -27,7 +27,7 @@
 //!   Deployment the Foo does not control, the old one is held instead.
 
 use crate::children;
-use crate::conditions::{self, Wanted};
+use crate::conditions::{self, PreviousStatus, Wanted};
 use crate::objects::{ObservedDeployment, Parent};
 use crate::protocol::{
     CustomizeRequest, CustomizeResponse, RelatedResourceRule, SyncRequest, SyncResponse,
@@ -125,7 +125,7 @@ pub struct FooStatus {
     pub conditions: Vec<Condition>,
 }
 
-pub type FooParent = Parent<FooSpec, FooStatus>;
+pub type FooParent = Parent<FooSpec, PreviousStatus>;
 /// Children and related objects are both Deployments.
 pub type Request = SyncRequest<FooParent, ObservedDeployment, ObservedDeployment>;
 pub type Response = SyncResponse<FooStatus, Deployment>;

@@ -9,7 +9,7 @@
 //! - finalize: desire no children; `finalized` once none is observed.
 
 use crate::children;
-use crate::conditions::{self, Wanted};
+use crate::conditions::{self, PreviousStatus, Wanted};
 use crate::objects::{ObservedDeployment, Parent};
 use crate::protocol::{SyncRequest, SyncResponse};
 use jiff::Timestamp;
@@ -94,7 +94,7 @@ pub struct HelloStatus {
     pub conditions: Vec<Condition>,
 }
 
-pub type Request = SyncRequest<Parent<HelloSpec, HelloStatus>, ObservedDeployment>;
+pub type Request = SyncRequest<Parent<HelloSpec, PreviousStatus>, ObservedDeployment>;
 pub type Response = SyncResponse<HelloStatus, Deployment>;
 
 pub fn crds() -> Vec<CustomResourceDefinition> {
@@ -172,7 +172,7 @@ fn own_deployment(req: &Request) -> Option<&ObservedDeployment> {
 }
 
 /// The spec, if it is valid; otherwise every reason it is not, in one line.
-fn valid_spec(parent: &Parent<HelloSpec, HelloStatus>) -> Result<&HelloSpec, String> {
+fn valid_spec(parent: &Parent<HelloSpec, PreviousStatus>) -> Result<&HelloSpec, String> {
     let spec = parent.spec.as_ref().map_err(|e| e.to_string())?;
     let mut problems = Vec::new();
     if spec.replicas > MAX_REPLICAS {
@@ -203,7 +203,7 @@ fn spec_condition(spec: &Result<&HelloSpec, String>) -> Wanted {
 }
 
 fn status(
-    parent: &Parent<HelloSpec, HelloStatus>,
+    parent: &Parent<HelloSpec, PreviousStatus>,
     observed: Option<&ObservedDeployment>,
     wanted: Vec<Wanted>,
     now: Timestamp,
@@ -226,7 +226,7 @@ fn status(
 /// The Deployment metahook desires for an observed one it must not change:
 /// built from the observed replicas and image, so it equals what was
 /// applied before and applying it again is a no-op.
-fn held(parent: &Parent<HelloSpec, HelloStatus>, observed: &ObservedDeployment) -> Deployment {
+fn held(parent: &Parent<HelloSpec, PreviousStatus>, observed: &ObservedDeployment) -> Deployment {
     let mut held = deployment(
         parent,
         observed.spec.replicas.unwrap_or(1),
@@ -251,7 +251,11 @@ pub fn labels(name: &str) -> BTreeMap<String, String> {
     ])
 }
 
-fn deployment(parent: &Parent<HelloSpec, HelloStatus>, replicas: i32, image: &str) -> Deployment {
+fn deployment(
+    parent: &Parent<HelloSpec, PreviousStatus>,
+    replicas: i32,
+    image: &str,
+) -> Deployment {
     let name = &parent.metadata.name;
     children::deployment(
         name,

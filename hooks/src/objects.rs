@@ -3,6 +3,14 @@
 //! Metacontroller sends every object whole (`managedFields` and all). These
 //! views name only the fields the hooks read; serde skips the rest without
 //! building it, which is most of the cost of a large request.
+//!
+//! They also bound what decoding builds, whatever the request
+//! (docs/robustness.md, "Hostile shapes"): a list or map of which the hooks
+//! read one entry keeps that entry, not the list (owner references,
+//! containers, annotations, labels: each entry is still checked for its
+//! type); a name is at most as long as Kubernetes allows, since the hooks
+//! copy the parent's into every child they desire; and a request holds at
+//! most [`Observed::MAX`] objects of a type ([`crate::protocol::ObjectMap`]).
 
 use crate::decode::strip_position;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -12,22 +20,180 @@ use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 use std::fmt;
 
+/// The longest `metadata.name` Kubernetes accepts (a DNS-1123 subdomain).
+pub const MAX_NAME_LEN: usize = 253;
+/// The longest `metadata.namespace` (a DNS-1123 label).
+pub const MAX_NAMESPACE_LEN: usize = 63;
+/// Longer than any UID the API server writes (36 characters).
+pub const MAX_UID_LEN: usize = 128;
+
+/// The annotations a hook reads; the others are checked to be strings and
+/// not kept.
+pub const READ_ANNOTATIONS: [&str; 1] = [crate::hikawa::SAID_AT];
+
+/// A type of object that may appear in a request's `children` or `related`,
+/// and the most of them one request may hold. Past it the request is
+/// refused (422): what a hook builds grows with the objects, and no parent
+/// of these controllers has that many (docs/robustness.md).
+pub trait Observed {
+    const MAX: usize;
+}
+
 /// The metadata fields the hooks read.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", default, expecting = "object metadata")]
 pub struct Meta {
+    #[serde(deserialize_with = "name")]
     pub name: String,
+    #[serde(deserialize_with = "namespace")]
     pub namespace: Option<String>,
+    #[serde(deserialize_with = "uid")]
     pub uid: Option<String>,
     pub generation: Option<i64>,
     pub creation_timestamp: Option<Time>,
     pub deletion_timestamp: Option<Time>,
-    pub labels: BTreeMap<String, String>,
-    /// Without the last-applied copies of the whole object (see
-    /// [`LAST_APPLIED`]).
+    /// Read by no hook: checked to be a map of strings, not kept.
+    #[serde(rename = "labels")]
+    _labels: StringMap,
+    /// Only [`READ_ANNOTATIONS`]; the rest are checked to be strings, but
+    /// the last-applied copies of the whole object ([`LAST_APPLIED`]) are
+    /// skipped unread.
     #[serde(deserialize_with = "annotations")]
     pub annotations: BTreeMap<String, String>,
-    pub owner_references: Vec<OwnerRef>,
+    /// The first owner reference marked `controller: true`, the only one a
+    /// hook reads; every reference is still checked for its type.
+    #[serde(rename = "ownerReferences", deserialize_with = "controller_ref")]
+    pub controller: Option<OwnerRef>,
+}
+
+/// A string at most `N` bytes long, refused otherwise.
+fn bounded<'de, D: Deserializer<'de>, const N: usize>(d: D) -> Result<String, D::Error> {
+    let text = String::deserialize(d)?;
+    if text.len() > N {
+        return Err(serde::de::Error::custom(format_args!(
+            "{} bytes long; Kubernetes allows at most {N}",
+            text.len()
+        )));
+    }
+    Ok(text)
+}
+
+fn name<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    bounded::<D, MAX_NAME_LEN>(d)
+}
+
+fn namespace<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Option::<Bounded<MAX_NAMESPACE_LEN>>::deserialize(d).map(|o| o.map(|b| b.0))
+}
+
+fn uid<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Option::<Bounded<MAX_UID_LEN>>::deserialize(d).map(|o| o.map(|b| b.0))
+}
+
+/// [`bounded`] as a type, for inside an `Option`.
+struct Bounded<const N: usize>(String);
+
+impl<'de, const N: usize> Deserialize<'de> for Bounded<N> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        bounded::<D, N>(d).map(Bounded)
+    }
+}
+
+/// A map of strings, checked and not kept.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct StringMap;
+
+impl<'de> Deserialize<'de> for StringMap {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(Filtered {
+            keep: &[],
+            skip: &[],
+        })
+        .map(|_| StringMap)
+    }
+}
+
+/// A string, checked and not kept.
+struct IgnoredString;
+
+impl<'de> Deserialize<'de> for IgnoredString {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_str(IgnoredString)
+    }
+}
+
+impl Visitor<'_> for IgnoredString {
+    type Value = IgnoredString;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<IgnoredString, E> {
+        Ok(IgnoredString)
+    }
+}
+
+/// What [`Filtered`] does with an entry, by its key (read without copying).
+enum Entry {
+    Keep(&'static str),
+    Skip,
+    Check,
+}
+
+struct EntryOf<'a>(&'a Filtered);
+
+impl<'de> serde::de::DeserializeSeed<'de> for EntryOf<'_> {
+    type Value = Entry;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Entry, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for EntryOf<'_> {
+    type Value = Entry;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string key")
+    }
+    fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Entry, E> {
+        Ok(match self.0.keep.iter().find(|k| **k == key) {
+            Some(kept) => Entry::Keep(kept),
+            None if self.0.skip.contains(&key) => Entry::Skip,
+            None => Entry::Check,
+        })
+    }
+}
+
+/// Visits a map of strings, keeping the entries whose keys are in `keep`,
+/// skipping the values of those in `skip` unread, and checking the others
+/// are strings without keeping them.
+struct Filtered {
+    keep: &'static [&'static str],
+    skip: &'static [&'static str],
+}
+
+impl<'de> Visitor<'de> for Filtered {
+    type Value = BTreeMap<String, String>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a map of strings")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out = BTreeMap::new();
+        while let Some(entry) = map.next_key_seed(EntryOf(&self))? {
+            match entry {
+                Entry::Keep(key) => {
+                    out.insert(key.to_owned(), map.next_value()?);
+                }
+                Entry::Skip => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+                Entry::Check => {
+                    map.next_value::<IgnoredString>()?;
+                }
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// Annotations holding a copy of the whole object as last applied, by
@@ -40,36 +206,52 @@ pub const LAST_APPLIED: [&str; 2] = [
 ];
 
 fn annotations<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, String>, D::Error> {
-    struct Annotations;
-    impl<'de> Visitor<'de> for Annotations {
-        type Value = BTreeMap<String, String>;
+    d.deserialize_map(Filtered {
+        keep: &READ_ANNOTATIONS,
+        skip: &LAST_APPLIED,
+    })
+}
 
+fn controller_ref<'de, D: Deserializer<'de>>(d: D) -> Result<Option<OwnerRef>, D::Error> {
+    first_where(d, |owner: &OwnerRef| owner.controller == Some(true))
+}
+
+fn first_container<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ObservedContainer>, D::Error> {
+    first_where(d, |_| true)
+}
+
+/// The first element of a list for which `keep` holds; every element is
+/// decoded (and so checked), one at a time, and the others dropped.
+fn first_where<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+    keep: fn(&T) -> bool,
+) -> Result<Option<T>, D::Error> {
+    struct First<T>(fn(&T) -> bool);
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for First<T> {
+        type Value = Option<T>;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a map")
+            f.write_str("a list")
         }
-
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            let mut out = BTreeMap::new();
-            while let Some(key) = map.next_key::<String>()? {
-                if LAST_APPLIED.contains(&key.as_str()) {
-                    map.next_value::<IgnoredAny>()?;
-                } else {
-                    let value = map.next_value()?;
-                    out.insert(key, value);
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut found = None;
+            while let Some(element) = seq.next_element::<T>()? {
+                if found.is_none() && (self.0)(&element) {
+                    found = Some(element);
                 }
             }
-            Ok(out)
+            Ok(found)
         }
     }
-    d.deserialize_map(Annotations)
+    d.deserialize_seq(First(keep))
 }
 
 impl Meta {
     /// The owner reference marked `controller: true`, if any.
     pub fn controller(&self) -> Option<&OwnerRef> {
-        self.owner_references
-            .iter()
-            .find(|r| r.controller == Some(true))
+        self.controller.as_ref()
     }
 
     /// Whether the object's controller is the object with this UID. An
@@ -179,6 +361,12 @@ pub struct ObservedDeployment {
     pub status: ObservedDeploymentStatus,
 }
 
+impl Observed for ObservedDeployment {
+    /// A Hello or a Foo runs one Deployment; more are only ever orphans
+    /// adopted by label, and held.
+    const MAX: usize = 1000;
+}
+
 impl ObservedDeployment {
     pub fn is_deployment(&self) -> bool {
         self.kind == "Deployment" && self.api_version == "apps/v1"
@@ -189,8 +377,8 @@ impl ObservedDeployment {
         self.spec
             .template
             .spec
-            .containers
-            .first()
+            .first_container
+            .as_ref()
             .and_then(|c| c.image.as_deref())
     }
 
@@ -216,7 +404,10 @@ pub struct ObservedPodTemplate {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct ObservedPodSpec {
-    pub containers: Vec<ObservedContainer>,
+    /// The first container, the only one a hook reads; every one is still
+    /// checked for its type.
+    #[serde(rename = "containers", deserialize_with = "first_container")]
+    pub first_container: Option<ObservedContainer>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]

@@ -9,6 +9,7 @@
 //! the keys differ between hook versions v1 (`name`) and v2
 //! (`namespace/name`), and the objects carry their own names anyway.
 
+use crate::objects::Observed;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde::de::{DeserializeOwned, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -19,7 +20,9 @@ use std::marker::PhantomData;
 /// tells them apart.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(
-    bound(deserialize = "P: DeserializeOwned, C: DeserializeOwned, R: DeserializeOwned"),
+    bound(
+        deserialize = "P: DeserializeOwned, C: DeserializeOwned + Observed, R: DeserializeOwned + Observed"
+    ),
     expecting = "a sync request: an object with parent and children"
 )]
 pub struct SyncRequest<P, C, R = IgnoredObject> {
@@ -93,6 +96,11 @@ pub struct RelatedResourceRule {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IgnoredObject;
 
+/// Skipped objects take no memory, however many.
+impl Observed for IgnoredObject {
+    const MAX: usize = usize::MAX;
+}
+
 impl<'de> Deserialize<'de> for IgnoredObject {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         IgnoredAny::deserialize(d).map(|_| IgnoredObject)
@@ -101,7 +109,8 @@ impl<'de> Deserialize<'de> for IgnoredObject {
 
 /// The objects of a request map (`{"Kind.group/version": {"key": object}}`),
 /// flattened in the order they appear. Keys are dropped on purpose: see the
-/// module documentation.
+/// module documentation. At most [`Observed::MAX`] objects: what a hook
+/// builds grows with them (docs/robustness.md).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ObjectMap<T> {
     objects: Vec<T>,
@@ -143,7 +152,7 @@ impl<'a, T> IntoIterator for &'a ObjectMap<T> {
     }
 }
 
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectMap<T> {
+impl<'de, T: Deserialize<'de> + Observed> Deserialize<'de> for ObjectMap<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_map(GroupsVisitor(PhantomData))
     }
@@ -152,7 +161,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectMap<T> {
 /// Visits the outer map (one entry per object type).
 struct GroupsVisitor<T>(PhantomData<T>);
 
-impl<'de, T: Deserialize<'de>> Visitor<'de> for GroupsVisitor<T> {
+impl<'de, T: Deserialize<'de> + Observed> Visitor<'de> for GroupsVisitor<T> {
     type Value = ObjectMap<T>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -171,14 +180,14 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for GroupsVisitor<T> {
 /// Appends the objects of one inner map (`{"key": object}`) to a shared list.
 struct ObjectsSeed<'a, T>(&'a mut Vec<T>);
 
-impl<'de, T: Deserialize<'de>> serde::de::DeserializeSeed<'de> for ObjectsSeed<'_, T> {
+impl<'de, T: Deserialize<'de> + Observed> serde::de::DeserializeSeed<'de> for ObjectsSeed<'_, T> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectsSeed<'_, T> {
+impl<'de, T: Deserialize<'de> + Observed> Visitor<'de> for ObjectsSeed<'_, T> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -187,6 +196,12 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectsSeed<'_, T> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         while map.next_key::<IgnoredAny>()?.is_some() {
+            if self.0.len() == T::MAX {
+                return Err(serde::de::Error::custom(format_args!(
+                    "more than {} objects of this type; no parent of this controller has that many",
+                    T::MAX
+                )));
+            }
             self.0.push(map.next_value()?);
         }
         Ok(())

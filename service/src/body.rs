@@ -44,11 +44,20 @@ pub struct Buffered<'a> {
 /// The smallest buffer a chunked body starts with.
 const FIRST_BUFFER: usize = 16 * 1024;
 
+/// A declared body's share of the budget grows in steps of this as its
+/// bytes arrive: what it holds is at most one step more than it has sent.
+pub const DECLARED_STEP: usize = 64 * 1024;
+
 /// Reads the whole body, refusing more than `limit` bytes (by
 /// `Content-Length` before reading, and while reading), a body the memory
-/// `budget` cannot hold now (likewise: before reading when `Content-Length`
-/// says so, else as the buffer grows), and a client slower than `timeout`
-/// for the whole body.
+/// `budget` cannot hold (when `Content-Length` says so, before reading if
+/// the budget has not that much free now; in any case where what has
+/// arrived would take it over), and a client slower than `timeout` for the
+/// whole body.
+///
+/// A body holds budget for the bytes that have arrived, never for what it
+/// only declares: a client that declares 32 MiB and sends nothing holds
+/// nothing (docs/robustness.md).
 pub async fn read<'a>(
     req: &HttpRequest,
     mut payload: web::Payload,
@@ -70,11 +79,19 @@ pub async fn read<'a>(
     let over_budget = |_| ApiError::MemoryBudgetExceeded {
         budget: budget.max(),
     };
-    // The buffer is counted by its capacity, the memory it takes: exactly
-    // the declared length, or up to twice a chunked body's length as it
-    // doubles.
-    let mut held = budget.reserve(declared.unwrap_or(0)).map_err(over_budget)?;
+    // Refused on its head alone when it cannot fit now (it would be refused
+    // half-sent otherwise); a check, not a hold.
+    if declared.is_some_and(|len| len > budget.free()) {
+        return Err(ApiError::MemoryBudgetExceeded {
+            budget: budget.max(),
+        });
+    }
+    let mut held = budget.empty();
     let read = async move {
+        // A declared body gets its whole buffer at once (no copies as it
+        // grows) and is counted by what has arrived: the buffer's pages are
+        // only touched as bytes are written. A chunked body is counted by
+        // its buffer's capacity, up to twice its length while it doubles.
         let mut buf = Vec::with_capacity(declared.unwrap_or(0));
         while let Some(chunk) = payload.next().await {
             let chunk = chunk.map_err(|e| ApiError::BodyRead(e.to_string()))?;
@@ -82,7 +99,11 @@ pub async fn read<'a>(
             if needed > limit {
                 return Err(ApiError::TooLarge { limit });
             }
-            if needed > buf.capacity() {
+            if let Some(len) = declared {
+                let step = needed.div_ceil(DECLARED_STEP) * DECLARED_STEP;
+                held.grow_to(step.min(len).max(needed))
+                    .map_err(over_budget)?;
+            } else if needed > buf.capacity() {
                 let capacity = needed.max(buf.capacity() * 2).max(FIRST_BUFFER).min(limit);
                 held.grow_to(capacity).map_err(over_budget)?;
                 buf.reserve_exact(capacity - buf.len());

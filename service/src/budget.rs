@@ -1,7 +1,7 @@
 //! The memory budget for hook request bodies across the whole process
 //! (`--max-buffered-bytes`). A body is reserved here before its bytes are
-//! held: whole by `Content-Length` before reading, or buffer by buffer as a
-//! chunked body grows. A reservation that would take the total over the
+//! held, as they arrive: step by step for a declared `Content-Length`,
+//! buffer by buffer as a chunked body grows (`body.rs`). A reservation that would take the total over the
 //! budget fails at once; the caller answers 429 with `Retry-After` rather
 //! than buffering without bound. Dropping a reservation gives its bytes back,
 //! whatever ended the request (an answer, an error, a timeout, a disconnect).
@@ -62,6 +62,11 @@ impl Budget {
 
     pub fn max(&self) -> usize {
         self.max
+    }
+
+    /// Bytes not reserved now.
+    pub fn free(&self) -> usize {
+        self.free.available_permits()
     }
 
     /// Bytes reserved now.

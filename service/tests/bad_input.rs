@@ -14,7 +14,8 @@
 //! | a child without `kind`                          | 200    | (not a Deployment: ignored) |
 //! | a spec of the wrong shape, deeply nested or not | 200    | (the status says why: the user's object, not the request) |
 //! | deep nesting in anything skipped (managedFields) | 200   | (skipped without recursion) |
-//! | a huge string, 10,000 children (within limit)   | 200    |                       |
+//! | a huge string, 1,000 children (within limits)   | 200    |                       |
+//! | more Deployments than a Hello could have (1,001) | 422   | InvalidRequest (path) |
 //! | a body over `--max-body-bytes`                  | 413    | PayloadTooLarge       |
 //! | GET on a hook                                   | 405    | MethodNotAllowed, `Allow: POST` |
 //! | a content type other than JSON                  | 415    | UnsupportedMediaType  |
@@ -35,7 +36,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-/// Small enough to test the limit cheaply, large enough for 10,000 children.
+/// Small enough to test the limit cheaply, large enough for a huge string.
 const LIMIT: usize = 4 * 1024 * 1024;
 
 fn server() -> RealServer {
@@ -377,8 +378,22 @@ fn the_matrix() {
             }),
         ),
         (
-            "10,000 children",
-            ten_thousand_children(),
+            // Hooks build in proportion to the objects: a request holds at
+            // most `Observed::MAX` of a type (docs/robustness.md).
+            "1,001 Deployments",
+            children(1001),
+            err(422, "InvalidRequest", |e| {
+                assert_eq!(e["path"], "children.Deployment.apps/v1");
+                assert!(
+                    e["message"]
+                        .as_str()
+                        .is_some_and(|m| m.contains("more than 1000"))
+                );
+            }),
+        ),
+        (
+            "1,000 children",
+            children(1000),
             ok(|response| {
                 // The Hello's own Deployment is among them and is reported.
                 assert_eq!(response["status"]["replicas"], 2, "{}", response["status"]);
@@ -524,12 +539,12 @@ fn children_mut(request: &mut Value) -> Vec<&mut Value> {
         .collect()
 }
 
-/// The Hello's own Deployment (whole, from the generator) plus 9,999 small
-/// ones, to stay within the test's 4 MiB limit.
-fn ten_thousand_children() -> Vec<u8> {
+/// The Hello's own Deployment (whole, from the generator) plus `n - 1`
+/// small ones.
+fn children(n: usize) -> Vec<u8> {
     let mut request = requests::hello(1);
     let group = &mut request["children"]["Deployment.apps/v1"];
-    for i in 1..10_000 {
+    for i in 1..n {
         group[format!("default/other-{i:05}")] = json!({
             "apiVersion": "apps/v1",
             "kind": "Deployment",

@@ -1,8 +1,10 @@
 //! The memory budget for request bodies (`--max-buffered-bytes`), over a
 //! real socket. With a budget of 1 MiB and requests of about 600 KB, one
-//! request held half-sent pins more than half the budget, so the refusals
-//! below are certain, not a race: a second declared body is refused before
-//! it is sent, a chunked one where its buffer crosses the budget. Each
+//! request held sent but for its last byte pins more than half the budget,
+//! so the refusals below are certain, not a race: a second declared body is
+//! refused before it is sent, a chunked one where its buffer crosses the
+//! budget. A body holds budget for what has arrived, not for what it
+//! declares: a client that declares a body and sends nothing holds nothing. Each
 //! refusal is 429 with `Retry-After` and the usual JSON error, `/healthz`
 //! answers meanwhile, and once the budget is free the same requests get 200
 //! with the hook's answer.
@@ -114,15 +116,32 @@ fn refused(server: &RealServer, reason: &str) -> i64 {
 /// Waits until the bodies held add up to `want` bytes.
 fn wait_for_buffered(server: &RealServer, want: usize) {
     let want = i64::try_from(want).expect("small");
+    wait_for_metric(server, "metahook_hook_request_bytes_buffered", want);
+}
+
+/// Waits until a metric reads `want`.
+fn wait_for_metric(server: &RealServer, name: &str, want: i64) {
     let deadline = Instant::now() + LIVENESS;
     loop {
-        let now = buffered(server);
+        let now = metric(server, name);
         if now == want {
             return;
         }
         assert!(
             Instant::now() < deadline,
-            "bytes buffered stayed at {now}, never {want} (liveness guard, not a timing check)"
+            "{name} stayed at {now}, never {want} (liveness guard, not a timing check)"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Waits until some bytes are held.
+fn wait_for_some_buffered(server: &RealServer) {
+    let deadline = Instant::now() + LIVENESS;
+    while buffered(server) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "nothing was ever held (liveness guard, not a timing check)"
         );
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -184,7 +203,7 @@ fn read_response(stream: &mut TcpStream) -> Response {
     panic!("no complete response in {} bytes", raw.len())
 }
 
-/// A request sent up to half its body: admitted, holding its bytes.
+/// A request sent but for its last byte: admitted, holding its bytes.
 struct Held {
     stream: TcpStream,
     rest: Vec<u8>,
@@ -193,12 +212,12 @@ struct Held {
 impl Held {
     fn start(server: &RealServer, body: &[u8]) -> Self {
         let mut stream = connect(server);
-        let half = body.len() / 2;
+        let most = body.len() - 1;
         stream.write_all(head(body.len()).as_bytes()).expect("head");
-        stream.write_all(&body[..half]).expect("half the body");
+        stream.write_all(&body[..most]).expect("all but a byte");
         Held {
             stream,
-            rest: body[half..].to_vec(),
+            rest: body[most..].to_vec(),
         }
     }
 
@@ -213,7 +232,7 @@ fn a_declared_body_over_the_budget_is_refused_before_it_is_sent() {
     let server = server(Duration::from_secs(60));
     let body = big_request();
     let held = Held::start(&server, &body);
-    // Reserved whole by Content-Length, before the rest arrives.
+    // Held as it arrived; the last step holds the declared length.
     wait_for_buffered(&server, body.len());
 
     // A second one declares as much: refused on its head alone.
@@ -247,6 +266,34 @@ fn a_declared_body_over_the_budget_is_refused_before_it_is_sent() {
     );
     wait_for_buffered(&server, 0);
     assert_eq!(refused(&server, "MemoryBudgetExceeded"), 1);
+}
+
+#[test]
+fn a_declared_length_holds_nothing_until_its_bytes_arrive() {
+    // Before: each head reserved its whole Content-Length for the body
+    // timeout, so two heads of 600 KB and no body took the 1 MiB budget and
+    // every other request got 429 meanwhile.
+    let server = server(Duration::from_secs(60));
+    let body = big_request();
+    let mut silent = Vec::new();
+    for n in 1..=2 {
+        let mut stream = connect(&server);
+        stream.write_all(head(body.len()).as_bytes()).expect("head");
+        silent.push(stream);
+        // The head is admitted (counted in flight) and its body awaited.
+        wait_for_metric(&server, "metahook_hook_requests_in_flight", n);
+        assert_eq!(
+            buffered(&server),
+            0,
+            "a declared length alone holds nothing"
+        );
+    }
+    assert_answered(
+        &server.post("/hello/sync", "application/json", &body),
+        &body,
+    );
+    assert_eq!(refused(&server, "MemoryBudgetExceeded"), 0);
+    drop(silent);
 }
 
 #[test]
@@ -320,7 +367,7 @@ fn a_slow_sender_gives_its_share_back_when_timed_out() {
             std::thread::sleep(Duration::from_millis(20));
         }
     });
-    wait_for_buffered(&server, body.len());
+    wait_for_some_buffered(&server);
 
     let response = read_response(&mut slow);
     assert_eq!(response.status, 408);
@@ -350,13 +397,8 @@ fn a_client_that_goes_away_gives_its_share_back() {
             gone.write_all(head(body.len()).as_bytes()).expect("head");
             gone.write_all(&body[..body.len() / 2]).expect("half");
         }
-        // Some bytes are held (all of them when declared), then the client
-        // hangs up mid-body.
-        let deadline = Instant::now() + LIVENESS;
-        while buffered(&server) == 0 {
-            assert!(Instant::now() < deadline, "nothing was ever held");
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        // Some bytes are held, then the client hangs up mid-body.
+        wait_for_some_buffered(&server);
         drop(gone);
         wait_for_buffered(&server, 0);
     }

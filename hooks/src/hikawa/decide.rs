@@ -3,9 +3,10 @@
 
 use super::crds::{HikawaSpec, MAX_INTERVAL_MILLIS, MAX_MAX_ZUNDOKOS};
 use super::names::{MAX_NAME_LEN, zundoko_name};
-use super::observed::{PreviousStatus, Song};
+use super::observed::Song;
 use super::pacing;
 use super::words::{Word, ready_to_kiyoshi};
+use crate::conditions::PreviousStatus;
 use crate::objects::Parent;
 use jiff::Timestamp;
 

@@ -3,9 +3,10 @@
 
 use super::crds::{HikawaSpec, Kiyoshi, KiyoshiSpec, Zundoko, ZundokoSpec};
 use super::names::{kiyoshi_name, zundoko_name};
-use super::observed::{ObservedWord, PreviousStatus};
+use super::observed::ObservedWord;
 use super::pacing::SAID_AT;
 use super::words::KIYOSHI;
+use crate::conditions::PreviousStatus;
 use crate::objects::Parent;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;

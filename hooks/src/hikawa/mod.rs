@@ -36,13 +36,14 @@ mod pacing;
 mod status;
 mod words;
 
+pub use crate::conditions::PreviousStatus;
 pub use crds::{
     API_VERSION, DEFAULT_MAX_ZUNDOKOS, GROUP, Hikawa, HikawaSpec, HikawaStatus, Kiyoshi,
     KiyoshiSpec, MAX_INTERVAL_MILLIS, MAX_MAX_ZUNDOKOS, Phase, Zundoko, ZundokoSpec, crds,
 };
 pub use desired::Child;
 pub use names::{kiyoshi_name, zundoko_name};
-pub use observed::{ObservedSay, ObservedWord, PreviousStatus};
+pub use observed::{ObservedSay, ObservedWord};
 pub use pacing::SAID_AT;
 pub use words::{KIYOSHI, Word, ready_to_kiyoshi, word};
 

@@ -2,22 +2,12 @@
 //! observed Zundoko or Kiyoshi, and those children sorted into the song.
 
 use super::Request;
-use super::crds::API_VERSION;
+use super::crds::{API_VERSION, MAX_MAX_ZUNDOKOS};
 use super::names::{kiyoshi_name, zundoko_number};
 use super::words::{Word, word};
-use crate::objects::Meta;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use crate::objects::{Meta, Observed};
 use serde::Deserialize;
 use std::collections::BTreeMap;
-
-/// What the hook reads of the parent's current status: only the conditions,
-/// to carry their transition times over. Reading no more means a status it
-/// cannot parse costs nothing else.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct PreviousStatus {
-    pub conditions: Vec<Condition>,
-}
 
 /// An observed Zundoko or Kiyoshi, as far as the hook reads it.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -33,6 +23,12 @@ pub struct ObservedWord {
 #[serde(default)]
 pub struct ObservedSay {
     pub say: Option<String>,
+}
+
+impl Observed for ObservedWord {
+    /// The longest song, its Kiyoshi, and a thousand children adopted by
+    /// label.
+    const MAX: usize = MAX_MAX_ZUNDOKOS as usize + 1 + 1000;
 }
 
 impl ObservedWord {

@@ -11,7 +11,8 @@
 //! that time is written back as its annotation.
 
 use super::crds::HikawaSpec;
-use super::observed::{ObservedWord, PreviousStatus, Song};
+use super::observed::{ObservedWord, Song};
+use crate::conditions::PreviousStatus;
 use crate::objects::Parent;
 use jiff::{SignedDuration, Timestamp};
 

@@ -5,9 +5,9 @@
 
 use super::crds::{HikawaSpec, HikawaStatus, Phase};
 use super::decide::{Next, Step};
-use super::observed::{PreviousStatus, Song};
+use super::observed::Song;
 use super::words::{KIYOSHI, Word};
-use crate::conditions::{self, Wanted};
+use crate::conditions::{self, PreviousStatus, Wanted};
 use crate::objects::Parent;
 use jiff::Timestamp;
 
