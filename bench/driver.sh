@@ -98,7 +98,8 @@ run() {
     tests/cluster/down.sh --wipe "$DIR"
     # A thousand Hellos' pods cannot run on two cores: the kubelet stand-in
     # marks them Ready instead (tests/cluster/standin.go).
-    eval "$(tests/cluster/up.sh --standin "$DIR")"
+    cluster_env="$(tests/cluster/up.sh --standin "$DIR")" # assigned first: set -e sees a failure
+    eval "$cluster_env"
     kubectl apply --server-side -f crds/ >/dev/null
     kubectl wait --for condition=Established crd --all --timeout=60s >/dev/null
     curl -sf -X POST "$METAHOOK_CLUSTER_CONTROL/kubeconfig?user=$USER_NAME&group=system:masters" >"$DIR/driver.kubeconfig"

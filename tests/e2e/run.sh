@@ -48,7 +48,9 @@ status=0
 # 1. The stand-in control plane.
 dir="$root/target/cluster/e2e"
 tests/cluster/down.sh --wipe "$dir"
-eval "$(tests/cluster/up.sh --standin "$dir")"
+# (Assigned first: `eval "$(...)"` would hide up.sh's failure from set -e.)
+cluster_env="$(tests/cluster/up.sh --standin "$dir")"
+eval "$cluster_env"
 echo "kubectl version (server from the control plane):"
 kubectl version
 export METAHOOK_E2E_KUBECONFIG="$KUBECONFIG"
@@ -62,7 +64,8 @@ image="$(scripts/image.sh)"
 dir="$root/target/cluster/node-e2e"
 tests/cluster/down.sh --wipe "$dir"
 start=$SECONDS
-eval "$(tests/cluster/up.sh "$dir")"
+cluster_env="$(tests/cluster/up.sh "$dir")"
+eval "$cluster_env"
 if [ "${METAHOOK_CLUSTER_NODE:-}" != real ]; then
     echo "tests/e2e: phase 2 needs the real node, got '${METAHOOK_CLUSTER_NODE:-}'" >&2
     exit 1

@@ -84,8 +84,10 @@ if [ ! -d "$dir" ]; then
     mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp"
     trap - EXIT
     echo "tests/cluster/node: modules in $((downloaded - start)) s, built in $((SECONDS - downloaded)) s: $dir" >&2
-    # Older builds are of sources that are gone.
-    find "$out" -maxdepth 1 -name 'node-*' ! -name "node-$key" -exec rm -rf {} +
+    # Older builds are of sources that are gone. Only node-<key>: clusters'
+    # directories live beside them (tests/e2e/run.sh's node-e2e).
+    find "$out" -maxdepth 1 -regextype posix-extended -regex '.*/node-[0-9a-f]{16}' \
+        ! -name "node-$key" -exec rm -rf {} +
 fi
 ln -sfn "node-$key" "$out/node"
 echo "$dir"
