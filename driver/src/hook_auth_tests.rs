@@ -3,7 +3,7 @@
 //! certificate, with the Secrets served by a scripted API server.
 
 use crate::config::{self, HookVersion, WebhookAuth};
-use crate::hook_call::tests::exchange;
+use crate::hook_call::tests::{exchange, serve_once};
 use crate::hook_call::{Endpoint, HookCallError, HookCaller, HookTarget};
 use crate::metrics::DriverMetrics;
 use crate::scripted_api::{ApiHandle, mock_client};
@@ -244,15 +244,7 @@ async fn a_wrong_ca_bundle_or_no_client_certificate_fails_the_call_and_says_why(
 #[tokio::test]
 async fn basic_auth_and_missing_secrets_as_metacontroller_reads_them() {
     bounded(async {
-        let (url, server) = {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let addr = listener.local_addr().unwrap();
-            let task = tokio::spawn(async move {
-                let (socket, _) = listener.accept().await.unwrap();
-                exchange(socket, OK).await.unwrap()
-            });
-            (format!("http://{addr}/demo/sync"), task)
-        };
+        let (url, server) = serve_once(OK).await;
         let (client, handle) = mock_client();
         secrets(
             handle,

@@ -428,7 +428,9 @@ pub(crate) mod tests {
 
     /// A one-shot HTTP server answering `response` to the first request and
     /// handing the request back.
-    async fn serve_once(response: &'static str) -> (String, tokio::task::JoinHandle<String>) {
+    pub(crate) async fn serve_once(
+        response: &'static str,
+    ) -> (String, tokio::task::JoinHandle<String>) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let task = tokio::spawn(async move {
