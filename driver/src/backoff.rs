@@ -67,9 +67,8 @@ impl Backoff {
 
 /// 5 ms · 2ⁿ, capped at 1000 s.
 pub fn backoff(failures: u32) -> Duration {
-    let factor = 2u64.saturating_pow(failures.min(40));
-    let millis = 5u64.saturating_mul(factor);
-    Duration::from_millis(millis).min(BACKOFF_CAP)
+    let factor = 2u32.saturating_pow(failures.min(31));
+    BACKOFF_BASE.saturating_mul(factor).min(BACKOFF_CAP)
 }
 
 #[cfg(test)]

@@ -12,10 +12,11 @@
 //!   deletes, applies per update strategy, status, events, requeue.
 
 use super::config::UpdateStrategy;
-use super::model::{ApiType, Driven};
+use super::model::Driven;
 use super::selector::{self, CONTROLLER_UID, Selector, SelectorError, SelectorExt};
 use super::wire::HookResponse;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};
+use kube::ResourceExt;
 use kube::core::DynamicObject;
 use metahook_hooks::HookKind;
 use serde_json::{Map, Value};
@@ -183,10 +184,6 @@ impl AppliedMemory for NoMemory {
     }
 }
 
-fn labels(obj: &DynamicObject) -> BTreeMap<String, String> {
-    obj.metadata.labels.clone().unwrap_or_default()
-}
-
 fn is_deleting(obj: &DynamicObject) -> bool {
     obj.metadata.deletion_timestamp.is_some()
 }
@@ -208,7 +205,7 @@ fn parent_matches_label_filter(ctl: &Driven, parent: &DynamicObject) -> Result<b
         None => Ok(true),
         Some(sel) => Ok(selector::parse(sel)
             .map_err(PlanError::BadSelector)?
-            .matches(&labels(parent))),
+            .matches(parent.labels())),
     }
 }
 
@@ -340,7 +337,7 @@ fn claim(
             if !seen.insert(uid.to_owned()) {
                 continue;
             }
-            let matches = selector.matches(&labels(obj));
+            let matches = selector.matches(obj.labels());
             match controller_ref(obj) {
                 Some(owner) if owner.uid == parent_uid => {
                     if matches {
@@ -672,7 +669,7 @@ fn manage_children(
             UpdateStrategy::OnDelete => {}
             UpdateStrategy::InPlace => ops.push(apply),
             UpdateStrategy::Recreate => {
-                if !contains(&object_value(obs), &d.object) {
+                if !contains(&super::wire::object_json(obs), &d.object) {
                     ops.push(Op::DeleteChild {
                         child: target(d.type_index, obs),
                         reason: DeleteReason::Recreate,
@@ -696,10 +693,6 @@ fn still_as_applied(applied: &Applied, fingerprint: u64, obs: &DynamicObject) ->
         Some(g) if g > 0 => g == applied.generation,
         _ => obs.metadata.resource_version.as_deref() == Some(applied.resource_version.as_str()),
     }
-}
-
-fn object_value(obj: &DynamicObject) -> Value {
-    serde_json::to_value(obj).unwrap_or(Value::Null)
 }
 
 /// Whether every field of `desired` is in `observed` with the same value:
@@ -826,9 +819,4 @@ fn condition_events(old: Option<&Value>, new: &Value) -> Vec<Op> {
             })
         })
         .collect()
-}
-
-/// The resources a plan's child operations name, for the executor.
-pub fn child_resource(ctl: &Driven, type_index: usize) -> Option<&ApiType> {
-    ctl.children.get(type_index).map(|c| &c.resource)
 }

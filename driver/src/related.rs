@@ -3,9 +3,9 @@
 
 use super::config::HookVersion;
 use super::selector::{self, SelectorError, SelectorExt};
+use kube::ResourceExt;
 use kube::core::DynamicObject;
 use metahook_hooks::protocol::RelatedResourceRule;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -38,10 +38,6 @@ pub struct Scope<'a> {
     pub parent_namespace: Option<&'a str>,
     /// Whether the rule's resource is namespaced.
     pub resource_namespaced: bool,
-}
-
-fn labels(obj: &DynamicObject) -> BTreeMap<String, String> {
-    obj.metadata.labels.clone().unwrap_or_default()
 }
 
 /// The objects of `objects` (every cached object of the rule's type) that
@@ -88,7 +84,7 @@ pub fn select(
         let label_selector = rule.label_selector.as_ref().map(sel).transpose()?;
         let chosen: Vec<&str> = namespaces
             .iter()
-            .filter(|n| ns_selector.matches(&labels(n)))
+            .filter(|n| ns_selector.matches(n.labels()))
             .filter_map(|n| n.metadata.name.as_deref())
             .collect();
         objects
@@ -102,7 +98,7 @@ pub fn select(
             .filter(|o| {
                 label_selector
                     .as_ref()
-                    .is_none_or(|s| s.matches(&labels(o)))
+                    .is_none_or(|s| s.matches(o.labels()))
             })
             .cloned()
             .collect()
@@ -110,7 +106,7 @@ pub fn select(
         let label_selector = sel(label_selector)?;
         objects
             .iter()
-            .filter(|o| in_namespace(o) && label_selector.matches(&labels(o)))
+            .filter(|o| in_namespace(o) && label_selector.matches(o.labels()))
             .cloned()
             .collect()
     } else if rule.namespace.is_some() || has_names {
