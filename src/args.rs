@@ -12,13 +12,13 @@ use std::time::Duration;
 /// `serve`: the hook service.
 pub fn service(args: &ServeArgs) -> Settings {
     Settings {
-        listen: args.listen,
+        listen: args.process.listen,
         max_body_bytes: args.max_body_bytes,
         max_buffered_bytes: args.max_buffered_bytes,
         max_in_flight: args.max_in_flight,
         max_connections: args.max_connections,
         request_timeout: Duration::from_secs(args.request_timeout_seconds),
-        shutdown_timeout: Duration::from_secs(args.shutdown_timeout_seconds),
+        shutdown_timeout: Duration::from_secs(args.process.shutdown_timeout_seconds),
         workers: args.workers,
         tls: args.tls_dir.clone().map(|dir| TlsSettings {
             dir,
@@ -32,8 +32,8 @@ pub fn service(args: &ServeArgs) -> Settings {
 /// `drive`: the service with no hooks, answering health and metrics on one
 /// worker.
 pub fn health_only(args: &DriveArgs) -> Settings {
-    let mut settings = Settings::new(args.listen);
-    settings.shutdown_timeout = Duration::from_secs(args.shutdown_timeout_seconds);
+    let mut settings = Settings::new(args.process.listen);
+    settings.shutdown_timeout = Duration::from_secs(args.process.shutdown_timeout_seconds);
     settings.workers = Some(1);
     settings
 }

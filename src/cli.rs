@@ -42,9 +42,8 @@ pub enum Command {
 
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
-    /// Address to listen on.
-    #[arg(long, env = "METAHOOK_LISTEN", default_value = "0.0.0.0:8080")]
-    pub listen: SocketAddr,
+    #[command(flatten)]
+    pub process: ProcessArgs,
     /// Largest request body accepted; Metacontroller sends every child whole.
     #[arg(long, env = "METAHOOK_MAX_BODY_BYTES", default_value_t = defaults::MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
@@ -70,9 +69,6 @@ pub struct ServeArgs {
     /// Seconds a client may take to send a request's head and body.
     #[arg(long, env = "METAHOOK_REQUEST_TIMEOUT_SECONDS", default_value_t = defaults::REQUEST_TIMEOUT_SECONDS)]
     pub request_timeout_seconds: u64,
-    /// Seconds to finish requests in flight after SIGTERM.
-    #[arg(long, env = "METAHOOK_SHUTDOWN_TIMEOUT_SECONDS", default_value_t = defaults::SHUTDOWN_TIMEOUT_SECONDS)]
-    pub shutdown_timeout_seconds: u64,
     /// Worker threads (default: one per CPU).
     #[arg(long, env = "METAHOOK_WORKERS")]
     pub workers: Option<usize>,
@@ -92,9 +88,6 @@ pub struct ServeArgs {
     /// route but /healthz, /readyz and /metrics).
     #[arg(long, env = "METAHOOK_AUTH_TOKEN_FILE", value_name = "FILE")]
     pub auth_token_file: Option<PathBuf>,
-    /// Log format.
-    #[arg(long, env = "METAHOOK_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
-    pub log_format: LogFormat,
     /// Also drive the cluster (the bundled driver, without Metacontroller),
     /// calling the hooks in-process. Needs a kubeconfig: in-cluster,
     /// KUBECONFIG or ~/.kube/config.
@@ -104,18 +97,27 @@ pub struct ServeArgs {
     pub driver: DriverArgs,
 }
 
-/// `metahook drive`: the driver alone.
+/// What both long-running commands take: where to listen, how long to
+/// drain, how to log.
 #[derive(Debug, Clone, Args)]
-pub struct DriveArgs {
-    /// Address for /healthz, /readyz and /metrics.
+pub struct ProcessArgs {
+    /// Address to listen on: the hooks (`serve`), /healthz, /readyz and
+    /// /metrics.
     #[arg(long, env = "METAHOOK_LISTEN", default_value = "0.0.0.0:8080")]
     pub listen: SocketAddr,
-    /// Seconds to let reconciles in progress finish after SIGTERM.
+    /// Seconds to finish requests and reconciles in progress after SIGTERM.
     #[arg(long, env = "METAHOOK_SHUTDOWN_TIMEOUT_SECONDS", default_value_t = defaults::SHUTDOWN_TIMEOUT_SECONDS)]
     pub shutdown_timeout_seconds: u64,
     /// Log format.
     #[arg(long, env = "METAHOOK_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+}
+
+/// `metahook drive`: the driver alone.
+#[derive(Debug, Clone, Args)]
+pub struct DriveArgs {
+    #[command(flatten)]
+    pub process: ProcessArgs,
     #[command(flatten)]
     pub driver: DriverArgs,
 }
@@ -251,7 +253,7 @@ mod tests {
     fn no_subcommand_means_serve_with_flags() {
         let cli = Cli::try_parse_from(["metahook", "--listen", "127.0.0.1:9000"]).unwrap();
         assert!(cli.command.is_none());
-        assert_eq!(cli.serve.listen.port(), 9000);
+        assert_eq!(cli.serve.process.listen.port(), 9000);
     }
 
     #[test]

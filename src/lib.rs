@@ -52,7 +52,7 @@ pub fn run(cli: Cli) -> Result<(), Error> {
 }
 
 fn serve(args: cli::ServeArgs) -> Result<(), Error> {
-    telemetry::init(args.log_format)?;
+    telemetry::init(args.process.log_format)?;
     let settings = args::service(&args);
     if args.drive {
         let driver = args::driver(&args.driver, HookMode::InProcess, settings.shutdown_timeout)?;
@@ -76,7 +76,7 @@ fn serve(args: cli::ServeArgs) -> Result<(), Error> {
 /// `drive`: hooks over HTTP; the local server answers health and metrics
 /// only (an empty controller table).
 fn drive_only(args: cli::DriveArgs) -> Result<(), Error> {
-    telemetry::init(args.log_format)?;
+    telemetry::init(args.process.log_format)?;
     let settings = args::health_only(&args);
     let driver = args::driver(&args.driver, HookMode::Http, settings.shutdown_timeout)?;
     let api = args::api(&args.driver);
