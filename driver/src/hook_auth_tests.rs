@@ -2,13 +2,12 @@
 //! `basicAuth`, against a local HTTPS server that requires a client
 //! certificate, with the Secrets served by a scripted API server.
 
-use crate::config::{self, HookVersion, WebhookAuth};
-use crate::hook_call::tests::{exchange, serve_once};
-use crate::hook_call::{Endpoint, HookCallError, HookCaller, HookTarget};
+use crate::config::{self, WebhookAuth};
+use crate::hook_call::tests::{exchange, http_target_with, serve_once};
+use crate::hook_call::{HookCallError, HookCaller};
 use crate::metrics::DriverMetrics;
 use crate::scripted_api::{ApiHandle, mock_client};
 use base64::Engine as _;
-use metahook_hooks::HookKind;
 use metahook_testkit::certs::{Ca, Pair};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -127,18 +126,6 @@ spec:
         .auth
 }
 
-fn target(url: String, auth: WebhookAuth) -> HookTarget {
-    HookTarget {
-        kind: HookKind::Sync,
-        version: HookVersion::V2,
-        endpoint: Endpoint::Http {
-            url,
-            timeout: Duration::from_secs(30),
-            auth: Arc::new(auth),
-        },
-    }
-}
-
 fn indent(text: &str) -> String {
     text.lines()
         .map(|l| format!("            {l}"))
@@ -177,7 +164,7 @@ async fn mutual_tls_with_a_bearer_token_reaches_the_hook_and_reads_the_secrets_o
         let caller = HookCaller::with_http(jiff::Timestamp::now, Arc::new(DriverMetrics::default()))
             .unwrap()
             .reading_credentials_with(client);
-        let hook = target(url, auth(&fields));
+        let hook = http_target_with(url, auth(&fields));
         for _ in 0..2 {
             let body = caller.call("demo", &hook, b"{}".to_vec()).await.unwrap();
             assert_eq!(body, b"{}");
@@ -219,7 +206,7 @@ async fn a_wrong_ca_bundle_or_no_client_certificate_fails_the_call_and_says_why(
             indent(&Ca::new("another-ca").pem)
         );
         let err = caller
-            .call("demo", &target(url.clone(), auth(&wrong)), b"{}".to_vec())
+            .call("demo", &http_target_with(url.clone(), auth(&wrong)), b"{}".to_vec())
             .await
             .unwrap_err();
         let chain = crate::error_chain(&err);
@@ -228,7 +215,7 @@ async fn a_wrong_ca_bundle_or_no_client_certificate_fails_the_call_and_says_why(
         // The right CA, no client certificate: the server refuses.
         let anonymous = format!("        caBundle:\n          inline: |\n{}", indent(&ca.pem));
         let err = caller
-            .call("demo", &target(url, auth(&anonymous)), b"{}".to_vec())
+            .call("demo", &http_target_with(url, auth(&anonymous)), b"{}".to_vec())
             .await
             .unwrap_err();
         assert!(matches!(err, HookCallError::Http { .. }), "{err}");
@@ -262,7 +249,7 @@ async fn basic_auth_and_missing_secrets_as_metacontroller_reads_them() {
             ))
         };
         caller
-            .call("demo", &target(url.clone(), basic("basic")), b"{}".to_vec())
+            .call("demo", &http_target_with(url.clone(), basic("basic")), b"{}".to_vec())
             .await
             .unwrap();
         let request = server.await.unwrap();
@@ -270,7 +257,7 @@ async fn basic_auth_and_missing_secrets_as_metacontroller_reads_them() {
         assert!(request.to_ascii_lowercase().contains(&expected), "{request}");
 
         let err = caller
-            .call("demo", &target(url.clone(), basic("colon")), b"{}".to_vec())
+            .call("demo", &http_target_with(url.clone(), basic("colon")), b"{}".to_vec())
             .await
             .unwrap_err();
         assert!(
@@ -279,7 +266,7 @@ async fn basic_auth_and_missing_secrets_as_metacontroller_reads_them() {
             crate::error_chain(&err)
         );
         let err = caller
-            .call("demo", &target(url.clone(), basic("gone")), b"{}".to_vec())
+            .call("demo", &http_target_with(url.clone(), basic("gone")), b"{}".to_vec())
             .await
             .unwrap_err();
         let chain = crate::error_chain(&err);
@@ -292,7 +279,7 @@ async fn basic_auth_and_missing_secrets_as_metacontroller_reads_them() {
             "        authorization:\n          secretRef: {name: basic, namespace: hooks, key: token}",
         );
         let err = caller
-            .call("demo", &target(url, missing_key), b"{}".to_vec())
+            .call("demo", &http_target_with(url, missing_key), b"{}".to_vec())
             .await
             .unwrap_err();
         assert!(

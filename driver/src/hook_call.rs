@@ -441,13 +441,18 @@ pub(crate) mod tests {
     }
 
     fn http_target(url: String) -> HookTarget {
+        http_target_with(url, WebhookAuth::default())
+    }
+
+    /// A v2 sync hook at `url` with the webhook's `auth` fields.
+    pub(crate) fn http_target_with(url: String, auth: WebhookAuth) -> HookTarget {
         HookTarget {
             kind: HookKind::Sync,
             version: HookVersion::V2,
             endpoint: Endpoint::Http {
                 url,
                 timeout: Duration::from_secs(30),
-                auth: Arc::default(),
+                auth: Arc::new(auth),
             },
         }
     }

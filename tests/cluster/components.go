@@ -122,25 +122,33 @@ func controllerList(c *cluster) []string {
 	return append(append([]string(nil), controllers...), "node-lifecycle-controller")
 }
 
-func controllerManagerArgs(c *cluster) []string {
-	kubeconfig := c.file("kube-controller-manager.kubeconfig")
+// controlPlaneArgs are what kube-controller-manager and kube-scheduler
+// share: their own kubeconfig for everything, no serving port, one
+// instance (no leader election), the cluster's log level.
+func controlPlaneArgs(c *cluster, component string) []string {
+	kubeconfig := c.file(component + ".kubeconfig")
 	return []string{
 		"--kubeconfig=" + kubeconfig,
 		"--authentication-kubeconfig=" + kubeconfig,
 		"--authorization-kubeconfig=" + kubeconfig,
 		"--bind-address=127.0.0.1",
 		"--secure-port=0",
-		"--controllers=" + strings.Join(controllerList(c), ","),
 		"--leader-elect=false",
+		fmt.Sprintf("--v=%d", c.logLevel),
+	}
+}
+
+func controllerManagerArgs(c *cluster) []string {
+	return append(controlPlaneArgs(c, "kube-controller-manager"),
+		"--controllers="+strings.Join(controllerList(c), ","),
 		"--use-service-account-credentials=true",
-		"--root-ca-file=" + c.pki.path("ca.crt"),
-		"--service-account-private-key-file=" + c.pki.path("sa.key"),
+		"--root-ca-file="+c.pki.path("ca.crt"),
+		"--service-account-private-key-file="+c.pki.path("sa.key"),
 		// Fast enough that a thousand Deployments do not wait on the
 		// controller-manager's own client-side rate limit.
 		"--kube-api-qps=200",
 		"--kube-api-burst=400",
-		fmt.Sprintf("--v=%d", c.logLevel),
-	}
+	)
 }
 
 func writeAuditPolicy(path string) error {

@@ -74,16 +74,7 @@ func (n *node) kubeletArgs() []string {
 }
 
 func schedulerArgs(c *cluster) []string {
-	kubeconfig := c.file("kube-scheduler.kubeconfig")
-	return []string{
-		"--kubeconfig=" + kubeconfig,
-		"--authentication-kubeconfig=" + kubeconfig,
-		"--authorization-kubeconfig=" + kubeconfig,
-		"--bind-address=127.0.0.1",
-		"--secure-port=0",
-		"--leader-elect=false",
-		fmt.Sprintf("--v=%d", c.logLevel),
-	}
+	return controlPlaneArgs(c, "kube-scheduler")
 }
 
 // start brings the node up: network, containerd, the images, kubelet,
