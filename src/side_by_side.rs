@@ -79,9 +79,13 @@ pub fn serve_and_drive(
     let driver = std::thread::Builder::new()
         .name("metahook-driver".to_owned())
         .spawn(move || {
-            // The driver's readiness is the service's gate.
-            let set_ready: Arc<dyn Fn(Option<run::Gate>) + Send + Sync> =
-                Arc::new(move |gate| driver_state.set_gate(gate));
+            // The driver's readiness is the service's gate: ready while
+            // every cache is up to date.
+            let set_ready: run::SetReady = Arc::new(move |caches| {
+                driver_state.set_gate(caches.map(|caches| -> metahook_service::Gate {
+                    Arc::new(move || caches.all_synced())
+                }))
+            });
             // SIGTERM reaches the actix server and the driver at once, so
             // both shut down within the same grace period.
             let signalled = driver_stop.clone();

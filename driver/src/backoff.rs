@@ -5,6 +5,7 @@
 //! `worker.rs`) and asks the error policy how long to wait, but keeps no
 //! count of a key's failures: that count is this.
 
+use crate::queue::ParentKey;
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -15,11 +16,11 @@ pub const BACKOFF_CAP: Duration = Duration::from_secs(1000);
 /// Failures since the last success, per parent key.
 #[derive(Debug, Default)]
 pub struct Backoff {
-    failures: Mutex<HashMap<String, u32>>,
+    failures: Mutex<HashMap<ParentKey, u32>>,
 }
 
 impl Backoff {
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, u32>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<ParentKey, u32>> {
         // Every update is one statement: a panic elsewhere cannot leave
         // the map half-updated.
         self.failures.lock().unwrap_or_else(|p| p.into_inner())
@@ -27,21 +28,21 @@ impl Backoff {
 
     /// Counts a failure of `key` and says how long to wait before the next
     /// try: 5 ms after the first failure, doubling after each further one.
-    pub fn next(&self, key: &str) -> Duration {
+    pub fn next(&self, key: &ParentKey) -> Duration {
         let mut failures = self.lock();
-        let n = failures.entry(key.to_owned()).or_insert(0);
+        let n = failures.entry(key.clone()).or_insert(0);
         let delay = backoff(*n);
         *n = n.saturating_add(1);
         delay
     }
 
     /// Resets `key` after a success, or when its parent is gone.
-    pub fn forget(&self, key: &str) {
+    pub fn forget(&self, key: &ParentKey) {
         self.lock().remove(key);
     }
 
     /// Failures of `key` since its last success.
-    pub fn failures(&self, key: &str) -> u32 {
+    pub fn failures(&self, key: &ParentKey) -> u32 {
         self.lock().get(key).copied().unwrap_or(0)
     }
 
@@ -56,12 +57,8 @@ impl Backoff {
     }
 
     /// How many keys are backing off.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.lock().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 
@@ -75,18 +72,25 @@ pub fn backoff(failures: u32) -> Duration {
 mod tests {
     use super::*;
 
+    fn key(name: &str) -> ParentKey {
+        ParentKey::new_with(
+            name,
+            crate::test_support::api_type("example.com", "v1", "Thing", true).api,
+        )
+    }
+
     #[test]
     fn the_longest_backoff_grows_with_failures_and_resets_on_success() {
         let b = Backoff::default();
         assert_eq!(b.longest(), Duration::ZERO);
         for _ in 0..3 {
-            b.next("a");
+            b.next(&key("a"));
         }
-        b.next("b");
+        b.next(&key("b"));
         assert_eq!(b.longest(), backoff(2), "a's third try waits 20 ms");
-        b.forget("a");
+        b.forget(&key("a"));
         assert_eq!(b.longest(), backoff(0), "only b still backs off");
-        b.forget("b");
+        b.forget(&key("b"));
         assert_eq!(b.longest(), Duration::ZERO);
     }
 
@@ -102,12 +106,12 @@ mod tests {
     #[test]
     fn failures_count_until_forgotten() {
         let b = Backoff::default();
-        assert_eq!(b.next("a"), Duration::from_millis(5));
-        assert_eq!(b.next("a"), Duration::from_millis(10));
-        assert_eq!(b.failures("a"), 2);
-        b.forget("a");
-        assert_eq!(b.failures("a"), 0);
-        assert!(b.is_empty());
-        assert_eq!(b.next("a"), Duration::from_millis(5), "starts over");
+        assert_eq!(b.next(&key("a")), Duration::from_millis(5));
+        assert_eq!(b.next(&key("a")), Duration::from_millis(10));
+        assert_eq!(b.failures(&key("a")), 2);
+        b.forget(&key("a"));
+        assert_eq!(b.failures(&key("a")), 0);
+        assert_eq!(b.len(), 0);
+        assert_eq!(b.next(&key("a")), Duration::from_millis(5), "starts over");
     }
 }

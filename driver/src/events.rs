@@ -125,7 +125,7 @@ fn last_seen(event: &Event) -> Option<jiff::Timestamp> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scripted_api::{answer, mock_client};
+    use crate::scripted_api::{answer, mock_client, no_further_request, scripted};
     use serde_json::json;
 
     fn regarding() -> ObjectReference {
@@ -148,7 +148,9 @@ mod tests {
             |note: &'static str| events.publish(&target, "Warning", "SyncError", "Reconcile", note);
         let ok =
             json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "x"}});
-        let (r, first) = tokio::join!(publish("Sync error: a"), answer(&mut api, 201, ok.clone()));
+        let (r, first) =
+            scripted(publish("Sync error: a"), answer(&mut api, 201, ok.clone())).await;
+        no_further_request(&mut api);
         r.unwrap();
         assert_eq!(
             (first.method.as_str(), first.path.as_str()),
@@ -156,7 +158,9 @@ mod tests {
         );
         assert_eq!(first.body["note"], "Sync error: a");
         assert_eq!(first.body["reportingController"], "metahook");
-        let (r, repeat) = tokio::join!(publish("Sync error: a"), answer(&mut api, 200, ok.clone()));
+        let (r, repeat) =
+            scripted(publish("Sync error: a"), answer(&mut api, 200, ok.clone())).await;
+        no_further_request(&mut api);
         r.unwrap();
         assert_eq!(repeat.method, "PATCH");
         assert_eq!(
@@ -167,7 +171,8 @@ mod tests {
             )
         );
         assert_eq!(repeat.body["series"]["count"], 2);
-        let (r, other) = tokio::join!(publish("Sync error: b"), answer(&mut api, 201, ok));
+        let (r, other) = scripted(publish("Sync error: b"), answer(&mut api, 201, ok)).await;
+        no_further_request(&mut api);
         r.unwrap();
         assert_eq!(other.method, "POST");
         assert_eq!(other.body["note"], "Sync error: b");

@@ -237,7 +237,7 @@ impl Executor {
         let parent_key = format!(
             "{} {}",
             ctl.parent.api.kind,
-            super::model::object_key(&parent)
+            super::model::namespaced_name(&parent)
         );
         let parent_uid = parent.metadata.uid.clone().unwrap_or_default();
         let parent_kind = ctl.parent.api.kind.clone();
@@ -391,7 +391,7 @@ impl Executor {
         let parent_key = format!(
             "{} {}",
             ctl.parent.api.kind,
-            super::model::object_key(parent)
+            super::model::namespaced_name(parent)
         );
         result.map_err(|source| {
             if adding {
@@ -526,3 +526,6 @@ fn truncate(text: &str, max: usize) -> String {
     }
     format!("{}…", &text[..end])
 }
+
+#[cfg(test)]
+mod tests;

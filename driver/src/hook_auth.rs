@@ -295,3 +295,6 @@ fn take(
         key: key.to_owned(),
     })
 }
+
+#[cfg(test)]
+mod tests;

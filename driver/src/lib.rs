@@ -18,6 +18,7 @@
 pub mod backoff;
 pub mod cache;
 pub mod config;
+pub mod context;
 pub mod customized;
 pub mod discovery;
 pub mod events;
@@ -30,6 +31,7 @@ pub mod metrics;
 pub mod model;
 pub mod plan;
 pub mod preview;
+pub mod queue;
 pub mod reconcile;
 pub mod records;
 pub mod related;
@@ -37,14 +39,11 @@ pub mod responses;
 pub mod run;
 pub mod selector;
 pub mod throttle;
+pub mod triggers;
 pub mod view;
 pub mod wire;
 pub mod worker;
 
-#[cfg(test)]
-mod execute_tests;
-#[cfg(test)]
-mod hook_auth_tests;
 #[cfg(test)]
 mod pipeline_tests;
 #[cfg(test)]
@@ -53,8 +52,6 @@ mod plan_tests;
 pub(crate) mod scripted_api;
 #[cfg(test)]
 pub(crate) mod test_support;
-#[cfg(test)]
-mod worker_tests;
 
 /// An error and its sources, one after another: "a: b: c".
 pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {

@@ -2,6 +2,7 @@
 //! discovery said about its parent and child types.
 
 use super::config::{ControllerConfig, UpdateStrategy};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 
 /// An API type: group, version, kind, plural, and whether it is namespaced.
@@ -59,8 +60,9 @@ impl Driven {
     }
 }
 
-/// `namespace/name`, or `name` for cluster-scoped objects: a queue key.
-pub fn object_key(obj: &DynamicObject) -> String {
+/// `namespace/name`, or `name` for cluster-scoped objects: how messages and
+/// hook requests name an object (queues use kube's `ObjectRef`).
+pub fn namespaced_name(obj: &DynamicObject) -> String {
     key_of(
         obj.metadata.namespace.as_deref(),
         obj.metadata.name.as_deref().unwrap_or_default(),
@@ -74,10 +76,13 @@ pub fn key_of(namespace: Option<&str>, name: &str) -> String {
     }
 }
 
-/// Splits a queue key back into namespace and name.
-pub fn split_key(key: &str) -> (Option<&str>, &str) {
-    match key.split_once('/') {
-        Some((ns, name)) => (Some(ns), name),
-        None => (None, key),
-    }
+/// The owner reference marked `controller: true`, if any: the one owner
+/// that manages the object (kube-core builds such references, but has no
+/// lookup of one).
+pub fn controller_of(obj: &DynamicObject) -> Option<&OwnerReference> {
+    obj.metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|r| r.controller == Some(true))
 }

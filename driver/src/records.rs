@@ -12,6 +12,7 @@
 
 use crate::model::Driven;
 use crate::plan::{DeleteReason, EventType, Op};
+use crate::queue::ParentKey;
 use kube::api::DynamicObject;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -346,33 +347,34 @@ pub struct ChildCount {
 /// The records of one controller, by parent key.
 #[derive(Debug, Default)]
 pub struct Records {
-    by_key: Mutex<BTreeMap<String, Record>>,
+    /// By namespace and name: listed in that order.
+    by_key: Mutex<BTreeMap<(Option<String>, String), Record>>,
 }
 
 impl Records {
-    fn lock(&self) -> MutexGuard<'_, BTreeMap<String, Record>> {
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<(Option<String>, String), Record>> {
         // Every update replaces one entry whole.
         self.by_key.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub fn put(&self, key: &str, record: Record) {
-        self.lock().insert(key.to_owned(), record);
+    pub fn put(&self, key: &ParentKey, record: Record) {
+        self.lock().insert(by(key), record);
     }
 
     /// Updates the record of `key`, if there is one.
-    pub fn update(&self, key: &str, change: impl FnOnce(&mut Record)) {
-        if let Some(record) = self.lock().get_mut(key) {
+    pub fn update(&self, key: &ParentKey, change: impl FnOnce(&mut Record)) {
+        if let Some(record) = self.lock().get_mut(&by(key)) {
             change(record);
         }
     }
 
     /// Drops the record of a parent that is gone.
-    pub fn forget(&self, key: &str) {
-        self.lock().remove(key);
+    pub fn forget(&self, key: &ParentKey) {
+        self.lock().remove(&by(key));
     }
 
-    pub fn get(&self, key: &str) -> Option<Record> {
-        self.lock().get(key).cloned()
+    pub fn get(&self, key: &ParentKey) -> Option<Record> {
+        self.lock().get(&by(key)).cloned()
     }
 
     /// Every record, or those of parents in `namespace`, by key.
@@ -384,13 +386,14 @@ impl Records {
             .collect()
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.lock().len()
     }
+}
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
+/// A record's place: one controller's parents are all of one type.
+fn by(key: &ParentKey) -> (Option<String>, String) {
+    (key.namespace.clone(), key.name.clone())
 }
 
 #[cfg(test)]
@@ -492,14 +495,24 @@ mod tests {
             children: ChildCount::default(),
             conditions: Vec::new(),
         };
-        records.put("a/x", record("x", "a"));
-        records.put("a/x", record("x", "a"));
-        records.put("b/y", record("y", "b"));
+        let key = |name: &str, ns: &str| {
+            ParentKey::new_with(
+                name,
+                crate::test_support::api_type("fraim.co.jp", "v1", "Hello", true).api,
+            )
+            .within(ns)
+        };
+        records.put(&key("x", "a"), record("x", "a"));
+        records.put(&key("x", "a"), record("x", "a"));
+        records.put(&key("y", "b"), record("y", "b"));
         assert_eq!(records.len(), 2, "one per parent");
         assert_eq!(records.list(Some("b")).len(), 1);
-        records.update("b/y", |r| r.outcome = Outcome::Failed);
-        assert_eq!(records.get("b/y").map(|r| r.outcome), Some(Outcome::Failed));
-        records.forget("a/x");
+        records.update(&key("y", "b"), |r| r.outcome = Outcome::Failed);
+        assert_eq!(
+            records.get(&key("y", "b")).map(|r| r.outcome),
+            Some(Outcome::Failed)
+        );
+        records.forget(&key("x", "a"));
         assert_eq!(records.list(None).len(), 1);
     }
 }

@@ -4,6 +4,8 @@
 
 use super::cache::Caches;
 use super::config::{self, ConfigError, ControllerConfig, Hook};
+use super::context::{Context, HookTargets, Shared};
+use super::customized::Discover;
 use super::discovery::{self, DiscoveryError};
 use super::events::EventPublisher;
 use super::hook_call::{Endpoint, HookCaller, HookTarget};
@@ -13,7 +15,7 @@ use super::model::{ChildType, Driven};
 use super::responses::CountResponsesLayer;
 use super::throttle::{Budget, ThrottleLayer};
 use super::view::View;
-use super::worker::{ControllerRuntime, DEFAULT_RESYNC, Discover, HookTargets};
+use super::worker::{self, DEFAULT_RESYNC};
 use kube::Client;
 use metahook_hooks::HookKind;
 use std::path::PathBuf;
@@ -34,9 +36,6 @@ pub mod defaults {
         None => NonZeroU32::MIN,
     };
 }
-
-/// Whether the driver is ready now (every cache up to date).
-pub type Gate = Arc<dyn Fn() -> bool + Send + Sync>;
 
 /// How hooks are called.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,7 +120,7 @@ pub async fn drive(
     prepared: Vec<Prepared>,
     settings: DriveSettings,
     metrics: Arc<DriverMetrics>,
-    set_ready: Arc<dyn Fn(Option<Gate>) + Send + Sync>,
+    set_ready: SetReady,
     stop: CancellationToken,
 ) -> Result<(), DriveError> {
     let clients = connect(settings.budget, metrics.clone()).await?;
@@ -264,16 +263,19 @@ async fn resolve_controller(
     ))
 }
 
+/// Says whether the driver is ready: `Some(caches)` once every cache has
+/// synced and this replica leads (or needs no lease), the caches then
+/// telling whether they are still up to date; `None` when it stops leading.
+pub type SetReady = Arc<dyn Fn(Option<Arc<Caches>>) + Send + Sync>;
+
 /// Runs the driver until `stop` is cancelled (`Ok`) or something fatal
-/// happens. `set_ready(Some(gate))` once every cache has synced and this
-/// replica leads (or needs no lease): the gate then says whether every cache
-/// is still up to date; `set_ready(None)` when it stops leading.
+/// happens, telling `set_ready` when it is ready.
 pub async fn run(
     prepared: Vec<Prepared>,
     settings: DriveSettings,
     clients: Clients,
     metrics: Arc<DriverMetrics>,
-    set_ready: Arc<dyn Fn(Option<Gate>) + Send + Sync>,
+    set_ready: SetReady,
     stop: CancellationToken,
 ) -> Result<(), DriveError> {
     let Clients { client, lease } = clients;
@@ -288,17 +290,20 @@ pub async fn run(
     // The caches stop with the driver, not before: workers finishing a
     // reconcile at shutdown still read them.
     let cache_stop = CancellationToken::new();
-    let result = lead(
-        prepared,
-        &settings,
-        client,
-        &metrics,
-        &set_ready,
-        &stop,
-        &mut leadership,
-        &cache_stop,
-    )
-    .await;
+    let result = match shared(&settings, client, &metrics, &cache_stop) {
+        Ok(shared) => {
+            lead(
+                prepared,
+                &settings,
+                shared,
+                &set_ready,
+                &stop,
+                &mut leadership,
+            )
+            .await
+        }
+        Err(err) => Err(err),
+    };
     set_ready(None);
     cache_stop.cancel();
     metrics.set_leader(false);
@@ -310,18 +315,14 @@ pub async fn run(
     result
 }
 
-/// Everything the leader does.
-#[allow(clippy::too_many_arguments)]
-async fn lead(
-    prepared: Vec<Prepared>,
+/// What every controller of this term shares: the client, the caches,
+/// discovery, Events, the hook caller, the metrics.
+fn shared(
     settings: &DriveSettings,
     client: Client,
     metrics: &Arc<DriverMetrics>,
-    set_ready: &Arc<dyn Fn(Option<Gate>) + Send + Sync>,
-    stop: &CancellationToken,
-    leadership: &mut Option<leader::Leadership>,
     cache_stop: &CancellationToken,
-) -> Result<(), DriveError> {
+) -> Result<Shared, DriveError> {
     let caller = match settings.mode {
         HookMode::InProcess => HookCaller::in_process(jiff::Timestamp::now, metrics.clone()),
         HookMode::Http => HookCaller::with_http(jiff::Timestamp::now, metrics.clone())
@@ -348,9 +349,28 @@ async fn lead(
             }
         })
     });
-    let mut runtimes = Vec::new();
+    Ok(Shared {
+        client,
+        caches,
+        discover,
+        events: Some(events),
+        caller,
+        metrics: metrics.clone(),
+    })
+}
+
+/// Everything the leader does.
+async fn lead(
+    prepared: Vec<Prepared>,
+    settings: &DriveSettings,
+    shared: Shared,
+    set_ready: &SetReady,
+    stop: &CancellationToken,
+    leadership: &mut Option<leader::Leadership>,
+) -> Result<(), DriveError> {
+    let mut contexts = Vec::new();
     for p in prepared {
-        let (driven, hooks) = resolve_controller(&client, p).await?;
+        let (driven, hooks) = resolve_controller(&shared.client, p).await?;
         tracing::info!(
             controller = %driven.name(),
             parent = %driven.parent.map_key(),
@@ -362,22 +382,14 @@ async fn lead(
             .resync_period
             .unwrap_or(DEFAULT_RESYNC)
             .min(DEFAULT_RESYNC);
-        let rt = ControllerRuntime::new(
-            driven,
-            hooks,
-            caches.clone(),
-            discover.clone(),
-            client.clone(),
-            Some(events.clone()),
-            caller.clone(),
-            metrics.clone(),
-        );
-        runtimes.push((rt, resync));
+        let ctx = Context::new(driven, hooks, shared.clone());
+        worker::subscribe(&ctx);
+        contexts.push((ctx, resync));
     }
     // Wait for the caches (or a stop, or a lost lease).
     let synced = async {
-        for (rt, _) in &runtimes {
-            rt.wait_synced().await;
+        for (ctx, _) in &contexts {
+            worker::wait_synced(ctx).await;
         }
     };
     tokio::select! {
@@ -386,34 +398,24 @@ async fn lead(
         _ = lost(leadership) => return Err(DriveError::LeaseLost),
     }
     let mut tasks = tokio::task::JoinSet::new();
-    // Ends the resync tickers and the applier's input, whatever ends the
-    // driver; the applier then lets the reconciles in progress finish.
-    let tickers = stop.child_token();
-    for (rt, resync) in &runtimes {
-        rt.enqueue_all();
-        tasks.spawn(Arc::clone(rt).run(settings.workers, tickers.clone()));
-        // Periodic resync: every cached parent again
-        // (docs/metacontroller.md §3.2).
-        let rt = Arc::clone(rt);
-        let resync = *resync;
-        let stop = tickers.clone();
-        tasks.spawn(async move {
-            let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + resync, resync);
-            loop {
-                tokio::select! {
-                    _ = stop.cancelled() => return,
-                    _ = ticker.tick() => rt.enqueue_all(),
-                }
-            }
-        });
+    // Ends the resyncs and the applier's input, whatever ends the driver;
+    // the applier then lets the reconciles in progress finish.
+    let workers_stop = stop.child_token();
+    for (ctx, resync) in &contexts {
+        worker::enqueue_all(ctx);
+        tasks.spawn(worker::run(
+            Arc::clone(ctx),
+            settings.workers,
+            *resync,
+            workers_stop.clone(),
+        ));
     }
-    let watched = caches.clone();
-    set_ready(Some(Arc::new(move || watched.all_synced())));
+    set_ready(Some(shared.caches.clone()));
     settings.view.set(
-        caches.clone(),
-        runtimes.iter().map(|(rt, _)| Arc::clone(rt)).collect(),
+        shared.caches.clone(),
+        contexts.iter().map(|(ctx, _)| Arc::clone(ctx)).collect(),
     );
-    tracing::info!(controllers = runtimes.len(), "caches synced; driving");
+    tracing::info!(controllers = contexts.len(), "caches synced; driving");
     let result = tokio::select! {
         _ = stop.cancelled() => Ok(()),
         _ = lost(leadership) => Err(DriveError::LeaseLost),
@@ -421,7 +423,7 @@ async fn lead(
     set_ready(None);
     settings.view.clear();
     // Stop taking work; let reconciles in progress finish, within bounds.
-    tickers.cancel();
+    workers_stop.cancel();
     let drained = tokio::time::timeout(settings.shutdown_timeout, async {
         while tasks.join_next().await.is_some() {}
     })

@@ -63,3 +63,29 @@ pub(crate) fn status_body(code: u16, reason: &str) -> Value {
     json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
            "message": format!("scripted {reason}"), "reason": reason, "code": code})
 }
+
+/// How long a scripted exchange may take: a request missing from the
+/// script, or one too many, fails the test instead of hanging it.
+const EXCHANGE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Runs the client and the script side by side, within
+/// [`EXCHANGE_TIMEOUT`]; check [`no_further_request`] after it.
+pub(crate) async fn scripted<C: Future, S: Future>(client: C, script: S) -> (C::Output, S::Output) {
+    tokio::time::timeout(EXCHANGE_TIMEOUT, futures::future::join(client, script))
+        .await
+        .expect("the scripted exchange did not finish: a request is missing or one too many")
+}
+
+/// Fails if the client sent a request the script did not take. A request
+/// is in the channel as soon as it is sent, so once the client's future is
+/// done, whatever it sent is there to see.
+pub(crate) fn no_further_request(api: &mut ApiHandle) {
+    use futures::FutureExt;
+    if let Some(Some((request, _))) = api.next_request().now_or_never() {
+        panic!(
+            "a request the script did not expect: {} {}",
+            request.method(),
+            request.uri()
+        );
+    }
+}

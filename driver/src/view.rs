@@ -3,8 +3,8 @@
 //! binary). Empty while this replica does not lead.
 
 use crate::cache::{CacheState, Caches};
+use crate::context::Context;
 use crate::records::Record;
-use crate::worker::ControllerRuntime;
 use serde::Serialize;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -16,7 +16,7 @@ pub struct View {
 }
 
 /// The caches and controllers of the term this replica leads.
-type Running = (Arc<Caches>, Vec<Arc<ControllerRuntime>>);
+type Running = (Arc<Caches>, Vec<Arc<Context>>);
 
 /// `/debug/driver`: every cache and every controller.
 #[derive(Debug, Serialize)]
@@ -50,8 +50,8 @@ impl View {
         self.running.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub(crate) fn set(&self, caches: Arc<Caches>, runtimes: Vec<Arc<ControllerRuntime>>) {
-        *self.lock() = Some((caches, runtimes));
+    pub(crate) fn set(&self, caches: Arc<Caches>, contexts: Vec<Arc<Context>>) {
+        *self.lock() = Some((caches, contexts));
     }
 
     pub(crate) fn clear(&self) {
@@ -70,16 +70,16 @@ impl View {
                 caches: Vec::new(),
                 controllers: Vec::new(),
             },
-            Some((caches, runtimes)) => Overview {
+            Some((caches, contexts)) => Overview {
                 driving: true,
                 caches: caches.states(),
-                controllers: runtimes
+                controllers: contexts
                     .iter()
-                    .map(|rt| ControllerState {
-                        name: rt.name().to_owned(),
-                        parents: rt.records.len(),
-                        queued: rt.triggers.len(),
-                        backing_off: rt.backoff.len(),
+                    .map(|ctx| ControllerState {
+                        name: ctx.name().to_owned(),
+                        parents: ctx.records.len(),
+                        queued: ctx.queue.len(),
+                        backing_off: ctx.backoff.len(),
                     })
                     .collect(),
             },
@@ -91,10 +91,10 @@ impl View {
     pub fn reconciles(&self, controller: Option<&str>, namespace: Option<&str>) -> Vec<Record> {
         match &*self.lock() {
             None => Vec::new(),
-            Some((_, runtimes)) => runtimes
+            Some((_, contexts)) => contexts
                 .iter()
-                .filter(|rt| controller.is_none_or(|c| rt.name() == c))
-                .flat_map(|rt| rt.records.list(namespace))
+                .filter(|ctx| controller.is_none_or(|c| ctx.name() == c))
+                .flat_map(|ctx| ctx.records.list(namespace))
                 .collect(),
         }
     }

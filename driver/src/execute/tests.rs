@@ -1,12 +1,12 @@
 //! Executor tests: each plays the API server (`scripted_api.rs`), taking the
 //! requests the executor sends, checking them, and answering.
 
-use super::execute::{ExecuteError, Executor};
-use super::memory::ApplyMemory;
-use super::metrics::DriverMetrics;
-use super::plan::{AppliedMemory, DeleteReason, Op, Target};
-use super::scripted_api::{answer, mock_client, status_body};
-use super::test_support::{Demo, parent};
+use super::{ExecuteError, Executor};
+use crate::memory::ApplyMemory;
+use crate::metrics::DriverMetrics;
+use crate::plan::{AppliedMemory, DeleteReason, Op, Target};
+use crate::scripted_api::{answer, mock_client, no_further_request, scripted, status_body};
+use crate::test_support::{Demo, parent};
 use kube::Client;
 use serde_json::json;
 use std::sync::Arc;
@@ -42,11 +42,13 @@ async fn finalizer_add_is_a_guarded_json_patch() {
         before: None,
         after: vec!["metacontroller.io/compositecontroller-demo".to_owned()],
     }];
-    let (outcome, seen) = tokio::join!(exec.execute(&ctl, parent(), ops), async {
+    let (outcome, seen) = scripted(exec.execute(&ctl, parent(), ops), async {
         let mut updated = serde_json::to_value(parent()).unwrap();
         updated["metadata"]["finalizers"] = json!(["metacontroller.io/compositecontroller-demo"]);
         answer(&mut api, 200, updated).await
-    });
+    })
+    .await;
+    no_further_request(&mut api);
     let outcome = outcome.unwrap();
     assert_eq!(seen.method, "PATCH");
     assert_eq!(seen.path, "/apis/example.com/v1/namespaces/shop/things/p");
@@ -81,9 +83,11 @@ async fn a_failed_finalizer_change_stops_the_plan() {
         },
         Op::WriteStatus { status: json!({}) },
     ];
-    let (outcome, _) = tokio::join!(exec.execute(&ctl, parent(), ops), async {
+    let (outcome, _) = scripted(exec.execute(&ctl, parent(), ops), async {
         answer(&mut api, 409, status_body(409, "Conflict")).await
-    });
+    })
+    .await;
+    no_further_request(&mut api);
     assert!(
         matches!(outcome, Err(ExecuteError::AddFinalizer { .. })),
         "{outcome:?}"
@@ -107,13 +111,15 @@ async fn apply_is_forced_server_side_apply_by_metahook_and_remembered() {
         body: body.clone(),
         fingerprint: 42,
     }];
-    let (outcome, seen) = tokio::join!(exec.execute(&ctl, parent(), ops), async {
+    let (outcome, seen) = scripted(exec.execute(&ctl, parent(), ops), async {
         let mut stored = body.clone();
         stored["metadata"]["uid"] = json!("uid-web");
         stored["metadata"]["generation"] = json!(1);
         stored["metadata"]["resourceVersion"] = json!("11");
         answer(&mut api, 200, stored).await
-    });
+    })
+    .await;
+    no_further_request(&mut api);
     assert!(outcome.unwrap().errors.is_empty());
     assert_eq!(seen.method, "PATCH");
     assert_eq!(seen.path, "/apis/apps/v1/namespaces/shop/deployments/web");
@@ -142,9 +148,11 @@ async fn delete_carries_the_uid_precondition_and_background_propagation() {
         child: target("extra", "uid-extra"),
         reason: DeleteReason::NotDesired,
     }];
-    let (outcome, seen) = tokio::join!(exec.execute(&ctl, parent(), ops), async {
+    let (outcome, seen) = scripted(exec.execute(&ctl, parent(), ops), async {
         answer(&mut api, 200, status_body(200, "")).await
-    });
+    })
+    .await;
+    no_further_request(&mut api);
     assert!(outcome.unwrap().errors.is_empty());
     assert_eq!(seen.method, "DELETE");
     assert_eq!(seen.path, "/apis/apps/v1/namespaces/shop/deployments/extra");
@@ -163,11 +171,13 @@ async fn status_is_written_through_the_subresource_with_observed_generation() {
     let ops = vec![Op::WriteStatus {
         status: status.clone(),
     }];
-    let (outcome, seen) = tokio::join!(exec.execute(&ctl, parent(), ops), async {
+    let (outcome, seen) = scripted(exec.execute(&ctl, parent(), ops), async {
         let mut updated = serde_json::to_value(parent()).unwrap();
         updated["status"] = json!({"ready": true, "observedGeneration": 2});
         answer(&mut api, 200, updated).await
-    });
+    })
+    .await;
+    no_further_request(&mut api);
     let outcome = outcome.unwrap();
     assert_eq!(seen.method, "PATCH");
     assert_eq!(
@@ -214,7 +224,7 @@ async fn conflicts_and_not_found_follow_metacontroller() {
             status: json!({"observedGeneration": 2}),
         },
     ];
-    let (outcome, seen) = tokio::join!(exec.execute(&ctl, parent(), ops), async {
+    let (outcome, seen) = scripted(exec.execute(&ctl, parent(), ops), async {
         vec![
             answer(&mut api, 404, status_body(404, "NotFound")).await,
             answer(&mut api, 409, status_body(409, "Conflict")).await,
@@ -222,7 +232,9 @@ async fn conflicts_and_not_found_follow_metacontroller() {
             answer(&mut api, 500, status_body(500, "InternalError")).await,
             answer(&mut api, 409, status_body(409, "Conflict")).await,
         ]
-    });
+    })
+    .await;
+    no_further_request(&mut api);
     let outcome = outcome.unwrap();
     let paths: Vec<_> = seen
         .iter()
@@ -246,18 +258,22 @@ async fn status_write_of_a_gone_or_replaced_parent_is_not_an_error() {
         let (exec, _) = executor(client);
         let ctl = Demo::default().build();
         let ops = vec![Op::WriteStatus { status: json!({}) }];
-        let (outcome, _) = tokio::join!(exec.execute(&ctl, parent(), ops), async {
+        let (outcome, _) = scripted(exec.execute(&ctl, parent(), ops), async {
             answer(&mut api, code, status_body(code, reason)).await
-        });
+        })
+        .await;
+        no_further_request(&mut api);
         assert!(outcome.unwrap().errors.is_empty(), "{code}");
     }
     let (client, mut api) = mock_client();
     let (exec, _) = executor(client);
     let ops = vec![Op::WriteStatus { status: json!({}) }];
     let ctl = Demo::default().build();
-    let (outcome, _) = tokio::join!(exec.execute(&ctl, parent(), ops), async {
+    let (outcome, _) = scripted(exec.execute(&ctl, parent(), ops), async {
         answer(&mut api, 500, status_body(500, "InternalError")).await
-    });
+    })
+    .await;
+    no_further_request(&mut api);
     assert!(matches!(
         outcome.unwrap().errors.as_slice(),
         [ExecuteError::WriteStatus { .. }]
@@ -274,10 +290,10 @@ async fn adoption_verifies_the_parent_live_first() {
         Op::Adopt {
             child: target("orphan", "uid-orphan"),
             before: None,
-            after: vec![super::plan::owner_reference(&ctl, &parent())],
+            after: vec![crate::plan::owner_reference(&ctl, &parent())],
         },
     ];
-    let (outcome, seen) = tokio::join!(exec.execute(&ctl, parent(), ops), async {
+    let (outcome, seen) = scripted(exec.execute(&ctl, parent(), ops), async {
         let get = answer(&mut api, 200, serde_json::to_value(parent()).unwrap()).await;
         let adopt = answer(
             &mut api,
@@ -287,7 +303,9 @@ async fn adoption_verifies_the_parent_live_first() {
         )
         .await;
         (get, adopt)
-    });
+    })
+    .await;
+    no_further_request(&mut api);
     assert!(outcome.unwrap().errors.is_empty());
     let (get, adopt) = seen;
     assert_eq!(
@@ -313,11 +331,13 @@ async fn adoption_verifies_the_parent_live_first() {
             after: vec![],
         },
     ];
-    let (outcome, _) = tokio::join!(exec.execute(&ctl, parent(), ops), async {
+    let (outcome, _) = scripted(exec.execute(&ctl, parent(), ops), async {
         let mut other = serde_json::to_value(parent()).unwrap();
         other["metadata"]["uid"] = json!("p2");
         answer(&mut api, 200, other).await
-    });
+    })
+    .await;
+    no_further_request(&mut api);
     assert!(matches!(outcome, Err(ExecuteError::ParentChanged { .. })));
 }
 
@@ -335,13 +355,15 @@ async fn releasing_a_child_that_is_gone_is_done_and_a_failed_adopt_is_reported()
         Op::Adopt {
             child: target("raced", "uid-raced"),
             before: None,
-            after: vec![super::plan::owner_reference(&ctl, &parent())],
+            after: vec![crate::plan::owner_reference(&ctl, &parent())],
         },
     ];
-    let (outcome, _) = tokio::join!(exec.execute(&ctl, parent(), ops), async {
+    let (outcome, _) = scripted(exec.execute(&ctl, parent(), ops), async {
         answer(&mut api, 404, status_body(404, "NotFound")).await;
         answer(&mut api, 422, status_body(422, "Invalid")).await
-    });
+    })
+    .await;
+    no_further_request(&mut api);
     let errors = outcome.unwrap().errors;
     assert_eq!(errors.len(), 1);
     assert!(matches!(&errors[0], ExecuteError::AdoptChild { name, .. } if name == "raced"));

@@ -1,17 +1,26 @@
 //! Whole reconciles against preloaded caches and a scripted API server:
 //! what a failed hook does (nothing), what a 429 does (a delayed retry, no
-//! event, no backoff), what any other failure does (backoff and a Warning).
+//! event, no backoff), what any other failure does (backoff and a Warning),
+//! what a good answer writes, and the record each leaves; and the loop
+//! (`worker.rs`) that runs them.
 
-use super::backoff::backoff;
-use super::cache::Caches;
-use super::config::HookVersion;
-use super::events::EventPublisher;
-use super::hook_call::{Endpoint, HookCaller, HookTarget};
-use super::metrics::DriverMetrics;
-use super::records::Outcome;
-use super::scripted_api::{ApiHandle, Seen, answer, mock_client, status_body};
-use super::test_support::{Demo, Obj, parent};
-use super::worker::{ControllerRuntime, Discover, HookTargets};
+use super::{ReconcileError, error_policy, reconcile};
+use crate::backoff::backoff;
+use crate::cache::Caches;
+use crate::config::HookVersion;
+use crate::context::{Context, HookTargets, Shared};
+use crate::customized::Discover;
+use crate::events::EventPublisher;
+use crate::hook_call::{Endpoint, HookCaller, HookTarget};
+use crate::metrics::DriverMetrics;
+use crate::queue::ParentKey;
+use crate::records::Outcome;
+use crate::scripted_api::{
+    ApiHandle, Seen, answer, mock_client, no_further_request, scripted, status_body,
+};
+use crate::test_support::{Demo, Obj, parent};
+use crate::triggers::parent_key;
+use crate::worker;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::core::DynamicObject;
 use kube::runtime::controller::Action;
@@ -21,7 +30,30 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-const KEY: &str = "shop/p";
+/// The parent, as the applier hands it over: from the parent cache.
+fn cached(ctx: &Context) -> Arc<DynamicObject> {
+    ctx.parents
+        .get(Some("shop"), "p")
+        .expect("the parent is cached")
+}
+
+fn key(ctx: &Context) -> ParentKey {
+    parent_key(&ctx.driven, &cached(ctx))
+}
+
+/// One reconcile of the cached parent.
+async fn reconcile_cached(ctx: &Arc<Context>) -> Result<Action, ReconcileError> {
+    reconcile(cached(ctx), Arc::clone(ctx)).await
+}
+
+/// What the applier does with one parent: reconcile and, after a failure,
+/// the error policy.
+async fn reconcile_and_requeue(ctx: &Arc<Context>) -> Action {
+    match reconcile_cached(ctx).await {
+        Ok(action) => action,
+        Err(err) => error_policy(cached(ctx), &err, Arc::clone(ctx)),
+    }
+}
 
 /// A parent that already carries the finalizer, with one owned child: the
 /// prelude plans no API call, so any request is the hook's doing.
@@ -69,7 +101,7 @@ async fn apply_then_status(api: &mut ApiHandle, replicas: i64) -> (Seen, Seen) {
     (apply, status)
 }
 
-fn runtime(sync: Endpoint, client: kube::Client) -> Arc<ControllerRuntime> {
+fn runtime(sync: Endpoint, client: kube::Client) -> Arc<Context> {
     runtime_with(sync, client, settled_parent())
 }
 
@@ -77,7 +109,7 @@ fn runtime_with(
     sync: Endpoint,
     client: kube::Client,
     cached_parent: DynamicObject,
-) -> Arc<ControllerRuntime> {
+) -> Arc<Context> {
     runtime_with_children(sync, client, cached_parent, vec![owned_child()])
 }
 
@@ -86,7 +118,7 @@ fn runtime_with_children(
     client: kube::Client,
     cached_parent: DynamicObject,
     children: Vec<DynamicObject>,
-) -> Arc<ControllerRuntime> {
+) -> Arc<Context> {
     let ctl = Demo::default().build();
     let caches = Caches::new(
         client.clone(),
@@ -99,7 +131,7 @@ fn runtime_with_children(
     let discover: Discover = Arc::new(|_: &str, _: &str| Box::pin(async { None }));
     let events = Arc::new(EventPublisher::new(client.clone(), "metahook", "test"));
     let caller = HookCaller::with_http(jiff::Timestamp::now, metrics.clone()).unwrap();
-    ControllerRuntime::new(
+    let ctx = Context::new(
         ctl,
         HookTargets {
             sync: HookTarget {
@@ -110,13 +142,17 @@ fn runtime_with_children(
             finalize: None,
             customize: None,
         },
-        caches,
-        discover,
-        client,
-        Some(events),
-        caller,
-        metrics,
-    )
+        Shared {
+            client,
+            caches,
+            discover,
+            events: Some(events),
+            caller,
+            metrics,
+        },
+    );
+    worker::subscribe(&ctx);
+    ctx
 }
 
 #[tokio::test]
@@ -129,11 +165,14 @@ async fn a_failed_hook_changes_nothing() {
     ];
     for handler in handlers {
         let (client, mut api) = mock_client();
-        let rt = runtime(Endpoint::InProcess(handler), client);
+        let ctx = runtime(Endpoint::InProcess(handler), client);
+        // Steps 1-4 only: the report's Warning is `other_failures_back_off_and_warn`'s.
         // A request would block the reconcile on its answer, so whichever
         // comes first tells: the reconcile's error, or an API call.
+        let (parent, mut trace) = (cached(&ctx), super::Trace::default());
+        let steps = super::sync(&parent, &ctx, &mut trace);
         tokio::select! {
-            result = rt.reconcile(KEY) => assert!(result.is_err()),
+            result = steps => assert!(result.is_err()),
             request = api.next_request() => {
                 panic!("a failed hook must not lead to API calls, got {:?}", request.map(|(r, _)| r.uri().clone()));
             }
@@ -156,7 +195,7 @@ async fn a_hook_429_retries_after_retry_after_without_event_or_backoff() {
             .unwrap();
     });
     let (client, mut api) = mock_client();
-    let rt = runtime(
+    let ctx = runtime(
         Endpoint::Http {
             url,
             timeout: Duration::from_secs(60),
@@ -165,7 +204,7 @@ async fn a_hook_429_retries_after_retry_after_without_event_or_backoff() {
         client,
     );
     let action = tokio::select! {
-        action = rt.process_and_requeue(KEY) => action,
+        action = reconcile_and_requeue(&ctx) => action,
         request = api.next_request() => {
             panic!("a 429 must not lead to API calls or events, got {:?}", request.map(|(r, _)| r.uri().clone()));
         }
@@ -175,21 +214,23 @@ async fn a_hook_429_retries_after_retry_after_without_event_or_backoff() {
         Action::requeue(Duration::from_secs(120)),
         "retried after Retry-After"
     );
-    assert_eq!(rt.backoff.failures(KEY), 0, "no backoff step");
+    assert_eq!(ctx.backoff.failures(&key(&ctx)), 0, "no backoff step");
 }
 
 #[tokio::test]
 async fn other_failures_back_off_and_warn() {
     let (client, mut api) = mock_client();
-    let rt = runtime(Endpoint::InProcess(|_, _| Ok(b"[]".to_vec())), client);
-    let (action, event) = tokio::join!(rt.process_and_requeue(KEY), async {
+    let ctx = runtime(Endpoint::InProcess(|_, _| Ok(b"[]".to_vec())), client);
+    let (action, event) = scripted(reconcile_and_requeue(&ctx), async {
         answer(
             &mut api,
             201,
             json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e"}}),
         )
         .await
-    });
+    })
+    .await;
+    no_further_request(&mut api);
     assert_eq!(event.method, "POST");
     assert_eq!(event.path, "/apis/events.k8s.io/v1/namespaces/shop/events");
     assert_eq!(event.body["type"], "Warning");
@@ -200,7 +241,7 @@ async fn other_failures_back_off_and_warn() {
         note.starts_with("Sync error: the sync hook's response could not be decoded"),
         "{note}"
     );
-    assert_eq!(rt.backoff.failures(KEY), 1);
+    assert_eq!(ctx.backoff.failures(&key(&ctx)), 1);
     assert_eq!(
         action,
         Action::requeue(backoff(0)),
@@ -211,9 +252,11 @@ async fn other_failures_back_off_and_warn() {
 #[tokio::test]
 async fn a_good_answer_is_applied_and_its_status_written() {
     let (client, mut api) = mock_client();
-    let rt = runtime(Endpoint::InProcess(three_replicas_of_web), client);
-    let (result, (apply, status)) = tokio::join!(rt.reconcile(KEY), apply_then_status(&mut api, 3));
-    assert_eq!(result.unwrap(), Some(Duration::from_secs(30)));
+    let ctx = runtime(Endpoint::InProcess(three_replicas_of_web), client);
+    let (result, (apply, status)) =
+        scripted(reconcile_cached(&ctx), apply_then_status(&mut api, 3)).await;
+    no_further_request(&mut api);
+    assert_eq!(result.unwrap(), Action::requeue(Duration::from_secs(30)));
     assert_eq!(apply.path, "/apis/apps/v1/namespaces/shop/deployments/web");
     assert_eq!(apply.body["metadata"]["labels"]["controller-uid"], "p1");
     assert_eq!(apply.body["spec"]["replicas"], 3);
@@ -235,7 +278,7 @@ async fn a_listed_child_reaches_the_hook_with_its_type() {
     let (client, mut api) = mock_client();
     let mut listed = owned_child();
     listed.types = None;
-    let rt = runtime_with_children(
+    let ctx = runtime_with_children(
         Endpoint::InProcess(|body, _| {
             let req: serde_json::Value = serde_json::from_slice(body).unwrap();
             let child = &req["children"]["Deployment.apps/v1"]["shop/web"];
@@ -249,7 +292,7 @@ async fn a_listed_child_reaches_the_hook_with_its_type() {
         settled_parent(),
         vec![listed],
     );
-    let (result, status) = tokio::join!(rt.reconcile(KEY), async {
+    let (result, status) = scripted(reconcile_cached(&ctx), async {
         loop {
             let seen = answer(
                 &mut api,
@@ -261,7 +304,9 @@ async fn a_listed_child_reaches_the_hook_with_its_type() {
                 return seen;
             }
         }
-    });
+    })
+    .await;
+    no_further_request(&mut api);
     result.unwrap();
     assert_eq!(
         status.body[1]["value"],
@@ -283,12 +328,12 @@ async fn first_patch_refused(code: u16, body: serde_json::Value) -> (Seen, u32) 
     let (client, mut api) = mock_client();
     let mut unfinalized = parent();
     unfinalized.metadata.finalizers = None;
-    let rt = runtime_with(
+    let ctx = runtime_with(
         Endpoint::InProcess(|_, _| Ok(b"{}".to_vec())),
         client,
         unfinalized,
     );
-    let process = rt.process_and_requeue(KEY);
+    let process = reconcile_and_requeue(&ctx);
     tokio::pin!(process);
     let patch = tokio::select! {
         _ = &mut process => panic!("finished without patching"),
@@ -300,7 +345,7 @@ async fn first_patch_refused(code: u16, body: serde_json::Value) -> (Seen, u32) 
             panic!("a quiet retry publishes no event, got {:?}", request.map(|(r, _)| r.uri().clone()));
         }
     }
-    (patch, rt.backoff.failures(KEY))
+    (patch, ctx.backoff.failures(&key(&ctx)))
 }
 
 #[tokio::test]
@@ -359,7 +404,7 @@ async fn customize_rules_select_related_objects_from_the_caches() {
         version: HookVersion::V2,
         endpoint,
     };
-    let rt = ControllerRuntime::new(
+    let ctx = Context::new(
         ctl,
         HookTargets {
             // The sync hook reports in the status what it was sent.
@@ -394,14 +439,19 @@ async fn customize_rules_select_related_objects_from_the_caches() {
                 }),
             )),
         },
-        caches,
-        discover,
-        client,
-        None,
-        HookCaller::in_process(jiff::Timestamp::now, metrics.clone()),
-        metrics,
+        Shared {
+            client,
+            caches,
+            discover,
+            events: None,
+            caller: HookCaller::in_process(jiff::Timestamp::now, metrics.clone()),
+            metrics,
+        },
     );
-    let (result, (apply, status)) = tokio::join!(rt.reconcile(KEY), apply_then_status(&mut api, 1));
+    worker::subscribe(&ctx);
+    let (result, (apply, status)) =
+        scripted(reconcile_cached(&ctx), apply_then_status(&mut api, 1)).await;
+    no_further_request(&mut api);
     result.unwrap();
     assert_eq!(apply.method, "PATCH");
     assert_eq!(
@@ -410,9 +460,9 @@ async fn customize_rules_select_related_objects_from_the_caches() {
                "observedGeneration": 2})
     );
     // The answer is cached for the parent, and dropped once it is deleted.
-    assert_eq!(rt.customized_len(), 1);
-    parents.notify(&super::cache::Change::Deleted(Arc::new(settled_parent())));
-    assert_eq!(rt.customized_len(), 0);
+    assert_eq!(ctx.customized.answers().len(), 1);
+    parents.notify(&crate::cache::Change::Deleted(Arc::new(settled_parent())));
+    assert_eq!(ctx.customized.answers().len(), 0);
 }
 
 static LOOP_HOOK_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -422,7 +472,7 @@ async fn the_loop_coalesces_waiting_triggers_and_stops_on_request() {
     // The applier runs what the caches trigger: three triggers for a parent
     // that waits are one reconcile, and a stop ends the loop.
     let (client, mut api) = mock_client();
-    let rt = runtime(
+    let ctx = runtime(
         Endpoint::InProcess(|_, _| {
             LOOP_HOOK_CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             Ok(
@@ -440,11 +490,16 @@ async fn the_loop_coalesces_waiting_triggers_and_stops_on_request() {
         }
     });
     for _ in 0..3 {
-        rt.add(KEY);
+        ctx.enqueue(key(&ctx));
     }
-    assert_eq!(rt.triggers.len(), 1, "one waiting key");
+    assert_eq!(ctx.queue.len(), 1, "one waiting key");
     let stop = CancellationToken::new();
-    let running = tokio::spawn(Arc::clone(&rt).run(2, stop.clone()));
+    let running = tokio::spawn(worker::run(
+        Arc::clone(&ctx),
+        2,
+        Duration::from_secs(3600),
+        stop.clone(),
+    ));
     tokio::time::timeout(Duration::from_secs(10), async {
         while LOOP_HOOK_CALLS.load(std::sync::atomic::Ordering::SeqCst) == 0 {
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -455,7 +510,7 @@ async fn the_loop_coalesces_waiting_triggers_and_stops_on_request() {
     // Nothing else is queued: no second call comes.
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(LOOP_HOOK_CALLS.load(std::sync::atomic::Ordering::SeqCst), 1);
-    assert_eq!(rt.triggers.len(), 0, "nothing waits");
+    assert_eq!(ctx.queue.len(), 0, "nothing waits");
     stop.cancel();
     tokio::time::timeout(Duration::from_secs(10), running)
         .await
@@ -466,10 +521,11 @@ async fn the_loop_coalesces_waiting_triggers_and_stops_on_request() {
 #[tokio::test]
 async fn each_reconcile_leaves_a_record_of_its_plan_and_outcome() {
     let (client, mut api) = mock_client();
-    let rt = runtime(Endpoint::InProcess(three_replicas_of_web), client);
-    let (action, _) = tokio::join!(rt.process_and_requeue(KEY), apply_then_status(&mut api, 3));
+    let ctx = runtime(Endpoint::InProcess(three_replicas_of_web), client);
+    let (action, _) = scripted(reconcile_and_requeue(&ctx), apply_then_status(&mut api, 3)).await;
+    no_further_request(&mut api);
     assert_eq!(action, Action::requeue(Duration::from_secs(30)));
-    let record = rt.records.get(KEY).expect("a record");
+    let record = ctx.records.get(&key(&ctx)).expect("a record");
     assert_eq!(record.outcome, Outcome::Succeeded);
     assert_eq!(record.parent.name, "p");
     assert_eq!(record.parent.generation, Some(2));
@@ -492,16 +548,18 @@ async fn each_reconcile_leaves_a_record_of_its_plan_and_outcome() {
 
     // A failed hook: the record says so, with the error and the backoff.
     let (client, mut api) = mock_client();
-    let rt = runtime(Endpoint::InProcess(|_, _| Ok(b"not json".to_vec())), client);
-    let (action, _event) = tokio::join!(
-        rt.process_and_requeue(KEY),
+    let ctx = runtime(Endpoint::InProcess(|_, _| Ok(b"not json".to_vec())), client);
+    let (action, _event) = scripted(
+        reconcile_and_requeue(&ctx),
         answer(
             &mut api,
             201,
             json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e"}}),
-        )
-    );
-    let record = rt.records.get(KEY).expect("a record");
+        ),
+    )
+    .await;
+    no_further_request(&mut api);
+    let record = ctx.records.get(&key(&ctx)).expect("a record");
     assert_eq!(record.outcome, Outcome::Failed);
     assert!(
         record

@@ -1,0 +1,107 @@
+//! What one controller's reconciles share: its configuration, the caches
+//! it reads, how it acts (the executor, the hook caller), and its
+//! bookkeeping (queue, backoff, records, metrics). Built once per
+//! CompositeController at start; `reconcile` and `error_policy` take it as
+//! controller-rs's take theirs.
+
+use crate::backoff::Backoff;
+use crate::cache::{Caches, TypeCache};
+use crate::customized::{Customized, Discover};
+use crate::events::EventPublisher;
+use crate::execute::Executor;
+use crate::hook_call::{HookCaller, HookTarget};
+use crate::memory::ApplyMemory;
+use crate::metrics::DriverMetrics;
+use crate::model::Driven;
+use crate::queue::{ParentKey, Queue};
+use crate::records::Records;
+use std::sync::Arc;
+
+/// The hooks of a controller, resolved to where they are answered.
+#[derive(Debug, Clone)]
+pub struct HookTargets {
+    pub sync: HookTarget,
+    pub finalize: Option<HookTarget>,
+    pub customize: Option<HookTarget>,
+}
+
+/// What every controller's context is built from: one of each per driver.
+#[derive(Clone)]
+pub struct Shared {
+    pub client: kube::Client,
+    /// Every watched type's cache, shared between controllers.
+    pub caches: Arc<Caches>,
+    pub discover: Discover,
+    /// Where Events go (`None`: nowhere, in tests that script no Events).
+    pub events: Option<Arc<EventPublisher>>,
+    pub caller: HookCaller,
+    pub metrics: Arc<DriverMetrics>,
+}
+
+/// One controller's reconcile context.
+pub struct Context {
+    pub driven: Driven,
+    pub hooks: HookTargets,
+    /// The parent type's cache, the applier's store.
+    pub parents: Arc<TypeCache>,
+    /// One cache per child type, in `driven.children`'s order.
+    pub children: Vec<Arc<TypeCache>>,
+    /// Where related types' caches are started.
+    pub caches: Arc<Caches>,
+    pub customized: Customized,
+    pub executor: Executor,
+    pub caller: HookCaller,
+    pub queue: Queue,
+    pub backoff: Backoff,
+    pub records: Records,
+    pub metrics: Arc<DriverMetrics>,
+}
+
+impl Context {
+    /// Starts (or joins) the caches of the controller's types.
+    pub fn new(driven: Driven, hooks: HookTargets, shared: Shared) -> Arc<Self> {
+        let parents = shared.caches.get_or_start(&driven.parent);
+        let children = driven
+            .children
+            .iter()
+            .map(|c| shared.caches.get_or_start(&c.resource))
+            .collect();
+        let executor = Executor::new(
+            shared.client,
+            shared.events,
+            Arc::new(ApplyMemory::new()),
+            shared.metrics.clone(),
+        );
+        Arc::new(Context {
+            driven,
+            hooks,
+            parents,
+            children,
+            caches: shared.caches,
+            customized: Customized::new(shared.discover),
+            executor,
+            caller: shared.caller,
+            queue: Queue::default(),
+            backoff: Backoff::default(),
+            records: Records::default(),
+            metrics: shared.metrics,
+        })
+    }
+
+    /// The controller's name.
+    pub fn name(&self) -> &str {
+        self.driven.name()
+    }
+
+    /// Queues a parent now.
+    pub fn enqueue(&self, key: ParentKey) {
+        self.queue.add(key);
+        self.metrics.queue_depth(self.name(), self.queue.len());
+    }
+
+    /// A queued parent was taken or dropped.
+    pub fn dequeued(&self, key: &ParentKey) {
+        self.queue.taken(key);
+        self.metrics.queue_depth(self.name(), self.queue.len());
+    }
+}

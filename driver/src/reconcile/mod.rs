@@ -1,0 +1,178 @@
+//! One reconcile of one parent, in order (docs/metacontroller.md §3.3).
+//!
+//! kube's applier calls [`reconcile`] with the parent from the cache and the
+//! controller's [`Context`]; after a failure it asks [`error_policy`] when to
+//! try again. One reconcile:
+//!
+//! 1. plans the prelude from the cached parent and children (the finalizer,
+//!    adopting and releasing children) and executes it;
+//! 2. gathers the related objects the customize hook's rules select
+//!    ([`related`]);
+//! 3. calls the sync hook (the finalize hook for a parent being deleted)
+//!    with the parent, its children and the related objects;
+//! 4. plans what follows from the answer (children to apply and delete, the
+//!    status, the finalizer's removal) and executes it;
+//! 5. reports: log, metrics, a Warning Event for a failure worth one, the
+//!    parent's record ([`report`]).
+//!
+//! Deciding is the planner's (`plan/`, pure); acting is the executor's.
+//! Which changes queue a parent, and the loop, are `worker.rs`'s.
+
+mod error;
+mod related;
+mod report;
+
+pub use error::ReconcileError;
+
+use crate::context::Context;
+use crate::execute::ExecuteErrors;
+use crate::plan::{self, Next};
+use crate::records::{Condition, ParentRef, Requeue, Step};
+use crate::triggers::parent_key;
+use crate::wire::{self, TypedObjects};
+use kube::api::DynamicObject;
+use kube::runtime::controller::Action;
+use metahook_hooks::HookKind;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// Reconciles `parent` (as the applier hands it over, from the cache).
+/// `Ok` says when to come back after a success: the hook's
+/// `resyncAfterSeconds`, or on the next change.
+pub async fn reconcile(
+    parent: Arc<DynamicObject>,
+    ctx: Arc<Context>,
+) -> Result<Action, ReconcileError> {
+    let key = parent_key(&ctx.driven, &parent);
+    let started = Instant::now();
+    let mut trace = Trace::default();
+    let result = sync(&parent, &ctx, &mut trace).await;
+    report::reconciled(&ctx, &parent, &key, trace, &result, started.elapsed()).await;
+    result.map(|after| after.map_or_else(Action::await_change, Action::requeue))
+}
+
+/// When a failed reconcile of `parent` runs again (docs/metacontroller.md
+/// §3.10): after the hook's `Retry-After` for a 429, with no backoff step;
+/// otherwise after the parent's next backoff step.
+pub fn error_policy(parent: Arc<DynamicObject>, err: &ReconcileError, ctx: Arc<Context>) -> Action {
+    let key = parent_key(&ctx.driven, &parent);
+    let (after, reason) = match err.retry_after() {
+        Some(after) => (after, "retryAfter"),
+        None => (ctx.backoff.next(&key), "backoff"),
+    };
+    ctx.records
+        .update(&key, |r| r.requeue = Some(Requeue::new(after, reason)));
+    ctx.metrics
+        .longest_backoff(ctx.name(), ctx.backoff.longest());
+    Action::requeue(after)
+}
+
+/// What one reconcile did, for its record: filled in as it goes, so a
+/// failure leaves what was done before it.
+#[derive(Debug, Default)]
+struct Trace {
+    parent: Option<ParentRef>,
+    steps: Vec<Step>,
+    hook: Option<Duration>,
+    desired: Option<usize>,
+    observed: usize,
+    conditions: Vec<Condition>,
+}
+
+/// Steps 1–4. `Ok` carries the requested resync.
+async fn sync(
+    cached: &DynamicObject,
+    ctx: &Arc<Context>,
+    trace: &mut Trace,
+) -> Result<Option<Duration>, ReconcileError> {
+    let ctl = &ctx.driven;
+    trace.parent = Some(ParentRef::of(ctl, cached));
+    let namespace = if ctl.parent.namespaced {
+        cached.metadata.namespace.as_deref()
+    } else {
+        None
+    };
+    // Listed once: the hook sees these (claimed), and the planner checks
+    // desired names against them (taken by someone else).
+    let candidates: Vec<Vec<Arc<DynamicObject>>> =
+        ctx.children.iter().map(|c| c.list(namespace)).collect();
+
+    // 1. The prelude.
+    let prelude = plan::prelude(ctl, cached, &candidates)?;
+    trace
+        .steps
+        .extend(prelude.ops.iter().map(|op| Step::of(op, ctl, &[])));
+    let executed = ctx
+        .executor
+        .execute(ctl, cached.clone(), prelude.ops)
+        .await?;
+    if !executed.errors.is_empty() {
+        return Err(ReconcileError::Children(ExecuteErrors(executed.errors)));
+    }
+    let parent = executed.parent;
+    let Next::CallHook { hook, observed } = prelude.next else {
+        return Ok(None);
+    };
+    trace.observed = observed.iter().map(Vec::len).sum();
+
+    // 2. Related objects.
+    let related = related::objects(ctx, &parent).await?;
+
+    // 3. The hook.
+    let target = match hook {
+        HookKind::Finalize => ctx.hooks.finalize.as_ref().unwrap_or(&ctx.hooks.sync),
+        _ => &ctx.hooks.sync,
+    };
+    let children_types: Vec<TypedObjects<'_>> = ctl
+        .children
+        .iter()
+        .zip(&observed)
+        .map(|(t, objects)| TypedObjects {
+            resource: &t.resource,
+            objects,
+        })
+        .collect();
+    let related_types: Vec<TypedObjects<'_>> = related
+        .iter()
+        .map(|(resource, objects)| TypedObjects { resource, objects })
+        .collect();
+    let request = wire::sync_request(
+        &ctl.config.object,
+        &parent,
+        wire::object_map(&children_types, target.version, namespace),
+        wire::object_map(&related_types, target.version, namespace),
+        hook == HookKind::Finalize,
+    )?;
+    let called = std::time::Instant::now();
+    let answer = ctx.caller.call(ctx.name(), target, request).await;
+    trace.hook = Some(called.elapsed());
+    let response = wire::decode_sync_response(&answer?, target.strict())
+        .map_err(|source| ReconcileError::Decode { hook, source })?;
+    trace.desired = Some(response.children.len());
+    trace.conditions = Condition::read(response.status.as_ref().and_then(|s| s.get("conditions")));
+
+    // 4. What follows from the answer.
+    let plan = plan::after_hook(
+        ctl,
+        &parent,
+        &observed,
+        &candidates,
+        response,
+        ctx.executor.memory().as_ref(),
+    )?;
+    trace
+        .steps
+        .extend(plan.ops.iter().map(|op| Step::of(op, ctl, &observed)));
+    let executed = ctx.executor.execute(ctl, parent, plan.ops).await?;
+    if let Some(failure) = plan.failure {
+        return Err(ReconcileError::Plan(failure));
+    }
+    if !executed.errors.is_empty() {
+        return Err(ReconcileError::Children(ExecuteErrors(executed.errors)));
+    }
+    Ok(plan.resync_after)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,123 @@
+//! Step 5 of a reconcile: what it did made visible. The outcome logged and
+//! counted, a Warning Event for a failure worth one (not for a quiet retry),
+//! the backoff reset on success, and the parent's record replaced.
+
+use super::{ReconcileError, Trace};
+use crate::context::Context;
+use crate::plan::EventType;
+use crate::queue::ParentKey;
+use crate::records::{ChildCount, Outcome, Record, Requeue};
+use kube::api::DynamicObject;
+use std::time::Duration;
+
+pub(super) async fn reconciled(
+    ctx: &Context,
+    parent: &DynamicObject,
+    key: &ParentKey,
+    trace: Trace,
+    result: &Result<Option<Duration>, ReconcileError>,
+    took: Duration,
+) {
+    let outcome = outcome(&trace, result);
+    match result {
+        Ok(_) => {
+            ctx.backoff.forget(key);
+            ctx.metrics
+                .longest_backoff(ctx.name(), ctx.backoff.longest());
+            tracing::debug!(?took, "reconciled");
+        }
+        Err(err) => match outcome {
+            Outcome::RetryLater => {
+                tracing::info!(after = ?err.retry_after(), "hook asked to retry later");
+            }
+            Outcome::WaitingForCache => tracing::debug!(error = %err, "waiting for a cache"),
+            Outcome::StaleCache => {
+                tracing::info!(error = %crate::error_chain(err), "cache out of date; retrying");
+            }
+            Outcome::NamespaceTerminating => {
+                tracing::debug!(error = %crate::error_chain(err), "the namespace is being deleted; retrying");
+            }
+            _ => {
+                let chain = crate::error_chain(err);
+                tracing::warn!(error = %chain, failures = ctx.backoff.failures(key), "reconcile failed");
+                ctx.executor
+                    .publish(
+                        &ctx.driven,
+                        parent,
+                        EventType::Warning,
+                        "SyncError".to_owned(),
+                        format!("Sync error: {chain}"),
+                    )
+                    .await;
+            }
+        },
+    }
+    ctx.metrics
+        .reconciled(ctx.name(), metric_label(outcome), took);
+    record(ctx, key, trace, result, outcome, took);
+}
+
+fn outcome(trace: &Trace, result: &Result<Option<Duration>, ReconcileError>) -> Outcome {
+    match result {
+        Ok(_) if trace.steps.is_empty() => Outcome::Unchanged,
+        Ok(_) => Outcome::Succeeded,
+        Err(err) if err.retry_after().is_some() => Outcome::RetryLater,
+        Err(ReconcileError::NotSynced(_)) => Outcome::WaitingForCache,
+        Err(err) if err.is_stale_cache() => Outcome::StaleCache,
+        Err(err) if err.is_namespace_terminating() => Outcome::NamespaceTerminating,
+        Err(_) => Outcome::Failed,
+    }
+}
+
+/// The `outcome` label of `metahook_driver_reconciles_total`.
+fn metric_label(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Succeeded | Outcome::Unchanged => "ok",
+        Outcome::RetryLater => "retry_after",
+        Outcome::WaitingForCache => "waiting",
+        Outcome::StaleCache => "stale",
+        Outcome::NamespaceTerminating => "namespace_terminating",
+        Outcome::Failed => "error",
+    }
+}
+
+/// Keeps what this reconcile did as the parent's record.
+fn record(
+    ctx: &Context,
+    key: &ParentKey,
+    trace: Trace,
+    result: &Result<Option<Duration>, ReconcileError>,
+    outcome: Outcome,
+    took: Duration,
+) {
+    let Some(parent) = trace.parent else {
+        return;
+    };
+    ctx.records.put(
+        key,
+        Record {
+            controller: ctx.name().to_owned(),
+            parent,
+            last_run: jiff::Timestamp::now().to_string(),
+            outcome,
+            duration_seconds: took.as_secs_f64(),
+            hook_seconds: trace.hook.map(|d| d.as_secs_f64()),
+            plan: trace.steps,
+            error: result.as_ref().err().map(|e| crate::error_chain(e)),
+            requeue: match result {
+                Ok(Some(after)) => Some(Requeue::new(*after, "resyncAfterSeconds")),
+                _ => None,
+            },
+            children: ChildCount {
+                desired: trace.desired,
+                observed: trace.observed,
+            },
+            conditions: trace.conditions,
+        },
+    );
+    // A parent deleted while this reconcile ran has had its record
+    // forgotten already: checked after the put, so none outlives it.
+    if ctx.parents.store.get(key).is_none() {
+        ctx.records.forget(key);
+    }
+}
