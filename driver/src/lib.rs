@@ -46,10 +46,6 @@ mod execute_tests;
 #[cfg(test)]
 mod hook_auth_tests;
 #[cfg(test)]
-mod pipeline_tests;
-#[cfg(test)]
-mod plan_tests;
-#[cfg(test)]
 pub(crate) mod scripted_api;
 #[cfg(test)]
 pub(crate) mod test_support;

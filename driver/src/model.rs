@@ -2,6 +2,8 @@
 //! discovery said about its parent and child types.
 
 use super::config::{ControllerConfig, UpdateStrategy};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::ResourceExt;
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 
 /// An API type: group, version, kind, plural, and whether it is namespaced.
@@ -80,4 +82,12 @@ pub fn split_key(key: &str) -> (Option<&str>, &str) {
         Some((ns, name)) => (Some(ns), name),
         None => (None, key),
     }
+}
+
+/// The owner reference marked `controller: true`, if any: the one object
+/// that controls `obj` (Kubernetes allows at most one).
+pub(crate) fn controller_of(obj: &DynamicObject) -> Option<&OwnerReference> {
+    obj.owner_references()
+        .iter()
+        .find(|r| r.controller == Some(true))
 }
