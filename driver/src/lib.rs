@@ -45,10 +45,6 @@ pub mod wire;
 pub mod worker;
 
 #[cfg(test)]
-mod pipeline_tests;
-#[cfg(test)]
-mod plan_tests;
-#[cfg(test)]
 pub(crate) mod scripted_api;
 #[cfg(test)]
 pub(crate) mod test_support;

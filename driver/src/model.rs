@@ -3,6 +3,7 @@
 
 use super::config::{ControllerConfig, UpdateStrategy};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::ResourceExt;
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 
 /// An API type: group, version, kind, plural, and whether it is namespaced.
@@ -76,13 +77,10 @@ pub fn key_of(namespace: Option<&str>, name: &str) -> String {
     }
 }
 
-/// The owner reference marked `controller: true`, if any: the one owner
-/// that manages the object (kube-core builds such references, but has no
-/// lookup of one).
-pub fn controller_of(obj: &DynamicObject) -> Option<&OwnerReference> {
-    obj.metadata
-        .owner_references
+/// The owner reference marked `controller: true`, if any: the one object
+/// that controls `obj` (Kubernetes allows at most one).
+pub(crate) fn controller_of(obj: &DynamicObject) -> Option<&OwnerReference> {
+    obj.owner_references()
         .iter()
-        .flatten()
         .find(|r| r.controller == Some(true))
 }

@@ -2,10 +2,10 @@
 //! Metacontroller builds it, the registry's handler, the response decoded,
 //! planned. No API server: the "cluster" is the objects fed back in.
 
-use super::model::Driven;
-use super::plan::{self, Applied, AppliedMemory, Next, Op};
-use super::test_support;
-use super::wire::{self, TypedObjects};
+use crate::model::Driven;
+use crate::plan::{self, Applied, AppliedMemory, Next, Op};
+use crate::test_support;
+use crate::wire::{self, TypedObjects};
 use kube::core::DynamicObject;
 use metahook_hooks::HookKind;
 use serde_json::json;

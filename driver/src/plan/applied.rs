@@ -1,0 +1,52 @@
+//! What the executor remembers of its last apply of each child, and how the
+//! planner uses it not to send the same apply again.
+
+use kube::core::DynamicObject;
+use serde_json::Value;
+use std::hash::{Hash, Hasher};
+
+/// What the executor remembers of its last apply of a child; see
+/// [`super::after_hook`] for how it avoids repeating an apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Applied {
+    pub fingerprint: u64,
+    pub uid: String,
+    pub generation: i64,
+    pub resource_version: String,
+}
+
+/// Looks up [`Applied`] by (child type, namespace, name).
+pub trait AppliedMemory {
+    fn applied(&self, type_index: usize, namespace: Option<&str>, name: &str) -> Option<Applied>;
+}
+
+/// Remembers nothing: every desired child is applied.
+pub struct NoMemory;
+
+impl AppliedMemory for NoMemory {
+    fn applied(&self, _: usize, _: Option<&str>, _: &str) -> Option<Applied> {
+        None
+    }
+}
+
+/// Whether the observed child is still what the last apply of this same
+/// body produced: same object (UID), and not changed since (generation, or
+/// resourceVersion for types without a generation).
+pub(super) fn still_as_applied(applied: &Applied, fingerprint: u64, obs: &DynamicObject) -> bool {
+    if applied.fingerprint != fingerprint
+        || Some(applied.uid.as_str()) != obs.metadata.uid.as_deref()
+    {
+        return false;
+    }
+    match obs.metadata.generation {
+        Some(g) if g > 0 => g == applied.generation,
+        _ => obs.metadata.resource_version.as_deref() == Some(applied.resource_version.as_str()),
+    }
+}
+
+/// A stable hash of a body within this process.
+pub(super) fn fingerprint(body: &Value) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    body.to_string().hash(&mut hasher);
+    hasher.finish()
+}

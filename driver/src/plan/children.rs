@@ -1,0 +1,109 @@
+//! The children's writes: observed children not desired are deleted, then
+//! each desired child is created, or updated per its type's update strategy
+//! (docs/metacontroller.md §3.3 step 11).
+
+use super::applied::{AppliedMemory, fingerprint, still_as_applied};
+use super::apply::apply_body;
+use super::desired::Desired;
+use super::{DeleteReason, Op, is_deleting, target};
+use crate::config::UpdateStrategy;
+use crate::model::Driven;
+use crate::wire::object_json;
+use kube::core::DynamicObject;
+use serde_json::Value;
+use std::sync::Arc;
+
+pub(super) fn manage_children(
+    ctl: &Driven,
+    parent: &DynamicObject,
+    observed: &[Vec<Arc<DynamicObject>>],
+    existing: &[Vec<Arc<DynamicObject>>],
+    desired: &[Desired],
+    memory: &dyn AppliedMemory,
+    ops: &mut Vec<Op>,
+) {
+    let same = |d: &Desired, type_index: usize, obj: &DynamicObject| {
+        d.type_index == type_index
+            && d.namespace.as_deref()
+                == obj
+                    .metadata
+                    .namespace
+                    .as_deref()
+                    .filter(|ns| !ns.is_empty())
+            && Some(d.name.as_str()) == obj.metadata.name.as_deref()
+    };
+    // Deletes first, then applies, as Metacontroller orders them.
+    for (type_index, objects) in observed.iter().enumerate() {
+        for obj in objects {
+            if is_deleting(obj) {
+                continue;
+            }
+            if !desired.iter().any(|d| same(d, type_index, obj)) {
+                ops.push(Op::DeleteChild {
+                    child: target(type_index, obj),
+                    reason: DeleteReason::NotDesired,
+                });
+            }
+        }
+    }
+    for d in desired {
+        let found = observed
+            .get(d.type_index)
+            .and_then(|objs| objs.iter().find(|o| same(d, d.type_index, o)));
+        let body = apply_body(ctl, parent, &d.object);
+        let fingerprint = fingerprint(&body);
+        let apply = Op::ApplyChild {
+            type_index: d.type_index,
+            namespace: d.namespace.clone(),
+            name: d.name.clone(),
+            body,
+            fingerprint,
+        };
+        let Some(obs) = found else {
+            // An apply would take over an object that is not ours.
+            let taken = existing
+                .get(d.type_index)
+                .is_some_and(|objs| objs.iter().any(|o| same(d, d.type_index, o)));
+            if !taken {
+                ops.push(apply);
+            }
+            continue;
+        };
+        if is_deleting(obs) {
+            continue;
+        }
+        let unchanged = memory
+            .applied(d.type_index, d.namespace.as_deref(), &d.name)
+            .is_some_and(|a| still_as_applied(&a, fingerprint, obs));
+        if unchanged {
+            continue;
+        }
+        match ctl.children[d.type_index].strategy {
+            UpdateStrategy::OnDelete => {}
+            UpdateStrategy::InPlace => ops.push(apply),
+            UpdateStrategy::Recreate => {
+                if !contains(&object_json(obs), &d.object) {
+                    ops.push(Op::DeleteChild {
+                        child: target(d.type_index, obs),
+                        reason: DeleteReason::Recreate,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Whether every field of `desired` is in `observed` with the same value:
+/// maps by key, lists item by item (same length), so fields the server
+/// defaulted do not count as a difference.
+pub fn contains(observed: &Value, desired: &Value) -> bool {
+    match (observed, desired) {
+        (Value::Object(o), Value::Object(d)) => d.iter().all(|(k, dv)| {
+            o.get(k).is_some_and(|ov| contains(ov, dv)) || (dv.is_null() && !o.contains_key(k))
+        }),
+        (Value::Array(o), Value::Array(d)) => {
+            o.len() == d.len() && o.iter().zip(d).all(|(ov, dv)| contains(ov, dv))
+        }
+        _ => observed == desired,
+    }
+}

@@ -1,0 +1,390 @@
+//! Plans one reconcile: every write the driver makes, as a pure function of
+//! what it observed and what the hook answered.
+//!
+//! Metacontroller decides and writes in the same loop; here the deciding is
+//! apart (docs/metacontroller.md §3.3), so that each rule is a test on small
+//! built objects, with no API server. The executor (`execute.rs`) performs
+//! the planned [`Op`]s in order and decides nothing.
+//!
+//! A reconcile is planned in two halves around the hook call, because the
+//! hook must see the parent after the finalizer is added and the children
+//! after the claim. In order:
+//!
+//! 1. [`prelude`], before the hook (steps 1–4, and the choice of hook in
+//!    step 6):
+//!    - the parent's label filter: a parent that is not this controller's,
+//!      and holds none of its finalizer, is left alone ([`Next::Stop`]);
+//!    - the finalizer, added when the controller has a finalize hook (never
+//!      to a terminating parent), removed when it has none;
+//!    - the claim (`claim.rs`): matching orphans adopted after one
+//!      [`Op::VerifyParent`], owned children that no longer match released;
+//!    - which hook: `finalize` for a parent going away (deleted, or out of
+//!      the filter) when there is one, else `sync`.
+//! 2. [`after_hook`], once the hook answered (steps 7–12):
+//!    - the finalizer removed when the hook says `finalized`;
+//!    - the desired children checked and defaulted (`desired.rs`);
+//!    - children not desired deleted, then desired ones created or updated
+//!      per update strategy (`children.rs`), with server-side apply bodies
+//!      (`apply.rs`), skipping what is unchanged since the last apply
+//!      (`applied.rs`);
+//!    - the status written, then an Event per changed condition
+//!      (`status.rs`);
+//!    - the requeue, from `resyncAfterSeconds`.
+
+mod applied;
+mod apply;
+mod children;
+mod claim;
+mod desired;
+mod status;
+#[cfg(test)]
+mod tests;
+
+pub use applied::{Applied, AppliedMemory, NoMemory};
+pub use apply::{LAST_APPLIED, owner_reference};
+pub use children::contains;
+pub use claim::child_selector;
+
+use super::model::Driven;
+use super::selector::SelectorError;
+use super::wire::HookResponse;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::ResourceExt;
+use kube::core::DynamicObject;
+use metahook_hooks::HookKind;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Finalizers with which the garbage collector is working on a parent:
+/// children are left to it.
+const GC_FINALIZERS: &[&str] = &["foregroundDeletion", "orphan"];
+
+/// An object the plan touches, named precisely enough for a precondition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub type_index: usize,
+    pub namespace: Option<String>,
+    pub name: String,
+    pub uid: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeleteReason {
+    /// Observed, owned, not in the hook's desired set.
+    NotDesired,
+    /// Differs from desired under the `Recreate` strategy: deleted now,
+    /// created again once it is gone.
+    Recreate,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    Normal,
+    Warning,
+}
+
+/// One API operation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    /// Set the parent's finalizers from `before` (a precondition) to `after`.
+    AddFinalizer {
+        before: Option<Vec<String>>,
+        after: Vec<String>,
+    },
+    RemoveFinalizer {
+        before: Option<Vec<String>>,
+        after: Vec<String>,
+    },
+    /// Read the parent from the API server (not the cache) and stop unless it
+    /// exists with the same UID and is not being deleted: done once before
+    /// adopting anything.
+    VerifyParent,
+    /// Set a child's owner references from `before` (a precondition) to
+    /// `after`: adopting adds the parent as controller.
+    Adopt {
+        child: Target,
+        before: Option<Vec<OwnerReference>>,
+        after: Vec<OwnerReference>,
+    },
+    /// Remove the parent's owner reference from a child that no longer
+    /// matches the selector.
+    Release {
+        child: Target,
+        before: Option<Vec<OwnerReference>>,
+        after: Vec<OwnerReference>,
+    },
+    /// Delete with a UID precondition and background propagation.
+    DeleteChild { child: Target, reason: DeleteReason },
+    /// Server-side apply (field manager `metahook`, forced).
+    ApplyChild {
+        type_index: usize,
+        namespace: Option<String>,
+        name: String,
+        body: Value,
+        fingerprint: u64,
+    },
+    /// Replace `.status` through the status subresource.
+    WriteStatus { status: Value },
+    /// A Kubernetes Event on the parent.
+    Event {
+        kind: EventType,
+        reason: String,
+        note: String,
+    },
+}
+
+/// What a prelude leads to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Next {
+    /// Nothing more this time (the parent is not this controller's).
+    Stop,
+    /// Call `hook` with the claimed children, one list per child type.
+    CallHook {
+        hook: HookKind,
+        observed: Vec<Vec<Arc<DynamicObject>>>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prelude {
+    pub ops: Vec<Op>,
+    pub next: Next,
+}
+
+/// The rest of a reconcile, once the hook has answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub ops: Vec<Op>,
+    /// `resyncAfterSeconds`, when positive.
+    pub resync_after: Option<Duration>,
+    /// The reconcile fails once `ops` are done. Only when `finalized` meets
+    /// desired children that break the rules: Metacontroller removes the
+    /// finalizer (docs/metacontroller.md §3.3 step 9) before it checks them
+    /// (step 10).
+    pub failure: Option<PlanError>,
+}
+
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum PlanError {
+    #[error(".spec.selector must have either matchLabels, matchExpressions, or both")]
+    NoSelector,
+    #[error(".spec.selector is invalid")]
+    BadSelector(#[source] SelectorError),
+    #[error("desired child {index}: {message}")]
+    BadChild { index: usize, message: String },
+    #[error(
+        "labels on desired child {kind} {name} don't match the parent's selector (nothing was applied)"
+    )]
+    SelectorMismatch { kind: String, name: String },
+    #[error(
+        "desired child {index} is a {api_version} {kind}, which is not one of the controller's childResources"
+    )]
+    UndeclaredChild {
+        index: usize,
+        api_version: String,
+        kind: String,
+    },
+}
+
+/// Steps 1–4 and the choice of hook in step 6 of docs/metacontroller.md §3.3.
+/// `candidates` holds, per child type, the cached objects the parent could
+/// own (the caller may pass every object of the type: the scope filter is
+/// applied here).
+///
+/// # Example
+///
+/// A new parent of a controller with a finalize hook: the finalizer goes on
+/// before anything else, then the sync hook is called with no children.
+///
+/// ```
+/// use metahook_driver::config::{self, UpdateStrategy};
+/// use metahook_driver::model::{ApiType, ChildType, Driven};
+/// use metahook_driver::plan::{self, Next, Op};
+/// use metahook_hooks::HookKind;
+///
+/// let config = config::parse(
+///     "greeter.yaml",
+///     r#"
+/// apiVersion: metacontroller.k8s.io/v1alpha1
+/// kind: CompositeController
+/// metadata: {name: greeter}
+/// spec:
+///   parentResource: {apiVersion: example.com/v1, resource: greeters}
+///   childResources:
+///     - {apiVersion: v1, resource: configmaps}
+///   generateSelector: true
+///   hooks:
+///     sync: {version: v2, webhook: {url: "http://hooks/greeter/sync"}}
+///     finalize: {version: v2, webhook: {url: "http://hooks/greeter/finalize"}}
+/// "#,
+/// )?;
+/// let ctl = Driven {
+///     config,
+///     parent: ApiType::new("example.com", "v1", "Greeter", "greeters", true),
+///     children: vec![ChildType {
+///         resource: ApiType::new("", "v1", "ConfigMap", "configmaps", true),
+///         strategy: UpdateStrategy::InPlace,
+///     }],
+/// };
+/// let parent = serde_json::from_value(serde_json::json!({
+///     "apiVersion": "example.com/v1", "kind": "Greeter",
+///     "metadata": {"name": "hi", "namespace": "shop", "uid": "u1"},
+/// }))?;
+///
+/// let prelude = plan::prelude(&ctl, &parent, &[vec![]])?;
+/// assert_eq!(
+///     prelude.ops,
+///     [Op::AddFinalizer {
+///         before: None,
+///         after: vec!["metacontroller.io/compositecontroller-greeter".to_owned()],
+///     }]
+/// );
+/// assert_eq!(
+///     prelude.next,
+///     Next::CallHook { hook: HookKind::Sync, observed: vec![vec![]] }
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn prelude(
+    ctl: &Driven,
+    parent: &DynamicObject,
+    candidates: &[Vec<Arc<DynamicObject>>],
+) -> Result<Prelude, PlanError> {
+    let finalizer = ctl.finalizer();
+    let has = has_finalizer(parent, &finalizer);
+    let deleting = is_deleting(parent);
+    let label_match = claim::parent_matches_label_filter(ctl, parent)?;
+    // Step 2: not ours.
+    if !has && !label_match {
+        return Ok(Prelude {
+            ops: Vec::new(),
+            next: Next::Stop,
+        });
+    }
+    let mut ops = Vec::new();
+    let finalize_hook = ctl.config.hooks.finalize.is_some();
+    let mut has_after = has;
+    if finalize_hook && !has && !deleting {
+        // Added before anything else, never to a terminating object.
+        let mut after = parent.finalizers().to_vec();
+        after.push(finalizer.clone());
+        ops.push(Op::AddFinalizer {
+            before: parent.metadata.finalizers.clone(),
+            after,
+        });
+        has_after = true;
+    } else if !finalize_hook && has {
+        ops.push(remove_finalizer(parent, &finalizer));
+        has_after = false;
+        // Step 2 again, on the parent without the finalizer.
+        if !label_match {
+            return Ok(Prelude {
+                ops,
+                next: Next::Stop,
+            });
+        }
+    }
+    let selector = child_selector(ctl, parent)?;
+    let observed = claim::claim(ctl, parent, candidates, &selector, &mut ops);
+    let hook = if finalize_hook && (deleting || (has_after && !label_match)) {
+        HookKind::Finalize
+    } else {
+        HookKind::Sync
+    };
+    Ok(Prelude {
+        ops,
+        next: Next::CallHook { hook, observed },
+    })
+}
+
+/// Steps 7–12 of docs/metacontroller.md §3.3 for one hook response. `parent`
+/// is the parent the hook was called with; `observed` the claimed children it
+/// saw; `existing` every cached object of each child type in scope (claimed
+/// or not), so that a desired child whose name is taken by an object this
+/// parent does not own is left alone, as Metacontroller's create meets
+/// `AlreadyExists`. `memory` says what was applied last, so that an apply
+/// that would change nothing is not repeated.
+pub fn after_hook(
+    ctl: &Driven,
+    parent: &DynamicObject,
+    observed: &[Vec<Arc<DynamicObject>>],
+    existing: &[Vec<Arc<DynamicObject>>],
+    response: HookResponse,
+    memory: &dyn AppliedMemory,
+) -> Result<Plan, PlanError> {
+    let resync_after = (response.resync_after_seconds > 0.0)
+        .then(|| Duration::try_from_secs_f64(response.resync_after_seconds).ok())
+        .flatten();
+    let mut ops = Vec::new();
+    let finalizer = ctl.finalizer();
+    let mut has = has_finalizer(parent, &finalizer);
+    if response.finalized && has {
+        ops.push(remove_finalizer(parent, &finalizer));
+        has = false;
+    }
+    let desired = match desired::check_desired(ctl, parent, &response.children) {
+        Ok(desired) => desired,
+        Err(err) if !ops.is_empty() => {
+            return Ok(Plan {
+                ops,
+                resync_after,
+                failure: Some(err),
+            });
+        }
+        Err(err) => return Err(err),
+    };
+    let gc_finalizer = parent
+        .finalizers()
+        .iter()
+        .any(|f| GC_FINALIZERS.contains(&f.as_str()));
+    // Children are managed unless the parent is going and this controller's
+    // finalizer no longer holds it (or the garbage collector has it).
+    if !is_deleting(parent) || (has && !gc_finalizer) {
+        children::manage_children(ctl, parent, observed, existing, &desired, memory, &mut ops);
+    }
+    let status = status::with_generation(parent, response.status);
+    let old_status = parent.data.get("status");
+    if old_status != Some(&status) {
+        ops.extend(status::condition_events(old_status, &status));
+        ops.push(Op::WriteStatus { status });
+    }
+    // Events go last: they never hold up the writes that matter.
+    ops.sort_by_key(|op| matches!(op, Op::Event { .. }));
+    Ok(Plan {
+        ops,
+        resync_after,
+        failure: None,
+    })
+}
+
+fn is_deleting(obj: &DynamicObject) -> bool {
+    obj.metadata.deletion_timestamp.is_some()
+}
+
+fn has_finalizer(obj: &DynamicObject, name: &str) -> bool {
+    obj.finalizers().iter().any(|f| f == name)
+}
+
+/// The parent's finalizers without this controller's, the rest in order;
+/// `before` is the precondition.
+fn remove_finalizer(parent: &DynamicObject, finalizer: &str) -> Op {
+    Op::RemoveFinalizer {
+        before: parent.metadata.finalizers.clone(),
+        after: parent
+            .finalizers()
+            .iter()
+            .filter(|f| *f != finalizer)
+            .cloned()
+            .collect(),
+    }
+}
+
+fn target(type_index: usize, obj: &DynamicObject) -> Target {
+    Target {
+        type_index,
+        namespace: obj.namespace(),
+        name: obj.name_any(),
+        uid: obj.uid().unwrap_or_default(),
+    }
+}

@@ -1,0 +1,256 @@
+//! Deletes and applies per update strategy, and what the memory of the last
+//! apply saves (docs/metacontroller.md §3.3 step 11, §3.7, §3.8).
+
+use super::*;
+
+#[test]
+fn extras_are_deleted_with_their_uid() {
+    let ctl = hello_like();
+    let parent = Obj::parent().finalizer(FINALIZER).0;
+    let keep = child("keep").arc();
+    let extra = child("extra").arc();
+    let already_going = child("going").deleting().arc();
+    let plan = planned(
+        &ctl,
+        &parent,
+        &[vec![keep.clone(), extra, already_going], vec![]],
+        response(vec![desired("keep", 1)]),
+    )
+    .unwrap();
+    assert_eq!(
+        kinds(&plan.ops),
+        ["DeleteChild", "ApplyChild", "WriteStatus"]
+    );
+    assert_eq!(
+        plan.ops[0],
+        Op::DeleteChild {
+            child: Target {
+                type_index: 0,
+                namespace: Some("shop".to_owned()),
+                name: "extra".to_owned(),
+                uid: "uid-extra".to_owned(),
+            },
+            reason: DeleteReason::NotDesired,
+        }
+    );
+}
+
+#[test]
+fn on_delete_creates_missing_children_but_never_updates() {
+    let ctl = controller(UpdateStrategy::OnDelete, true, true);
+    let parent = Obj::parent().finalizer(FINALIZER).0;
+    let plan = planned(
+        &ctl,
+        &parent,
+        &[
+            vec![child("old").data("spec", json!({"replicas": 1})).arc()],
+            vec![],
+        ],
+        response(vec![desired("old", 5), desired("new", 1)]),
+    )
+    .unwrap();
+    assert_applies_only(&plan, "new");
+}
+
+#[test]
+fn in_place_applies_unless_nothing_changed_since_the_last_apply() {
+    let ctl = controller(UpdateStrategy::InPlace, true, true);
+    let parent = Obj::parent().finalizer(FINALIZER).0;
+    let observed = child("web").generation(3).arc();
+    let first = planned(
+        &ctl,
+        &parent,
+        &[vec![observed.clone()], vec![]],
+        response(vec![desired("web", 2)]),
+    )
+    .unwrap();
+    let Op::ApplyChild { fingerprint, .. } = &first.ops[0] else {
+        panic!("{:?}", first.ops)
+    };
+
+    struct Remembers(Applied);
+    impl AppliedMemory for Remembers {
+        fn applied(&self, t: usize, ns: Option<&str>, name: &str) -> Option<Applied> {
+            (t == 0 && ns == Some("shop") && name == "web").then(|| self.0.clone())
+        }
+    }
+    let same = Remembers(Applied {
+        fingerprint: *fingerprint,
+        uid: "uid-web".to_owned(),
+        generation: 3,
+        resource_version: "1".to_owned(),
+    });
+    let again = after_hook(
+        &ctl,
+        &parent,
+        &[vec![observed.clone()], vec![]],
+        &[],
+        response(vec![desired("web", 2)]),
+        &same,
+    )
+    .unwrap();
+    assert_eq!(kinds(&again.ops), ["WriteStatus"]);
+    // Someone edited the child since (generation moved): applied again.
+    let edited = child("web").generation(4).arc();
+    let drift = after_hook(
+        &ctl,
+        &parent,
+        &[vec![edited], vec![]],
+        &[],
+        response(vec![desired("web", 2)]),
+        &same,
+    )
+    .unwrap();
+    assert_eq!(kinds(&drift.ops), ["ApplyChild", "WriteStatus"]);
+    // The hook wants something else: applied again.
+    let changed = after_hook(
+        &ctl,
+        &parent,
+        &[vec![observed], vec![]],
+        &[],
+        response(vec![desired("web", 3)]),
+        &same,
+    )
+    .unwrap();
+    assert_eq!(kinds(&changed.ops), ["ApplyChild", "WriteStatus"]);
+}
+
+#[test]
+fn recreate_deletes_a_child_that_differs_and_keeps_one_that_does_not() {
+    let ctl = controller(UpdateStrategy::Recreate, true, true);
+    let parent = Obj::parent().finalizer(FINALIZER).0;
+    // Server-defaulted fields (strategy, revisionHistoryLimit) are not a
+    // difference.
+    let same = child("web")
+        .data("spec", json!({"replicas": 2, "revisionHistoryLimit": 10}))
+        .arc();
+    let plan = planned(
+        &ctl,
+        &parent,
+        &[vec![same], vec![]],
+        response(vec![desired("web", 2)]),
+    )
+    .unwrap();
+    assert_eq!(kinds(&plan.ops), ["WriteStatus"]);
+    let differs = child("web").data("spec", json!({"replicas": 1})).arc();
+    let plan = planned(
+        &ctl,
+        &parent,
+        &[vec![differs], vec![]],
+        response(vec![desired("web", 2)]),
+    )
+    .unwrap();
+    assert_eq!(kinds(&plan.ops), ["DeleteChild", "WriteStatus"]);
+    let Op::DeleteChild { reason, child } = &plan.ops[0] else {
+        unreachable!()
+    };
+    assert_eq!(
+        (*reason, child.uid.as_str()),
+        (DeleteReason::Recreate, "uid-web")
+    );
+}
+
+#[test]
+fn terminating_children_are_neither_updated_nor_deleted_again() {
+    let ctl = controller(UpdateStrategy::InPlace, true, true);
+    let parent = Obj::parent().finalizer(FINALIZER).0;
+    let going = child("web").deleting().arc();
+    let plan = planned(
+        &ctl,
+        &parent,
+        &[vec![going], vec![]],
+        response(vec![desired("web", 2)]),
+    )
+    .unwrap();
+    assert_eq!(kinds(&plan.ops), ["WriteStatus"]);
+}
+
+#[test]
+fn a_desired_name_taken_by_an_object_not_ours_is_left_alone() {
+    // Metacontroller's create meets AlreadyExists and moves on; an apply
+    // would take the object over. (The Foo controller relies on this.)
+    let ctl = hello_like();
+    let parent = Obj::parent().finalizer(FINALIZER).0;
+    let foreign = Obj::deployment("web").owned_by("someone-else").arc();
+    let unmatched_orphan = Obj::deployment("api").arc();
+    let existing = [vec![foreign, unmatched_orphan], vec![]];
+    let p = prelude(&ctl, &parent, &existing).unwrap();
+    assert!(observed_of(&p)[0].is_empty());
+    let plan = after_hook(
+        &ctl,
+        &parent,
+        observed_of(&p),
+        &existing,
+        response(vec![
+            desired("web", 1),
+            desired("api", 1),
+            desired("new", 1),
+        ]),
+        &NoMemory,
+    )
+    .unwrap();
+    assert_applies_only(&plan, "new");
+}
+
+#[test]
+fn convergence_desired_fed_back_as_observed_plans_no_writes() {
+    // After the first reconcile's apply and status write, the next one
+    // (same hook answer, children as applied) must plan nothing.
+    let ctl = hello_like();
+    let parent = Obj::parent().finalizer(FINALIZER).0;
+    let first = planned(
+        &ctl,
+        &parent,
+        &[vec![], vec![]],
+        response(vec![desired("web", 2)]),
+    )
+    .unwrap();
+    let Op::ApplyChild { fingerprint, .. } = &first.ops[0] else {
+        unreachable!()
+    };
+    let Op::WriteStatus { status } = &first.ops[1] else {
+        unreachable!()
+    };
+    struct Once(u64);
+    impl AppliedMemory for Once {
+        fn applied(&self, _: usize, _: Option<&str>, _: &str) -> Option<Applied> {
+            Some(Applied {
+                fingerprint: self.0,
+                uid: "uid-web".to_owned(),
+                generation: 1,
+                resource_version: "1".to_owned(),
+            })
+        }
+    }
+    let parent = Obj::parent()
+        .finalizer(FINALIZER)
+        .data("status", status.clone())
+        .0;
+    let observed = child("web").arc();
+    let second = after_hook(
+        &ctl,
+        &parent,
+        &[vec![observed], vec![]],
+        &[],
+        response(vec![desired("web", 2)]),
+        &Once(*fingerprint),
+    )
+    .unwrap();
+    assert!(second.ops.is_empty(), "{:?}", second.ops);
+}
+
+#[test]
+fn contains_compares_desired_fields_only() {
+    assert!(contains(&json!({"a": 1, "b": 2}), &json!({"a": 1})));
+    assert!(!contains(&json!({"a": 1}), &json!({"a": 2})));
+    assert!(contains(
+        &json!({"l": [{"n": 1, "d": true}]}),
+        &json!({"l": [{"n": 1}]})
+    ));
+    assert!(!contains(
+        &json!({"l": [{"n": 1}, {"n": 2}]}),
+        &json!({"l": [{"n": 1}]})
+    ));
+    // Type-strict, as Metacontroller's comparison is.
+    assert!(!contains(&json!({"r": 3}), &json!({"r": 3.0})));
+}
