@@ -4,7 +4,8 @@
 
 use crate::cli::{DriveArgs, DriverArgs, ServeArgs};
 use metahook_apiserver::ApiSettings;
-use metahook_driver::run::{DriveSettings, HookMode, leader_settings};
+use metahook_driver::prepare::HookMode;
+use metahook_driver::run::{DriveSettings, leader_settings};
 use metahook_driver::throttle::{Budget, BudgetError};
 use metahook_service::{Settings, TlsSettings, defaults};
 use std::time::Duration;

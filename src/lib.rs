@@ -15,7 +15,7 @@ pub mod side_by_side;
 pub mod telemetry;
 
 use cli::{Cli, Command};
-use metahook_driver::run::HookMode;
+use metahook_driver::prepare::HookMode;
 
 /// What failed, by command.
 #[derive(Debug, thiserror::Error)]

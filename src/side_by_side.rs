@@ -16,6 +16,7 @@ use actix_web::dev::ServerHandle;
 use actix_web::web;
 use metahook_apiserver::{ApiServer, ApiSettings};
 use metahook_driver::metrics::DriverMetrics;
+use metahook_driver::prepare::prepare;
 use metahook_driver::run::{self, DriveError, DriveSettings};
 use metahook_hooks::Controller;
 use metahook_service::{AppState, Metrics, Registry, ServeError, Settings};
@@ -55,7 +56,8 @@ pub fn serve_and_drive(
 ) -> Result<(), SideBySideError> {
     // The manifests and hooks first: a bad file fails before anything
     // listens or connects.
-    let prepared = run::prepare(&drive_settings)?;
+    let prepared = prepare(drive_settings.controllers.as_deref(), drive_settings.mode)
+        .map_err(DriveError::from)?;
     let (metrics, driver_metrics) = metrics();
     let state = hook_state(controllers, &settings, metrics);
     let view = drive_settings.view.clone();

@@ -176,7 +176,7 @@ async fn client() -> Result<Client, kube::Error> {
         .map_err(kube::Error::InferConfig)?;
     config.headers.push((
         http::header::USER_AGENT,
-        http::HeaderValue::from_static(metahook_driver::run::USER_AGENT),
+        http::HeaderValue::from_static(metahook_driver::connect::USER_AGENT),
     ));
     Client::try_from(config)
 }

@@ -18,6 +18,7 @@
 pub mod backoff;
 pub mod cache;
 pub mod config;
+pub mod connect;
 pub mod context;
 pub mod customized;
 pub mod discovery;
@@ -30,6 +31,7 @@ pub mod memory;
 pub mod metrics;
 pub mod model;
 pub mod plan;
+pub mod prepare;
 pub mod preview;
 pub mod queue;
 pub mod reconcile;

@@ -1,23 +1,24 @@
-//! Starting and stopping the driver, all of it: the manifests read and the
-//! hooks resolved (before any cluster connection), the clients, discovery,
-//! leader election, caches, workers, resync, shutdown.
+//! Starting and stopping the driver: connected (`connect.rs`) with the
+//! controllers prepared (`prepare.rs`), it resolves their types through
+//! discovery, takes the Lease, starts the caches and one worker per
+//! controller, says when it is ready, and at shutdown lets the reconciles in
+//! progress finish and gives the Lease up.
 
 use super::cache::Caches;
-use super::config::{self, ConfigError, ControllerConfig, Hook};
+use super::connect::{Clients, connect};
 use super::context::{Context, HookTargets, Shared};
 use super::customized::Discover;
 use super::discovery::{self, DiscoveryError};
 use super::events::EventPublisher;
-use super::hook_call::{Endpoint, HookCaller, HookTarget};
+use super::hook_call::HookCaller;
 use super::leader::{self, LeaderError, LeaderSettings};
 use super::metrics::DriverMetrics;
 use super::model::{ChildType, Driven};
-use super::responses::CountResponsesLayer;
-use super::throttle::{Budget, ThrottleLayer};
+use super::prepare::{HookMode, PrepareError, Prepared};
+use super::throttle::Budget;
 use super::view::View;
 use super::worker::{self, DEFAULT_RESYNC};
 use kube::Client;
-use metahook_hooks::HookKind;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,15 +36,6 @@ pub mod defaults {
         Some(burst) => burst,
         None => NonZeroU32::MIN,
     };
-}
-
-/// How hooks are called.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HookMode {
-    /// Through the registry, in this process (`serve --drive`).
-    InProcess,
-    /// Over HTTP at the CompositeController's webhook (`drive`).
-    Http,
 }
 
 #[derive(Debug, Clone)]
@@ -68,19 +60,8 @@ pub struct DriveSettings {
 
 #[derive(Debug, thiserror::Error)]
 pub enum DriveError {
-    #[error("the controller manifests are invalid")]
-    Config(#[from] ConfigError),
-    #[error(
-        "controller {controller}: the {hook} hook at {path} is not built into this binary (metahook serves /{{controller}}/{{hook}} for: {known}); use `metahook drive` to call it over HTTP"
-    )]
-    NotInProcess {
-        controller: String,
-        hook: HookKind,
-        path: String,
-        known: String,
-    },
-    #[error("no controller to drive: {0}")]
-    NothingToDrive(String),
+    #[error(transparent)]
+    Prepare(#[from] PrepareError),
     #[error("connecting to the Kubernetes API server failed")]
     Connect(#[source] Box<kube::Error>),
     #[error("controller {controller}: resolving {what} failed")]
@@ -98,23 +79,6 @@ pub enum DriveError {
     HttpClient(#[source] std::io::Error),
 }
 
-/// A controller whose hooks are resolved: ready to connect.
-#[derive(Debug, Clone)]
-pub struct Prepared {
-    pub config: ControllerConfig,
-    pub hooks: HookTargets,
-}
-
-/// Reads the manifests and resolves every hook, before any cluster
-/// connection: a bad file fails before anything connects.
-pub fn prepare(settings: &DriveSettings) -> Result<Vec<Prepared>, DriveError> {
-    let configs = match &settings.controllers {
-        Some(dir) => config::from_dir(dir)?,
-        None => config::embedded()?,
-    };
-    resolve_hooks(configs, settings.mode, settings.controllers.is_none())
-}
-
 /// Connects and drives until `stop` (`Ok`) or something fatal; see [`run`].
 pub async fn drive(
     prepared: Vec<Prepared>,
@@ -123,101 +87,10 @@ pub async fn drive(
     set_ready: SetReady,
     stop: CancellationToken,
 ) -> Result<(), DriveError> {
-    let clients = connect(settings.budget, metrics.clone()).await?;
+    let clients = connect(settings.budget, metrics.clone())
+        .await
+        .map_err(|e| DriveError::Connect(Box::new(e)))?;
     run(prepared, settings, clients, metrics, set_ready, stop).await
-}
-
-/// Resolves every hook of every controller, before any cluster connection.
-/// In-process, a hook is found by its webhook path (`/{controller}/{hook}`,
-/// the route metahook's own service would answer). Controllers whose hooks
-/// this binary lacks are skipped when `skip_missing` (the embedded
-/// manifests), an error otherwise (`--controllers DIR`).
-pub fn resolve_hooks(
-    configs: Vec<ControllerConfig>,
-    mode: HookMode,
-    skip_missing: bool,
-) -> Result<Vec<Prepared>, DriveError> {
-    let mut prepared = Vec::new();
-    for config in configs {
-        let resolve = |kind: HookKind, hook: &Hook| -> Result<HookTarget, DriveError> {
-            let endpoint = match mode {
-                HookMode::Http => Endpoint::Http {
-                    url: hook.webhook.url.clone(),
-                    timeout: hook.webhook.timeout,
-                    auth: Arc::new(hook.webhook.auth.clone()),
-                },
-                HookMode::InProcess => {
-                    Endpoint::InProcess(in_process(kind, &hook.webhook.path).ok_or_else(|| {
-                        DriveError::NotInProcess {
-                            controller: config.name.clone(),
-                            hook: kind,
-                            path: hook.webhook.path.clone(),
-                            known: known_hooks(),
-                        }
-                    })?)
-                }
-            };
-            Ok(HookTarget {
-                kind,
-                version: hook.version,
-                endpoint,
-            })
-        };
-        let hooks = (|| {
-            Ok::<_, DriveError>(HookTargets {
-                sync: resolve(HookKind::Sync, &config.hooks.sync)?,
-                finalize: config
-                    .hooks
-                    .finalize
-                    .as_ref()
-                    .map(|h| resolve(HookKind::Finalize, h))
-                    .transpose()?,
-                customize: config
-                    .hooks
-                    .customize
-                    .as_ref()
-                    .map(|h| resolve(HookKind::Customize, h))
-                    .transpose()?,
-            })
-        })();
-        match hooks {
-            Ok(hooks) => prepared.push(Prepared { config, hooks }),
-            Err(err @ DriveError::NotInProcess { .. }) if skip_missing => {
-                tracing::warn!(controller = %config.name, reason = %err, "not driving this controller");
-            }
-            Err(err) => return Err(err),
-        }
-    }
-    if prepared.is_empty() {
-        return Err(DriveError::NothingToDrive(
-            "every controller's hooks are missing from this binary".to_owned(),
-        ));
-    }
-    Ok(prepared)
-}
-
-/// The registry hook a path `/{controller}/{hook}` names, if it is `kind`.
-fn in_process(kind: HookKind, path: &str) -> Option<metahook_hooks::registry::Handler> {
-    let mut parts = path.trim_start_matches('/').split('/');
-    let (Some(controller), Some(hook), None) = (parts.next(), parts.next(), parts.next()) else {
-        return None;
-    };
-    if HookKind::parse(hook) != Some(kind) {
-        return None;
-    }
-    metahook_hooks::registry::controller(controller)?.hook(kind)
-}
-
-fn known_hooks() -> String {
-    metahook_hooks::CONTROLLERS
-        .iter()
-        .flat_map(|c| {
-            c.hooks
-                .iter()
-                .map(move |(k, _)| format!("/{}/{}", c.name, k))
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 async fn resolve_controller(
@@ -444,62 +317,6 @@ async fn lost(leadership: &mut Option<leader::Leadership>) {
     }
 }
 
-/// The driver's API clients.
-#[derive(Clone)]
-pub struct Clients {
-    /// Every watch, read and write of the controllers, and Events: within
-    /// the client-side budget, if there is one.
-    pub client: Client,
-    /// The Lease's, outside the budget: a renewal queued behind a burst of
-    /// throttled requests would lose the lease, and a lost lease stops the
-    /// driver.
-    pub lease: Client,
-}
-
-/// The kubeconfig the usual way: in-cluster, `KUBECONFIG`, `~/.kube/config`.
-/// Requests say `User-Agent: metahook/<version>`, so the API server's
-/// audit log and metrics tell the driver's calls apart (kube sets none).
-/// `budget`: `--kube-qps` / `--kube-burst`, none for no client-side limit;
-/// every request is counted in `metrics` either way.
-pub async fn connect(
-    budget: Option<Budget>,
-    metrics: Arc<DriverMetrics>,
-) -> Result<Clients, DriveError> {
-    let mut config = kube::Config::infer()
-        .await
-        .map_err(|e| DriveError::Connect(Box::new(kube::Error::InferConfig(e))))?;
-    config.headers.push((
-        http::header::USER_AGENT,
-        http::HeaderValue::from_static(USER_AGENT),
-    ));
-    // kube's own retry of 429, 503 and 504 (Retry-After honoured) moves
-    // outside the layer that counts answers, so that a throttled attempt
-    // shows even when its retry succeeds. Retries do not spend the
-    // client-side budget again (client-go's do).
-    config.default_retry = false;
-    let build = |config: kube::Config, throttle: ThrottleLayer| {
-        kube::client::ClientBuilder::try_from(config)
-            .map(|builder| {
-                builder
-                    .with_layer(&CountResponsesLayer::new(metrics.clone()))
-                    .with_layer(&tower::buffer::BufferLayer::new(1024))
-                    .with_layer(&tower::retry::RetryLayer::new(
-                        kube::client::retry::RetryPolicy::server_retry(),
-                    ))
-                    .with_layer(&throttle)
-                    .build()
-            })
-            .map_err(|e| DriveError::Connect(Box::new(e)))
-    };
-    Ok(Clients {
-        lease: build(config.clone(), ThrottleLayer::new(None, metrics.clone()))?,
-        client: build(config, ThrottleLayer::new(budget, metrics.clone()))?,
-    })
-}
-
-/// What the driver calls itself in every request.
-pub const USER_AGENT: &str = concat!("metahook/", env!("CARGO_PKG_VERSION"));
-
 /// `LeaderSettings` defaults: lease named `metahook-driver` in the pod's
 /// namespace.
 pub fn leader_settings(
@@ -517,56 +334,5 @@ pub fn leader_settings(
         identity,
         lease_seconds: 15,
         grace_seconds: 5,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn in_process_hooks_come_from_the_registry_by_path() {
-        let prepared =
-            resolve_hooks(config::embedded().unwrap(), HookMode::InProcess, true).unwrap();
-        let names: Vec<_> = prepared.iter().map(|p| p.config.name.as_str()).collect();
-        // Exactly the embedded controllers whose hooks this binary serves.
-        let expected: Vec<_> = ["hello", "hikawa", "foo"]
-            .into_iter()
-            .filter(|n| metahook_hooks::registry::controller(n).is_some())
-            .collect();
-        assert_eq!(names, expected);
-        let hello = prepared.iter().find(|p| p.config.name == "hello").unwrap();
-        assert!(matches!(hello.hooks.sync.endpoint, Endpoint::InProcess(_)));
-        assert!(matches!(
-            hello.hooks.finalize.as_ref().map(|h| &h.endpoint),
-            Some(Endpoint::InProcess(_))
-        ));
-    }
-
-    #[test]
-    fn an_explicit_controller_without_in_process_hooks_is_an_error() {
-        let text = config::EMBEDDED[0].1.replace("/hello/sync", "/nobody/sync");
-        let configs = vec![config::parse("x.yaml", &text).unwrap()];
-        let err = resolve_hooks(configs.clone(), HookMode::InProcess, false).unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("the sync hook at /nobody/sync is not built into this binary"),
-            "{err}"
-        );
-        assert!(matches!(
-            resolve_hooks(configs, HookMode::InProcess, true),
-            Err(DriveError::NothingToDrive(_))
-        ));
-    }
-
-    #[test]
-    fn http_mode_calls_every_webhook_by_url() {
-        let prepared = resolve_hooks(config::embedded().unwrap(), HookMode::Http, false).unwrap();
-        assert_eq!(prepared.len(), 3);
-        let Endpoint::Http { url, timeout, .. } = &prepared[0].hooks.sync.endpoint else {
-            panic!("expected HTTP")
-        };
-        assert_eq!(url, "http://metahook.metahook:80/hello/sync");
-        assert_eq!(*timeout, Duration::from_secs(10));
     }
 }

@@ -1,0 +1,64 @@
+//! The driver's connection to the API server: the kubeconfig found the
+//! usual way, a User-Agent of its own, every answer counted, kube's retries
+//! of 429/503/504, and the client-side budget (`--kube-qps`/`--kube-burst`)
+//! for everything but the Lease.
+
+use crate::metrics::DriverMetrics;
+use crate::responses::CountResponsesLayer;
+use crate::throttle::{Budget, ThrottleLayer};
+use kube::Client;
+use std::sync::Arc;
+
+/// The driver's API clients.
+#[derive(Clone)]
+pub struct Clients {
+    /// Every watch, read and write of the controllers, and Events: within
+    /// the client-side budget, if there is one.
+    pub client: Client,
+    /// The Lease's, outside the budget: a renewal queued behind a burst of
+    /// throttled requests would lose the lease, and a lost lease stops the
+    /// driver.
+    pub lease: Client,
+}
+
+/// The kubeconfig the usual way: in-cluster, `KUBECONFIG`, `~/.kube/config`.
+/// Requests say `User-Agent: metahook/<version>`, so the API server's
+/// audit log and metrics tell the driver's calls apart (kube sets none).
+/// `budget`: `--kube-qps` / `--kube-burst`, none for no client-side limit;
+/// every request is counted in `metrics` either way.
+pub async fn connect(
+    budget: Option<Budget>,
+    metrics: Arc<DriverMetrics>,
+) -> Result<Clients, kube::Error> {
+    let mut config = kube::Config::infer()
+        .await
+        .map_err(kube::Error::InferConfig)?;
+    config.headers.push((
+        http::header::USER_AGENT,
+        http::HeaderValue::from_static(USER_AGENT),
+    ));
+    // kube's own retry of 429, 503 and 504 (Retry-After honoured) moves
+    // outside the layer that counts answers, so that a throttled attempt
+    // shows even when its retry succeeds. Retries do not spend the
+    // client-side budget again (client-go's do).
+    config.default_retry = false;
+    let build = |config: kube::Config, throttle: ThrottleLayer| {
+        kube::client::ClientBuilder::try_from(config).map(|builder| {
+            builder
+                .with_layer(&CountResponsesLayer::new(metrics.clone()))
+                .with_layer(&tower::buffer::BufferLayer::new(1024))
+                .with_layer(&tower::retry::RetryLayer::new(
+                    kube::client::retry::RetryPolicy::server_retry(),
+                ))
+                .with_layer(&throttle)
+                .build()
+        })
+    };
+    Ok(Clients {
+        lease: build(config.clone(), ThrottleLayer::new(None, metrics.clone()))?,
+        client: build(config, ThrottleLayer::new(budget, metrics.clone()))?,
+    })
+}
+
+/// What the driver calls itself in every request.
+pub const USER_AGENT: &str = concat!("metahook/", env!("CARGO_PKG_VERSION"));

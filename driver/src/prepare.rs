@@ -1,0 +1,152 @@
+//! What the driver can check before it connects: the CompositeController
+//! manifests read and every hook resolved to where it is answered — a
+//! registry handler in this binary (`serve --drive`) or a webhook URL
+//! (`drive`). A bad file or a missing hook fails here, before anything
+//! listens or connects.
+
+use crate::config::{self, ConfigError, ControllerConfig, Hook};
+use crate::context::HookTargets;
+use crate::hook_call::{Endpoint, HookTarget};
+use metahook_hooks::HookKind;
+use std::path::Path;
+use std::sync::Arc;
+
+/// How hooks are called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookMode {
+    /// Through the registry, in this process (`serve --drive`).
+    InProcess,
+    /// Over HTTP at the CompositeController's webhook (`drive`).
+    Http,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    #[error("the controller manifests are invalid")]
+    Config(#[from] ConfigError),
+    #[error(
+        "controller {controller}: the {hook} hook at {path} is not built into this binary (metahook serves /{{controller}}/{{hook}} for: {known}); use `metahook drive` to call it over HTTP"
+    )]
+    NotInProcess {
+        controller: String,
+        hook: HookKind,
+        path: String,
+        known: String,
+    },
+    #[error("no controller to drive: {0}")]
+    NothingToDrive(String),
+}
+
+/// A controller whose hooks are resolved: ready to connect.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub config: ControllerConfig,
+    pub hooks: HookTargets,
+}
+
+/// Reads the manifests and resolves every hook, before any cluster
+/// connection: a bad file fails before anything connects.
+/// `controllers`: a directory of `*.yaml`, or `None` for the ones built in.
+pub fn prepare(controllers: Option<&Path>, mode: HookMode) -> Result<Vec<Prepared>, PrepareError> {
+    let configs = match controllers {
+        Some(dir) => config::from_dir(dir)?,
+        None => config::embedded()?,
+    };
+    resolve_hooks(configs, mode, controllers.is_none())
+}
+
+/// Resolves every hook of every controller, before any cluster connection.
+/// In-process, a hook is found by its webhook path (`/{controller}/{hook}`,
+/// the route metahook's own service would answer). Controllers whose hooks
+/// this binary lacks are skipped when `skip_missing` (the embedded
+/// manifests), an error otherwise (`--controllers DIR`).
+pub fn resolve_hooks(
+    configs: Vec<ControllerConfig>,
+    mode: HookMode,
+    skip_missing: bool,
+) -> Result<Vec<Prepared>, PrepareError> {
+    let mut prepared = Vec::new();
+    for config in configs {
+        let resolve = |kind: HookKind, hook: &Hook| -> Result<HookTarget, PrepareError> {
+            let endpoint = match mode {
+                HookMode::Http => Endpoint::Http {
+                    url: hook.webhook.url.clone(),
+                    timeout: hook.webhook.timeout,
+                    auth: Arc::new(hook.webhook.auth.clone()),
+                },
+                HookMode::InProcess => {
+                    Endpoint::InProcess(in_process(kind, &hook.webhook.path).ok_or_else(|| {
+                        PrepareError::NotInProcess {
+                            controller: config.name.clone(),
+                            hook: kind,
+                            path: hook.webhook.path.clone(),
+                            known: known_hooks(),
+                        }
+                    })?)
+                }
+            };
+            Ok(HookTarget {
+                kind,
+                version: hook.version,
+                endpoint,
+            })
+        };
+        let hooks = (|| {
+            Ok::<_, PrepareError>(HookTargets {
+                sync: resolve(HookKind::Sync, &config.hooks.sync)?,
+                finalize: config
+                    .hooks
+                    .finalize
+                    .as_ref()
+                    .map(|h| resolve(HookKind::Finalize, h))
+                    .transpose()?,
+                customize: config
+                    .hooks
+                    .customize
+                    .as_ref()
+                    .map(|h| resolve(HookKind::Customize, h))
+                    .transpose()?,
+            })
+        })();
+        match hooks {
+            Ok(hooks) => prepared.push(Prepared { config, hooks }),
+            Err(err @ PrepareError::NotInProcess { .. }) if skip_missing => {
+                tracing::warn!(controller = %config.name, reason = %err, "not driving this controller");
+            }
+            Err(err) => return Err(err),
+        }
+    }
+    if prepared.is_empty() {
+        return Err(PrepareError::NothingToDrive(
+            "every controller's hooks are missing from this binary".to_owned(),
+        ));
+    }
+    Ok(prepared)
+}
+
+/// The registry hook a path `/{controller}/{hook}` names, if it is `kind`.
+fn in_process(kind: HookKind, path: &str) -> Option<metahook_hooks::registry::Handler> {
+    let mut parts = path.trim_start_matches('/').split('/');
+    let (Some(controller), Some(hook), None) = (parts.next(), parts.next(), parts.next()) else {
+        return None;
+    };
+    if HookKind::parse(hook) != Some(kind) {
+        return None;
+    }
+    metahook_hooks::registry::controller(controller)?.hook(kind)
+}
+
+fn known_hooks() -> String {
+    metahook_hooks::CONTROLLERS
+        .iter()
+        .flat_map(|c| {
+            c.hooks
+                .iter()
+                .map(move |(k, _)| format!("/{}/{}", c.name, k))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,48 @@
+use super::*;
+use crate::config;
+use std::time::Duration;
+
+#[test]
+fn in_process_hooks_come_from_the_registry_by_path() {
+    let prepared = resolve_hooks(config::embedded().unwrap(), HookMode::InProcess, true).unwrap();
+    let names: Vec<_> = prepared.iter().map(|p| p.config.name.as_str()).collect();
+    // Exactly the embedded controllers whose hooks this binary serves.
+    let expected: Vec<_> = ["hello", "hikawa", "foo"]
+        .into_iter()
+        .filter(|n| metahook_hooks::registry::controller(n).is_some())
+        .collect();
+    assert_eq!(names, expected);
+    let hello = prepared.iter().find(|p| p.config.name == "hello").unwrap();
+    assert!(matches!(hello.hooks.sync.endpoint, Endpoint::InProcess(_)));
+    assert!(matches!(
+        hello.hooks.finalize.as_ref().map(|h| &h.endpoint),
+        Some(Endpoint::InProcess(_))
+    ));
+}
+
+#[test]
+fn an_explicit_controller_without_in_process_hooks_is_an_error() {
+    let text = config::EMBEDDED[0].1.replace("/hello/sync", "/nobody/sync");
+    let configs = vec![config::parse("x.yaml", &text).unwrap()];
+    let err = resolve_hooks(configs.clone(), HookMode::InProcess, false).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("the sync hook at /nobody/sync is not built into this binary"),
+        "{err}"
+    );
+    assert!(matches!(
+        resolve_hooks(configs, HookMode::InProcess, true),
+        Err(PrepareError::NothingToDrive(_))
+    ));
+}
+
+#[test]
+fn http_mode_calls_every_webhook_by_url() {
+    let prepared = resolve_hooks(config::embedded().unwrap(), HookMode::Http, false).unwrap();
+    assert_eq!(prepared.len(), 3);
+    let Endpoint::Http { url, timeout, .. } = &prepared[0].hooks.sync.endpoint else {
+        panic!("expected HTTP")
+    };
+    assert_eq!(url, "http://metahook.metahook:80/hello/sync");
+    assert_eq!(*timeout, Duration::from_secs(10));
+}
