@@ -1,11 +1,12 @@
-//! The rules beyond the manifest's types: from [`manifest`](super::manifest)
-//! to [`ControllerConfig`], each refusal naming the field by its path.
+//! The rules beyond the manifest's types, each refusal naming its field.
 //!
-//! A key the driver does not know is refused rather than ignored, with a
-//! hint when it is a Metacontroller feature outside the subset; required
-//! fields, defaults and allowed values follow Metacontroller v4.17
-//! (docs/metacontroller.md §2). The webhook's own rules are in
-//! [`webhook`](super::webhook) and [`webhook_auth`](super::webhook_auth).
+//! From [`manifest`] to [`ControllerConfig`], every message naming the field
+//! by its path (`spec.childResources[0].updateStrategy.method`). A key the
+//! driver does not know is refused rather than ignored, with a hint when it
+//! is a Metacontroller feature outside the subset; required fields, defaults
+//! and allowed values follow Metacontroller v4.17 (docs/metacontroller.md
+//! §2). The webhook's own rules are in [`webhook`](super::webhook) and
+//! [`webhook_auth`](super::webhook_auth).
 
 use super::{
     ChildResource, ConfigError, ControllerConfig, Hook, HookVersion, Hooks, ParentResource,

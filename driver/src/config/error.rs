@@ -1,5 +1,7 @@
-//! What can go wrong reading the manifests: each error names the file, and,
-//! for a manifest outside the subset, the field by its path.
+//! What can go wrong reading the manifests.
+//!
+//! Each error names the file, and, for a manifest outside the subset, the
+//! field by its path.
 
 use std::path::PathBuf;
 

@@ -1,14 +1,14 @@
-//! Go duration strings (`300ms`, `1.5s`, `1m30s`), read by kube's
-//! [`Duration`](kube::core::Duration) as Metacontroller reads a
-//! `metav1.Duration`, with the checks kube's parser leaves out.
+//! Go duration strings (`300ms`, `1.5s`, `1m30s`), read with kube's parser.
 //!
-//! kube's parser (kube-core 5.0.0, `duration.rs`) takes some text Go's
-//! `time.ParseDuration` refuses, and panics on some: it reads ``, `+` and
-//! `-` as zero, `5s0` as 5s (a trailing `0` ends its loop), `1s+5s` as 6s,
-//! `--5s` as -5s and `+-5s` as 5s; it panics on a negative part after the
-//! first (`1h-5m`: `std::time::Duration::mul_f64` of a negative number) and
-//! on a total past `std::time::Duration`'s range. [`go_shaped`] refuses all
-//! of these before kube sees the text.
+//! kube's [`Duration`](kube::core::Duration) reads them as Metacontroller
+//! reads a `metav1.Duration`; this module adds the checks kube's parser
+//! leaves out. kube's parser (kube-core 5.0.0, `duration.rs`) takes some
+//! text Go's `time.ParseDuration` refuses, and panics on some: it reads the
+//! empty string, `+` and `-` as zero, `5s0` as 5s (a trailing `0` ends its
+//! loop), `1s+5s` as 6s, `--5s` as -5s and `+-5s` as 5s; it panics on a
+//! negative part after the first (`1h-5m`: `std::time::Duration::mul_f64`
+//! of a negative number) and on a total past `std::time::Duration`'s range.
+//! [`go_shaped`] refuses all of these before kube sees the text.
 
 use std::time::Duration;
 

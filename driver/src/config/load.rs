@@ -1,6 +1,7 @@
-//! Where the manifests come from: built into the binary, or every YAML file
-//! of `--controllers DIR`; each is parsed, checked, and its name must be
-//! unique.
+//! Where the manifests come from: built in, or `--controllers DIR`.
+//!
+//! Each file is parsed and checked on its own; across files, a controller's
+//! name must be unique.
 
 use super::check::Check;
 use super::{ConfigError, ControllerConfig, manifest};

@@ -1,12 +1,11 @@
-//! The CompositeController manifest as written, typed: serde's mirror of the
-//! YAML, before any rule is checked.
+//! The CompositeController manifest as written: serde's mirror of the YAML.
 //!
-//! Every struct keeps the keys it does not know in `other`, so that the
-//! first one is refused by its path (with a hint for Metacontroller features
-//! outside the subset) rather than ignored; type errors come with their path
-//! from `serde_path_to_error`. Fields that are required or have rules beyond
-//! their type are checked in [`super::check`], so that each message names
-//! the field and the rule.
+//! No rule beyond the types is checked here. Every struct keeps the keys it
+//! does not know in `other`, so that the first one is refused by its path
+//! (with a hint for Metacontroller features outside the subset) rather than
+//! ignored; type errors come with their path from `serde_path_to_error`.
+//! Fields that are required or have rules beyond their type are checked in
+//! [`super::check`], so that each message names the field and the rule.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde::Deserialize;

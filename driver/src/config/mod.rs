@@ -1,20 +1,21 @@
-//! The CompositeControllers the driver runs, read and checked before
-//! anything connects to a cluster.
+//! The CompositeControllers the driver runs, read and checked offline.
 //!
 //! The driver supports a subset of Metacontroller's CompositeController
 //! (docs/metacontroller.md §2; README, "Metacontroller features the driver
 //! does not support"). The manifests come from `metacontroller/*.yaml`,
 //! built into the binary, or from `--controllers DIR` ([`embedded`],
-//! [`from_dir`], [`parse`]). A field outside the subset is refused by its
-//! path, so a bad file fails fast with no cluster at hand; what is accepted
-//! becomes a [`ControllerConfig`], with Metacontroller's defaults filled in.
+//! [`from_dir`], [`parse`]; the example is on [`parse`]). They are checked
+//! before anything connects to a cluster: a field outside the subset is
+//! refused by its path, so a bad file fails fast with no cluster at hand;
+//! what is accepted becomes a [`ControllerConfig`], with Metacontroller's
+//! defaults filled in.
 //!
 //! A manifest goes through three steps, one file each:
 //!
+//! - `load`: where the files come from, and one name per controller;
 //! - `manifest`: serde's mirror of the YAML, keeping unknown keys;
 //! - `check` (with `webhook`, `webhook_auth` and `go_duration` for the
-//!   hooks' fields): the rules beyond the types, each naming its field;
-//! - `load`: where the files come from, and one name per controller.
+//!   hooks' fields): the rules beyond the types, each naming its field.
 
 mod check;
 mod error;
@@ -45,6 +46,7 @@ pub struct ControllerConfig {
     pub parent: ParentResource,
     pub children: Vec<ChildResource>,
     pub generate_selector: bool,
+    /// `resyncPeriodSeconds`, floored at one second as Metacontroller does.
     pub resync_period: Option<Duration>,
     pub hooks: Hooks,
     /// The whole object as read: sent as `controller` in every hook request.

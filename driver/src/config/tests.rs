@@ -1,3 +1,5 @@
+//! The manifests' rules, each refusal asserted by the message a user reads.
+
 use super::go_duration::{GoDurationError, go_duration};
 use super::*;
 use std::time::Duration;

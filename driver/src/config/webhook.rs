@@ -1,10 +1,10 @@
-//! Where a hook is called and how long the driver waits: `url`, or
-//! `service` and `path`, and `timeout`, as Metacontroller v4.17 builds them
-//! (docs/metacontroller.md §1.1).
+//! Where a hook is called and how long the driver waits for it.
 //!
-//! The path also names the hook in metahook's own service
-//! (`/{controller}/{hook}`), which is how the driver finds a hook when it
-//! calls it in-process (`crate::run::resolve_hooks`).
+//! `url`, or `service` and `path`, and `timeout`, as Metacontroller v4.17
+//! builds them (docs/metacontroller.md §1.1). The path also names the hook
+//! in metahook's own service (`/{controller}/{hook}`), which is how the
+//! driver finds a hook when it calls it in-process
+//! (`crate::run::resolve_hooks`).
 
 use super::check::{Check, join};
 use super::go_duration::go_duration;

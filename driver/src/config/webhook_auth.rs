@@ -1,11 +1,11 @@
-//! How a webhook's server is verified and its caller identified: a webhook's
-//! `caBundle`, `clientTLS`, `authorization` and `basicAuth`, as Metacontroller
-//! v4.17 reads them (`pkg/hooks/auth.go`, `cabundle.go`).
+//! How a webhook's server is verified and its caller identified.
 //!
+//! A webhook's `caBundle`, `clientTLS`, `authorization` and `basicAuth`, as
+//! Metacontroller v4.17 reads them (`pkg/hooks/auth.go`, `cabundle.go`).
 //! Only the references are read here: the Secrets and ConfigMaps they name
-//! are read when the hook is first called (`crate::hook_auth`), so a manifest
-//! is checked with no cluster at hand. Both name and namespace are required:
-//! the CompositeController is cluster-scoped.
+//! are read when the hook is first called (`crate::hook_auth`), so a
+//! manifest is checked with no cluster at hand. Both name and namespace are
+//! required: the CompositeController is cluster-scoped.
 
 use super::check::{Check, join, or_default};
 use super::{ConfigError, manifest};
