@@ -1,0 +1,130 @@
+//! Where the manifests come from: built in, or `--controllers DIR`.
+//!
+//! Each file is parsed and checked on its own; across files, a controller's
+//! name must be unique.
+
+use super::check::Check;
+use super::{ConfigError, ControllerConfig, manifest};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The manifests built into the binary. One line per controller manifest.
+pub const EMBEDDED: &[(&str, &str)] = &[
+    (
+        "metacontroller/hello.yaml",
+        include_str!("../../../metacontroller/hello.yaml"),
+    ),
+    (
+        "metacontroller/hikawa.yaml",
+        include_str!("../../../metacontroller/hikawa.yaml"),
+    ),
+    (
+        "metacontroller/foo.yaml",
+        include_str!("../../../metacontroller/foo.yaml"),
+    ),
+];
+
+/// The embedded manifests, validated.
+pub fn embedded() -> Result<Vec<ControllerConfig>, ConfigError> {
+    collect(
+        EMBEDDED
+            .iter()
+            .map(|(name, text)| ((*name).to_owned(), (*text).to_owned())),
+    )
+}
+
+/// Every `*.yaml`/`*.yml` file in `dir` (not recursive), in name order.
+pub fn from_dir(dir: &Path) -> Result<Vec<ControllerConfig>, ConfigError> {
+    let read_err = |source| ConfigError::Read {
+        path: dir.to_owned(),
+        source,
+    };
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(read_err)?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_file()
+                && p.extension()
+                    .is_some_and(|ext| ext == "yaml" || ext == "yml")
+        })
+        .collect();
+    paths.sort();
+    if paths.is_empty() {
+        return Err(ConfigError::Empty {
+            dir: dir.to_owned(),
+        });
+    }
+    let mut files = Vec::new();
+    for path in paths {
+        let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        files.push((path.display().to_string(), text));
+    }
+    collect(files.into_iter())
+}
+
+fn collect(
+    files: impl Iterator<Item = (String, String)>,
+) -> Result<Vec<ControllerConfig>, ConfigError> {
+    let mut out: Vec<ControllerConfig> = Vec::new();
+    for (source_name, text) in files {
+        let config = parse(&source_name, &text)?;
+        if let Some(first) = out.iter().find(|c| c.name == config.name) {
+            return Err(ConfigError::Duplicate {
+                source_name,
+                name: config.name,
+                first: first.source.clone(),
+            });
+        }
+        out.push(config);
+    }
+    Ok(out)
+}
+
+/// Parses and validates one CompositeController document; `source_name`
+/// says where it came from in messages.
+///
+/// # Example
+///
+/// ```
+/// use metahook_driver::config::{self, UpdateStrategy};
+/// use std::time::Duration;
+///
+/// let yaml = r#"
+/// apiVersion: metacontroller.k8s.io/v1alpha1
+/// kind: CompositeController
+/// metadata: {name: demo}
+/// spec:
+///   parentResource: {apiVersion: example.com/v1, resource: things}
+///   childResources:
+///     - {apiVersion: v1, resource: configmaps, updateStrategy: {method: InPlace}}
+///   hooks:
+///     sync:
+///       webhook: {url: "http://hooks.example:8080/demo/sync", timeout: 1m30s}
+/// "#;
+/// let demo = config::parse("demo.yaml", yaml)?;
+/// assert_eq!(demo.children[0].update_strategy, UpdateStrategy::InPlace);
+/// // The path names the hook in metahook's own service.
+/// assert_eq!(demo.hooks.sync.webhook.path, "/demo/sync");
+/// assert_eq!(demo.hooks.sync.webhook.timeout, Duration::from_secs(90));
+///
+/// // A field outside the subset is refused by its path.
+/// let rolling = yaml.replace("method: InPlace", "method: RollingInPlace");
+/// let refused = config::parse("demo.yaml", &rolling).unwrap_err();
+/// assert!(refused.to_string().starts_with(
+///     "demo.yaml: `spec.childResources[0].updateStrategy.method: RollingInPlace` is not supported"
+/// ));
+/// # Ok::<(), config::ConfigError>(())
+/// ```
+pub fn parse(source_name: &str, text: &str) -> Result<ControllerConfig, ConfigError> {
+    let object: Value = serde_saphyr::from_str(text).map_err(|source| ConfigError::Yaml {
+        source_name: source_name.to_owned(),
+        source: Box::new(source),
+    })?;
+    let check = Check { source_name };
+    let document: manifest::Document = serde_path_to_error::deserialize(&object)
+        .map_err(|e| check.invalid(&e.path().to_string(), e.into_inner().to_string()))?;
+    check.controller(document, object)
+}

@@ -1,0 +1,168 @@
+//! The CompositeController manifest as written: serde's mirror of the YAML.
+//!
+//! No rule beyond the types is checked here. Every struct keeps the keys it
+//! does not know in `other`, so that the first one is refused by its path
+//! (with a hint for Metacontroller features outside the subset) rather than
+//! ignored; type errors come with their path from `serde_path_to_error`.
+//! Fields that are required or have rules beyond their type are checked in
+//! [`super::check`], so that each message names the field and the rule.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use std::collections::BTreeMap;
+
+pub type Other = BTreeMap<String, IgnoredAny>;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Document {
+    pub api_version: Option<String>,
+    pub kind: Option<String>,
+    #[serde(default)]
+    pub metadata: Metadata,
+    pub spec: Option<Spec>,
+    /// Written by Metacontroller; accepted and not read.
+    #[serde(default, rename = "status")]
+    pub _status: Option<IgnoredAny>,
+    #[serde(flatten)]
+    pub other: Other,
+}
+
+#[derive(Deserialize, Default)]
+pub struct Metadata {
+    pub name: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Spec {
+    pub parent_resource: Option<Parent>,
+    #[serde(default)]
+    pub child_resources: Option<Vec<Child>>,
+    pub generate_selector: Option<bool>,
+    pub resync_period_seconds: Option<i64>,
+    pub hooks: Option<Hooks>,
+    #[serde(flatten)]
+    pub other: Other,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Parent {
+    pub api_version: Option<String>,
+    pub resource: Option<String>,
+    pub label_selector: Option<LabelSelector>,
+    #[serde(flatten)]
+    pub other: Other,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Child {
+    pub api_version: Option<String>,
+    pub resource: Option<String>,
+    pub update_strategy: Option<UpdateStrategy>,
+    #[serde(flatten)]
+    pub other: Other,
+}
+
+#[derive(Deserialize)]
+pub struct UpdateStrategy {
+    pub method: Option<String>,
+    #[serde(flatten)]
+    pub other: Other,
+}
+
+#[derive(Deserialize)]
+pub struct Hooks {
+    pub sync: Option<Hook>,
+    pub finalize: Option<Hook>,
+    pub customize: Option<Hook>,
+    #[serde(flatten)]
+    pub other: Other,
+}
+
+#[derive(Deserialize)]
+pub struct Hook {
+    pub version: Option<String>,
+    pub webhook: Option<Webhook>,
+    #[serde(flatten)]
+    pub other: Other,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Webhook {
+    pub url: Option<String>,
+    pub service: Option<Service>,
+    pub path: Option<String>,
+    pub timeout: Option<String>,
+    pub ca_bundle: Option<CaBundle>,
+    #[serde(rename = "clientTLS")]
+    pub client_tls: Option<ClientTls>,
+    pub authorization: Option<Authorization>,
+    pub basic_auth: Option<BasicAuth>,
+    #[serde(flatten)]
+    pub other: Other,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CaBundle {
+    pub inline: Option<String>,
+    pub secret_ref: Option<Ref>,
+    pub config_map_ref: Option<Ref>,
+    #[serde(flatten)]
+    pub other: Other,
+}
+
+/// Metacontroller's SecretRef, SecretKeyRef and ResourceKeyRef.
+#[derive(Deserialize)]
+pub struct Ref {
+    pub name: Option<String>,
+    pub namespace: Option<String>,
+    pub key: Option<String>,
+    #[serde(flatten)]
+    pub other: Other,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientTls {
+    pub secret_ref: Option<Ref>,
+    pub cert_key: Option<String>,
+    pub private_key_key: Option<String>,
+    #[serde(flatten)]
+    pub other: Other,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Authorization {
+    #[serde(rename = "type")]
+    pub scheme: Option<String>,
+    pub secret_ref: Option<Ref>,
+    #[serde(flatten)]
+    pub other: Other,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BasicAuth {
+    pub secret_ref: Option<Ref>,
+    pub username_key: Option<String>,
+    pub password_key: Option<String>,
+    #[serde(flatten)]
+    pub other: Other,
+}
+
+#[derive(Deserialize)]
+pub struct Service {
+    pub name: Option<String>,
+    pub namespace: Option<String>,
+    pub port: Option<u64>,
+    pub protocol: Option<String>,
+    #[serde(flatten)]
+    pub other: Other,
+}
