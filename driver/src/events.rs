@@ -10,6 +10,7 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::events::v1::{Event, EventSeries};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::Client;
+use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -75,7 +76,7 @@ impl EventPublisher {
                     count,
                     last_observed_time: MicroTime(now),
                 });
-                let name = event.metadata.name.clone().unwrap_or_default();
+                let name = event.name_any();
                 let patch = serde_json::json!({"series": event.series});
                 api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
                     .await?;

@@ -3,6 +3,7 @@
 //! docs/metacontroller.md §3.8).
 
 use super::plan::{Applied, AppliedMemory};
+use kube::ResourceExt;
 use kube::core::DynamicObject;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -31,7 +32,7 @@ impl ApplyMemory {
     ) {
         let entry = Applied {
             fingerprint,
-            uid: applied.metadata.uid.clone().unwrap_or_default(),
+            uid: applied.uid().unwrap_or_default(),
             generation: applied.metadata.generation.unwrap_or(0),
             resource_version: applied
                 .metadata

@@ -13,6 +13,7 @@
 use crate::model::Driven;
 use crate::plan::{DeleteReason, EventType, Op};
 use crate::queue::ParentKey;
+use kube::ResourceExt;
 use kube::api::DynamicObject;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -115,10 +116,10 @@ impl ParentRef {
             api_version: ctl.parent.api.api_version.clone(),
             kind: ctl.parent.api.kind.clone(),
             namespace: parent.metadata.namespace.clone(),
-            name: parent.metadata.name.clone().unwrap_or_default(),
-            uid: parent.metadata.uid.clone().unwrap_or_default(),
+            name: parent.name_any(),
+            uid: parent.uid().unwrap_or_default(),
             generation: parent.metadata.generation,
-            labels: parent.metadata.labels.clone().unwrap_or_default(),
+            labels: parent.labels().clone(),
         }
     }
 }

@@ -158,7 +158,7 @@ mod tests {
             .map(|o| {
                 format!(
                     "{}/{}",
-                    o.metadata.namespace.clone().unwrap_or_default(),
+                    o.namespace().unwrap_or_default(),
                     o.metadata.name.clone().unwrap()
                 )
             })

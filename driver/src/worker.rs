@@ -17,6 +17,7 @@ use crate::reconcile::{self, ReconcileError, error_policy};
 use crate::triggers;
 use futures::StreamExt;
 use futures::future::BoxFuture;
+use kube::ResourceExt;
 use kube::api::DynamicObject;
 use kube::runtime::controller::{Action, Error as ApplierError, ReconcileRequest, applier};
 use std::sync::Arc;
@@ -38,8 +39,7 @@ pub fn subscribe(ctx: &Arc<Context>) {
         let Some(ctx) = weak.upgrade() else { return };
         if let Change::Deleted(gone) = change {
             let key = triggers::parent_key(&ctx.driven, gone);
-            ctx.customized
-                .forget(gone.metadata.uid.as_deref().unwrap_or_default());
+            ctx.customized.forget(&gone.uid().unwrap_or_default());
             ctx.backoff.forget(&key);
             ctx.records.forget(&key);
         }
@@ -57,7 +57,7 @@ pub fn subscribe(ctx: &Arc<Context>) {
                 ctx.executor.memory().forget(
                     type_index,
                     obj.metadata.namespace.as_deref(),
-                    obj.metadata.name.as_deref().unwrap_or_default(),
+                    &obj.name_any(),
                 );
             }
             for key in triggers::child_changed(&ctx.driven, change, ctx.parents.as_ref()) {
