@@ -1,5 +1,5 @@
 use super::*;
-use crate::scripted_api::{answer, mock_client};
+use crate::scripted_api::{answer, bounded, mock_client};
 use crate::wire;
 use serde_json::json;
 
@@ -17,7 +17,7 @@ async fn listed_objects_carry_apiversion_and_kind_like_watched_ones() {
     ));
     // As kube-apiserver lists Deployments: no apiVersion or kind on
     // the items, only on the list.
-    let list = answer(
+    let list = bounded(answer(
         &mut api,
         200,
         json!({
@@ -31,12 +31,12 @@ async fn listed_objects_carry_apiversion_and_kind_like_watched_ones() {
                 "status": {"replicas": 1, "readyReplicas": 1}
             }]
         }),
-    )
+    ))
     .await;
     assert_eq!(list.method, "GET");
     assert_eq!(list.path, "/apis/apps/v1/deployments");
     assert!(!list.query.contains("watch=true"), "{}", list.query);
-    cache.wait_synced().await;
+    bounded(cache.wait_synced()).await;
     let web = cache.get(Some("shop"), "web").expect("cached");
     // What a hook is sent for it.
     let sent = wire::object_json(&web);

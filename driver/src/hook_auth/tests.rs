@@ -6,7 +6,7 @@ use crate::config::{self, WebhookAuth};
 use crate::hook_call::tests::{exchange, http_target_with, serve_once};
 use crate::hook_call::{HookCallError, HookCaller};
 use crate::metrics::DriverMetrics;
-use crate::scripted_api::{ApiHandle, mock_client};
+use crate::scripted_api::{ApiHandle, bounded, mock_client};
 use base64::Engine as _;
 use metahook_testkit::certs::{Ca, Pair};
 use rustls::pki_types::pem::PemObject;
@@ -15,7 +15,6 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 const OK: &str = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}";
 
@@ -131,13 +130,6 @@ fn indent(text: &str) -> String {
         .map(|l| format!("            {l}"))
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// Guards against a hang (a request no one answers), not a timing claim.
-async fn bounded<T>(work: impl Future<Output = T>) -> T {
-    tokio::time::timeout(Duration::from_secs(60), work)
-        .await
-        .expect("the test finished")
 }
 
 #[tokio::test]

@@ -16,7 +16,7 @@ use crate::metrics::DriverMetrics;
 use crate::queue::ParentKey;
 use crate::records::Outcome;
 use crate::scripted_api::{
-    ApiHandle, Seen, answer, mock_client, no_further_request, scripted, status_body,
+    ApiHandle, Seen, answer, bounded, mock_client, no_further_request, scripted, status_body,
 };
 use crate::test_support::{Demo, Obj, parent};
 use crate::triggers::parent_key;
@@ -171,12 +171,12 @@ async fn a_failed_hook_changes_nothing() {
         // comes first tells: the reconcile's error, or an API call.
         let (parent, mut trace) = (cached(&ctx), super::Trace::default());
         let steps = super::sync(&parent, &ctx, &mut trace);
-        tokio::select! {
+        bounded(async { tokio::select! {
             result = steps => assert!(result.is_err()),
             request = api.next_request() => {
                 panic!("a failed hook must not lead to API calls, got {:?}", request.map(|(r, _)| r.uri().clone()));
             }
-        }
+        } }).await
     }
 }
 
@@ -203,12 +203,12 @@ async fn a_hook_429_retries_after_retry_after_without_event_or_backoff() {
         },
         client,
     );
-    let action = tokio::select! {
+    let action = bounded(async { tokio::select! {
         action = reconcile_and_requeue(&ctx) => action,
         request = api.next_request() => {
             panic!("a 429 must not lead to API calls or events, got {:?}", request.map(|(r, _)| r.uri().clone()));
         }
-    };
+    } }).await;
     assert_eq!(
         action,
         Action::requeue(Duration::from_secs(120)),
@@ -335,16 +335,19 @@ async fn first_patch_refused(code: u16, body: serde_json::Value) -> (Seen, u32) 
     );
     let process = reconcile_and_requeue(&ctx);
     tokio::pin!(process);
-    let patch = tokio::select! {
-        _ = &mut process => panic!("finished without patching"),
-        seen = answer(&mut api, code, body) => seen,
-    };
-    tokio::select! {
+    let patch = bounded(async {
+        tokio::select! {
+            _ = &mut process => panic!("finished without patching"),
+            seen = answer(&mut api, code, body) => seen,
+        }
+    })
+    .await;
+    bounded(async { tokio::select! {
         _ = &mut process => {}
         request = api.next_request() => {
             panic!("a quiet retry publishes no event, got {:?}", request.map(|(r, _)| r.uri().clone()));
         }
-    }
+    } }).await;
     (patch, ctx.backoff.failures(&key(&ctx)))
 }
 
