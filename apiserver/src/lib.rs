@@ -23,6 +23,7 @@ pub mod openapi;
 pub mod routes;
 pub mod selectors;
 pub mod serve;
+pub mod state;
 pub mod status;
 pub mod table;
 pub mod tls;

@@ -22,8 +22,8 @@ mod metrics;
 pub mod tls;
 mod token;
 
-pub use budget::Budget;
-pub use errors::ApiError;
+pub use budget::MemoryBudget;
+pub use errors::RequestError;
 pub use in_flight::InFlight;
 pub use metrics::Metrics;
 pub use prometheus_client::registry::Registry;
@@ -103,7 +103,7 @@ pub struct AppState {
     pub request_timeout: Duration,
     pub in_flight: InFlight,
     /// Bytes of request bodies held at once, across workers.
-    pub budget: Budget,
+    pub budget: MemoryBudget,
     pub metrics: Metrics,
     /// Where hooks get `now` from: the system clock, or a pinned one in tests.
     pub clock: fn() -> jiff::Timestamp,
@@ -136,7 +136,7 @@ impl AppState {
         settings: &Settings,
         metrics: Metrics,
     ) -> Self {
-        let budget = Budget::new(settings.max_buffered_bytes, metrics.bytes_buffered.clone());
+        let budget = MemoryBudget::new(settings.max_buffered_bytes, metrics.bytes_buffered.clone());
         metrics
             .bytes_budget
             .set(i64::try_from(budget.max()).unwrap_or(i64::MAX));
