@@ -121,7 +121,23 @@ async fn get(api: &Api, user: &str, path: &str) -> (u16, Value) {
     send(api, as_user(user, Method::GET, path)).await
 }
 
+/// A GET asking for `accept`.
+async fn get_as(api: &Api, user: &str, path: &str, accept: &str) -> (u16, Value) {
+    send(
+        api,
+        as_user(user, Method::GET, path).insert_header(("Accept", accept)),
+    )
+    .await
+}
+
+const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io";
+
 const RESOURCES: &str = "/apis/driver.metahook.dev/v1alpha1";
+
+/// `path` under the group's version.
+fn at(path: &str) -> String {
+    format!("{RESOURCES}/{path}")
+}
 
 fn names(list: &Value) -> Vec<&str> {
     list["items"]
@@ -180,12 +196,7 @@ async fn without_the_front_proxys_user_only_health_is_answered() {
         let (status, body) = send(&api, TestRequest::get().uri(path)).await;
         assert_eq!((status, body), (200, Value::from("ok")), "{path}");
     }
-    for path in [
-        "/apis",
-        &format!("{RESOURCES}/reconciles"),
-        "/openapi/v2",
-        "/no/such/path",
-    ] {
+    for path in ["/apis", &at("reconciles"), "/openapi/v2", "/no/such/path"] {
         let (status, body) = send(&api, TestRequest::get().uri(path)).await;
         assert_eq!(status, 401, "{path}: {body}");
         assert_eq!(body["kind"], "Status");
@@ -223,10 +234,10 @@ async fn unknown_paths_are_404_and_other_methods_405() {
         body["message"],
         "the server could not find the requested resource"
     );
-    let reconcile = format!("{RESOURCES}/namespaces/shop/reconciles/hello.web");
+    let reconcile = at("namespaces/shop/reconciles/hello.web");
     for (method, path) in [
         (Method::POST, "/apis".to_owned()),
-        (Method::PUT, format!("{RESOURCES}/reconciles")),
+        (Method::PUT, at("reconciles")),
         (Method::DELETE, reconcile.clone()),
         (Method::PATCH, "/openapi/v2".to_owned()),
     ] {
@@ -235,7 +246,7 @@ async fn unknown_paths_are_404_and_other_methods_405() {
         assert_eq!(body["reason"], "MethodNotAllowed");
     }
     // No watch: `kubectl get -w` is told so rather than sent a list.
-    let (status, body) = get(&api, "alice", &format!("{RESOURCES}/reconciles?watch=true")).await;
+    let (status, body) = get(&api, "alice", &at("reconciles?watch=true")).await;
     assert_eq!(
         (status, &body["reason"]),
         (405, &Value::from("MethodNotAllowed"))
@@ -253,19 +264,17 @@ async fn unknown_paths_are_404_and_other_methods_405() {
 async fn what_is_not_served_is_406() {
     let api = api(true, records());
     let aggregated = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
-    let table = "application/json;as=Table;v=v1;g=meta.k8s.io";
     for (path, accept) in [
         ("/apis".to_owned(), aggregated),
-        (RESOURCES.to_owned(), table),
+        (RESOURCES.to_owned(), TABLE),
         ("/openapi/v2".to_owned(), "application/yaml"),
-        (format!("{RESOURCES}/reconciles"), "application/yaml"),
+        (at("reconciles"), "application/yaml"),
         (
-            format!("{RESOURCES}/namespaces/shop/reconciles/hello.web"),
+            at("namespaces/shop/reconciles/hello.web"),
             "application/vnd.kubernetes.protobuf",
         ),
     ] {
-        let request = as_user("alice", Method::GET, &path).insert_header(("Accept", accept));
-        let (status, body) = send(&api, request).await;
+        let (status, body) = get_as(&api, "alice", &path, accept).await;
         assert_eq!(status, 406, "{path} as {accept}: {body}");
         assert_eq!(body["reason"], "NotAcceptable");
         assert!(
@@ -281,65 +290,45 @@ async fn what_is_not_served_is_406() {
 #[actix_rt::test]
 async fn a_list_shows_the_records_asked_for_in_order() {
     let api = api(true, records());
-    let (status, all) = get(&api, "alice", &format!("{RESOURCES}/reconciles")).await;
+    let (status, all) = get(&api, "alice", &at("reconciles")).await;
     assert_eq!(status, 200, "{all}");
     assert_eq!(all["kind"], "ReconcileList");
     assert_eq!(all["apiVersion"], "driver.metahook.dev/v1alpha1");
     // By namespace, then name.
     assert_eq!(names(&all), ["hello.vault", "foo.api", "hello.web"]);
-    let (status, shop) = get(
-        &api,
-        "alice",
-        &format!("{RESOURCES}/namespaces/shop/reconciles"),
-    )
-    .await;
+    let (status, shop) = get(&api, "alice", &at("namespaces/shop/reconciles")).await;
     assert_eq!(status, 200);
     assert_eq!(names(&shop), ["foo.api", "hello.web"]);
     assert_eq!(shop["items"][1]["status"]["parent"]["name"], "web");
     let (_, hello) = get(
         &api,
         "alice",
-        &format!("{RESOURCES}/reconciles?labelSelector=driver.metahook.dev/controller%3Dhello"),
+        &at("reconciles?labelSelector=driver.metahook.dev/controller%3Dhello"),
     )
     .await;
     assert_eq!(names(&hello), ["hello.vault", "hello.web"]);
     let (_, by_name) = get(
         &api,
         "alice",
-        &format!("{RESOURCES}/namespaces/shop/reconciles?fieldSelector=metadata.name%3Dfoo.api"),
+        &at("namespaces/shop/reconciles?fieldSelector=metadata.name%3Dfoo.api"),
     )
     .await;
     assert_eq!(names(&by_name), ["foo.api"]);
-    let (status, table) = send(
-        &api,
-        as_user(
-            "alice",
-            Method::GET,
-            &format!("{RESOURCES}/namespaces/shop/reconciles"),
-        )
-        .insert_header(("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")),
-    )
-    .await;
+    let (status, table) = get_as(&api, "alice", &at("namespaces/shop/reconciles"), TABLE).await;
     assert_eq!(status, 200);
     assert_eq!(table["kind"], "Table");
     assert_eq!(table["rows"].as_array().map(Vec::len), Some(2), "{table}");
-    let (status, metadata) = send(
+    let (status, metadata) = get_as(
         &api,
-        as_user("alice", Method::GET, &format!("{RESOURCES}/reconciles")).insert_header((
-            "Accept",
-            "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
-        )),
+        "alice",
+        &at("reconciles"),
+        "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
     )
     .await;
     assert_eq!(status, 200);
     assert_eq!(metadata["kind"], "PartialObjectMetadataList");
     assert_eq!(metadata["items"][0]["metadata"]["name"], "hello.vault");
-    let (status, body) = get(
-        &api,
-        "alice",
-        &format!("{RESOURCES}/reconciles?labelSelector=%3D"),
-    )
-    .await;
+    let (status, body) = get(&api, "alice", &at("reconciles?labelSelector=%3D")).await;
     assert_eq!(
         (status, &body["reason"]),
         (400, &Value::from("BadRequest")),
@@ -350,12 +339,7 @@ async fn a_list_shows_the_records_asked_for_in_order() {
 #[actix_rt::test]
 async fn a_list_needs_a_review_and_a_driving_replica() {
     let api = api(true, records());
-    let (status, body) = get(
-        &api,
-        "mallory",
-        &format!("{RESOURCES}/namespaces/shop/reconciles"),
-    )
-    .await;
+    let (status, body) = get(&api, "mallory", &at("namespaces/shop/reconciles")).await;
     assert_eq!(status, 403, "{body}");
     assert_eq!(body["reason"], "Forbidden");
     assert_eq!(
@@ -363,7 +347,7 @@ async fn a_list_needs_a_review_and_a_driving_replica() {
         "reconciles.driver.metahook.dev is forbidden: User \"mallory\" cannot list resource \"reconciles\" in API group \"driver.metahook.dev\" in the namespace \"shop\": no RBAC policy matched"
     );
     let idle = self::api(false, records());
-    let (status, body) = get(&idle, "alice", &format!("{RESOURCES}/reconciles")).await;
+    let (status, body) = get(&idle, "alice", &at("reconciles")).await;
     assert_eq!(
         (status, &body["reason"]),
         (503, &Value::from("ServiceUnavailable"))
@@ -373,12 +357,7 @@ async fn a_list_needs_a_review_and_a_driving_replica() {
 #[actix_rt::test]
 async fn a_get_finds_one_controllers_record_of_one_parent() {
     let api = api(true, records());
-    let (status, object) = get(
-        &api,
-        "alice",
-        &format!("{RESOURCES}/namespaces/shop/reconciles/hello.web"),
-    )
-    .await;
+    let (status, object) = get(&api, "alice", &at("namespaces/shop/reconciles/hello.web")).await;
     assert_eq!(status, 200, "{object}");
     assert_eq!(object["kind"], "Reconcile");
     assert_eq!(object["metadata"]["namespace"], "shop");
@@ -401,24 +380,16 @@ async fn a_get_finds_one_controllers_record_of_one_parent() {
             path.rsplit('/').next().unwrap_or_default()
         );
     }
-    let (status, table) = send(
+    let (status, table) = get_as(
         &api,
-        as_user(
-            "alice",
-            Method::GET,
-            &format!("{RESOURCES}/namespaces/shop/reconciles/foo.api"),
-        )
-        .insert_header(("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")),
+        "alice",
+        &at("namespaces/shop/reconciles/foo.api"),
+        TABLE,
     )
     .await;
     assert_eq!(status, 200);
     assert_eq!(table["rows"][0]["cells"][0], "foo.api", "{table}");
-    let (status, body) = get(
-        &api,
-        "mallory",
-        &format!("{RESOURCES}/namespaces/shop/reconciles/hello.web"),
-    )
-    .await;
+    let (status, body) = get(&api, "mallory", &at("namespaces/shop/reconciles/hello.web")).await;
     assert_eq!(status, 403);
     assert!(
         body["message"].as_str().unwrap_or_default().starts_with(
