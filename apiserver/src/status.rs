@@ -1,6 +1,8 @@
 //! Failures as Kubernetes `Status` objects (`kind: Status`, `status:
 //! Failure`, a reason and a code), which kubectl prints as the API server's
-//! own: `Error from server (Forbidden): ...`.
+//! own: `Error from server (Forbidden): ...`. The object is kube-core's
+//! `Status` and its reasons; kube-core leaves `apiVersion` and `kind` out
+//! of it (a client reads them from the answer), so [`Body`] adds them.
 
 use crate::{GROUP, RESOURCE};
 use actix_web::http::StatusCode;
