@@ -1,9 +1,50 @@
 //! The `metahook` binary: it parses the command line and wires the crates
 //! together, and decides and serves nothing itself.
 //!
-//!   metahook-hooks (pure) ← metahook-service (actix-web)
-//!                         ← metahook-driver (kube-rs)
-//!   metahook (this crate): cli → args → service / driver / both side by side
+//! What decides (the hooks) is kept apart from what does I/O (everything
+//! else), so each crate below can be tested alone; this crate only turns
+//! arguments into their settings and runs them side by side. Each arrow is
+//! a `[dependencies]` edge of the crates' Cargo.toml:
+//!
+//! ```text
+//! metahook (this crate) ──→ service, driver, apiserver, hooks
+//! metahook-service   (actix-web: the hook webhooks)           ──→ hooks, tls
+//! metahook-driver    (kube-rs: a small Metacontroller)        ──→ hooks
+//! metahook-apiserver (the aggregated API: reconciles)         ──→ driver, hooks, tls
+//! metahook-tls       (rustls: certificates, re-read; the client's, kept)
+//! metahook-hooks     (pure: the controllers)
+//!
+//! for tests only:
+//! metahook-testkit   (fixtures, requests, the service on a socket) ──→ hooks, service
+//! metahook-fuzz-harness (what every fuzz input goes through)      ──→ hooks
+//! ```
+//!
+//! - [`cli`]: the command line (`serve`, `drive`, `crds`, `render`);
+//!   [`args`]: the one place it becomes each crate's settings;
+//! - [`side_by_side`]: the hook server, the driver and the aggregated API
+//!   in one process; [`debug`]: `/debug/driver`; [`telemetry`]: logging;
+//! - [`crds`]: `metahook crds`, the CRD YAML from the Rust types;
+//!   [`render`]: `metahook render`, one hook on a request file, offline.
+//!
+//! ## Example
+//!
+//! `metahook crds --out-dir DIR`, as the command line runs it:
+//!
+//! ```
+//! use clap::Parser;
+//! use metahook::cli::Cli;
+//! use std::ffi::OsStr;
+//!
+//! let dir = std::env::temp_dir().join(format!("metahook-doc-crds-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir)?;
+//! let args = ["metahook", "crds", "--out-dir"].map(OsStr::new);
+//! let cli = Cli::try_parse_from(args.into_iter().chain([dir.as_os_str()]))?;
+//! metahook::run(cli)?;
+//! let hello = std::fs::read_to_string(dir.join("helloes.fraim.co.jp.yaml"))?;
+//! assert!(hello.contains("kind: CustomResourceDefinition"));
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 #![forbid(unsafe_code)]
 
 pub mod args;

@@ -5,28 +5,18 @@
 //! the aggregator's 5-second availability check never waits on a review;
 //! reconciles need a SubjectAccessReview's yes (403 otherwise).
 
-use crate::authorize::{Attributes, Authorizer, Decision};
-use crate::front_proxy::{FrontProxy, User};
+use crate::authorize::{Attributes, Decision};
+use crate::front_proxy::User;
 use crate::negotiate::{self, Format};
 use crate::object::{Reconcile, ReconcileList};
-use crate::status::ApiError;
+use crate::state::State;
+use crate::status::StatusError;
 use crate::table::{self, IncludeObject};
-use crate::tls::PeerCerts;
 use crate::{GROUP, GROUP_VERSION, RESOURCE, discovery, names, openapi, selectors};
 use actix_web::http::header::{ACCEPT, CONTENT_TYPE};
 use actix_web::{HttpRequest, HttpResponse, web};
-use metahook_driver::view::View;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::sync::Arc;
-
-/// What the handlers share.
-#[derive(Debug)]
-pub struct State {
-    pub view: Arc<View>,
-    pub front_proxy: Arc<FrontProxy>,
-    pub authorizer: Arc<Authorizer>,
-}
 
 pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<State>) {
     let resources = format!("/apis/{GROUP_VERSION}");
@@ -73,7 +63,7 @@ async fn healthz() -> HttpResponse {
 
 /// Ready while this replica drives: only the Lease holder has records.
 async fn readyz(state: web::Data<State>) -> HttpResponse {
-    if state.view.driving() {
+    if state.records.driving() {
         HttpResponse::Ok().content_type("text/plain").body("ok")
     } else {
         HttpResponse::ServiceUnavailable()
@@ -82,15 +72,11 @@ async fn readyz(state: web::Data<State>) -> HttpResponse {
     }
 }
 
-fn authenticate(request: &HttpRequest, state: &State) -> Result<User, ApiError> {
-    let peer = request.conn_data::<PeerCerts>().map(|p| p.0.as_slice());
-    state
-        .front_proxy
-        .authenticate(peer, request.headers())
-        .map_err(|reason| {
-            tracing::debug!(%reason, path = request.path(), "unauthenticated request");
-            ApiError::Unauthorized(reason)
-        })
+fn authenticate(request: &HttpRequest, state: &State) -> Result<User, StatusError> {
+    state.authenticator.user(request).map_err(|reason| {
+        tracing::debug!(%reason, path = request.path(), "unauthenticated request");
+        StatusError::Unauthorized(reason)
+    })
 }
 
 fn accept(request: &HttpRequest) -> Option<&str> {
@@ -99,43 +85,51 @@ fn accept(request: &HttpRequest) -> Option<&str> {
 
 /// A discovery or OpenAPI document: JSON only (406 for anything else, so
 /// the aggregator falls back from aggregated discovery).
-fn document(request: &HttpRequest, state: &State, body: Value) -> Result<HttpResponse, ApiError> {
+fn document(
+    request: &HttpRequest,
+    state: &State,
+    body: Value,
+) -> Result<HttpResponse, StatusError> {
     authenticate(request, state)?;
     json_only(request)?;
     Ok(HttpResponse::Ok().json(body))
 }
 
 /// The representation asked for, or 406.
-fn wanted(request: &HttpRequest) -> Result<Format, ApiError> {
+fn wanted(request: &HttpRequest) -> Result<Format, StatusError> {
     negotiate::format(accept(request))
-        .ok_or_else(|| ApiError::NotAcceptable(accept(request).unwrap_or_default().to_owned()))
+        .ok_or_else(|| StatusError::NotAcceptable(accept(request).unwrap_or_default().to_owned()))
 }
 
-fn json_only(request: &HttpRequest) -> Result<(), ApiError> {
+fn json_only(request: &HttpRequest) -> Result<(), StatusError> {
     match wanted(request)? {
         Format::Json => Ok(()),
-        _ => Err(ApiError::NotAcceptable(
+        _ => Err(StatusError::NotAcceptable(
             accept(request).unwrap_or_default().to_owned(),
         )),
     }
 }
 
-async fn apis(request: HttpRequest, state: web::Data<State>) -> Result<HttpResponse, ApiError> {
+async fn apis(request: HttpRequest, state: web::Data<State>) -> Result<HttpResponse, StatusError> {
     document(&request, &state, discovery::groups())
 }
 
-async fn group(request: HttpRequest, state: web::Data<State>) -> Result<HttpResponse, ApiError> {
+async fn group(request: HttpRequest, state: web::Data<State>) -> Result<HttpResponse, StatusError> {
     document(&request, &state, discovery::group())
 }
 
 async fn resource_list(
     request: HttpRequest,
     state: web::Data<State>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, StatusError> {
     document(&request, &state, discovery::resources())
 }
 
-fn raw_json(request: &HttpRequest, state: &State, body: &[u8]) -> Result<HttpResponse, ApiError> {
+fn raw_json(
+    request: &HttpRequest,
+    state: &State,
+    body: &[u8],
+) -> Result<HttpResponse, StatusError> {
     authenticate(request, state)?;
     json_only(request)?;
     Ok(HttpResponse::Ok()
@@ -146,21 +140,21 @@ fn raw_json(request: &HttpRequest, state: &State, body: &[u8]) -> Result<HttpRes
 async fn openapi_v2(
     request: HttpRequest,
     state: web::Data<State>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, StatusError> {
     raw_json(&request, &state, &openapi::documents().v2)
 }
 
 async fn openapi_v3(
     request: HttpRequest,
     state: web::Data<State>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, StatusError> {
     raw_json(&request, &state, &openapi::documents().v3_root)
 }
 
 async fn openapi_v3_group(
     request: HttpRequest,
     state: web::Data<State>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, StatusError> {
     raw_json(&request, &state, &openapi::documents().v3_group)
 }
 
@@ -174,13 +168,13 @@ struct ListQuery {
 }
 
 /// `user` authorised, and this replica drives.
-async fn allowed(user: &User, state: &State, attributes: Attributes) -> Result<(), ApiError> {
+async fn allowed(user: &User, state: &State, attributes: Attributes) -> Result<(), StatusError> {
     let decision = state
         .authorizer
         .decide(user, attributes.clone())
         .await
         .map_err(|e| {
-            ApiError::Internal(format!(
+            StatusError::Internal(format!(
                 "authorization failed: {}",
                 metahook_driver::error_chain(&e)
             ))
@@ -201,13 +195,13 @@ async fn allowed(user: &User, state: &State, attributes: Attributes) -> Result<(
         } else {
             format!(": {reason}")
         };
-        return Err(ApiError::Forbidden(format!(
+        return Err(StatusError::Forbidden(format!(
             "{subject} is forbidden: User {:?} cannot {} resource {RESOURCE:?} in API group {GROUP:?} {scope}{reason}",
             user.name, attributes.verb
         )));
     }
-    if !state.view.driving() {
-        return Err(ApiError::Unavailable(
+    if !state.records.driving() {
+        return Err(StatusError::Unavailable(
             "this replica does not drive: the replica holding the Lease serves reconciles"
                 .to_owned(),
         ));
@@ -219,14 +213,14 @@ async fn list(
     request: HttpRequest,
     state: web::Data<State>,
     query: web::Query<ListQuery>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, StatusError> {
     let namespace = request.match_info().get("namespace").map(str::to_owned);
     let user = authenticate(&request, &state)?;
     // Bad or oversized selectors are refused before they cost a review.
     let labels = selectors::labels(query.label_selector.as_deref().unwrap_or_default())
-        .map_err(ApiError::BadRequest)?;
+        .map_err(StatusError::BadRequest)?;
     let fields = selectors::fields(query.field_selector.as_deref().unwrap_or_default())
-        .map_err(ApiError::BadRequest)?;
+        .map_err(StatusError::BadRequest)?;
     // A list in a namespace that cannot exist is empty, as
     // kube-apiserver's; no review is asked (nor cached) for its name.
     let impossible = namespace
@@ -249,15 +243,15 @@ async fn list(
         .as_deref()
         .is_some_and(|w| w == "true" || w == "1")
     {
-        return Err(ApiError::MethodNotAllowed);
+        return Err(StatusError::MethodNotAllowed);
     }
     let format = wanted(&request)?;
     let include =
-        IncludeObject::parse(query.include_object.as_deref()).map_err(ApiError::BadRequest)?;
+        IncludeObject::parse(query.include_object.as_deref()).map_err(StatusError::BadRequest)?;
     let records = if impossible {
         Vec::new()
     } else {
-        state.view.reconciles(None, namespace.as_deref())
+        state.records.reconciles(None, namespace.as_deref())
     };
     let mut objects: Vec<Reconcile> = records
         .into_iter()
@@ -285,13 +279,13 @@ async fn get(
     state: web::Data<State>,
     path: web::Path<(String, String)>,
     query: web::Query<ListQuery>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, StatusError> {
     let (namespace, name) = path.into_inner();
     let user = authenticate(&request, &state)?;
     // A name that cannot exist is not found, as kube-apiserver answers; no
     // review is asked (nor cached) for it.
     if !names::is_namespace(&namespace) || !names::is_reconcile_name(&name) {
-        return Err(ApiError::NotFound {
+        return Err(StatusError::NotFound {
             name: names::shown(&name),
         });
     }
@@ -307,18 +301,18 @@ async fn get(
     .await?;
     let format = wanted(&request)?;
     let include =
-        IncludeObject::parse(query.include_object.as_deref()).map_err(ApiError::BadRequest)?;
+        IncludeObject::parse(query.include_object.as_deref()).map_err(StatusError::BadRequest)?;
     let controller = name.split_once('.').map(|(c, _)| c);
     let object = controller
         .and_then(|c| {
             state
-                .view
+                .records
                 .reconciles(Some(c), Some(&namespace))
                 .into_iter()
                 .filter_map(Reconcile::of)
                 .find(|o| o.name() == name)
         })
-        .ok_or(ApiError::NotFound { name })?;
+        .ok_or(StatusError::NotFound { name })?;
     Ok(match format {
         Format::Json => HttpResponse::Ok().json(object),
         Format::Table(version) => HttpResponse::Ok().json(table::table(
@@ -336,15 +330,18 @@ async fn get(
 async fn method_not_allowed(
     request: HttpRequest,
     state: web::Data<State>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, StatusError> {
     authenticate(&request, &state)?;
-    Err(ApiError::MethodNotAllowed)
+    Err(StatusError::MethodNotAllowed)
 }
 
 async fn unknown_path(
     request: HttpRequest,
     state: web::Data<State>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, StatusError> {
     authenticate(&request, &state)?;
-    Err(ApiError::NoSuchPath)
+    Err(StatusError::NoSuchPath)
 }
+
+#[cfg(test)]
+mod tests;

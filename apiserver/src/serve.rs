@@ -6,7 +6,8 @@
 
 use crate::authorize::{ApiReviewer, Authorizer};
 use crate::front_proxy::{CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE, FrontProxy, RequestHeader};
-use crate::routes::{self, State};
+use crate::routes;
+use crate::state::State;
 use crate::tls::{self, ServingCert, TlsError};
 use actix_web::{App, HttpServer, web};
 use futures::StreamExt;
@@ -126,8 +127,8 @@ impl ApiServer {
             listen: settings.listen,
             limits: settings.limits,
             state: web::Data::new(State {
-                view,
-                front_proxy,
+                records: view,
+                authenticator: front_proxy,
                 authorizer,
             }),
             tls,

@@ -13,9 +13,8 @@ use hyper_util::client::legacy::Client as HttpClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use metahook_hooks::HookKind;
-use metahook_hooks::registry::{Handler, HookError};
+use metahook_hooks::registry::{self, Handler, HookError};
 use std::collections::HashMap;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -226,21 +225,14 @@ impl HookCaller {
         // and the watchers share those threads. The hooks are pure, so a
         // panic leaves nothing half-changed: a failed reconcile, not a dead
         // driver.
-        let joined = tokio::task::spawn_blocking(move || {
-            catch_unwind(AssertUnwindSafe(|| handler(&request, now)))
-        })
-        .await;
+        let joined =
+            tokio::task::spawn_blocking(move || registry::call(handler, &request, now)).await;
         match joined {
             Ok(Ok(Ok(body))) => Ok(body),
             Ok(Ok(Err(source))) => Err(HookCallError::InProcess { hook, source }),
-            Ok(Err(panic)) => Err(HookCallError::Panicked {
-                hook,
-                message: panic
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_owned())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "a panic without a message".to_owned()),
-            }),
+            Ok(Err(registry::Panicked { message })) => {
+                Err(HookCallError::Panicked { hook, message })
+            }
             Err(join) => Err(HookCallError::Panicked {
                 hook,
                 message: join.to_string(),

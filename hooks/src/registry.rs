@@ -8,7 +8,9 @@ use jiff::Timestamp;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use std::any::Any;
 use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// The hooks Metacontroller calls on a CompositeController.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -171,4 +173,74 @@ where
     let request: Req = decode(body)?;
     let response = hook(&request, now);
     Ok(serde_json::to_vec(&response)?)
+}
+
+/// A hook that panicked, with the panic's message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the hook panicked: {message}")]
+pub struct Panicked {
+    pub message: String,
+}
+
+/// Calls `handler` on `body` at `now`, as the service and the driver do:
+/// a panic is caught and returned with its message. The hooks are pure and
+/// own nothing shared, so a panic leaves nothing half-changed behind and
+/// the caller answers an error and carries on.
+pub fn call(
+    handler: Handler,
+    body: &[u8],
+    now: Timestamp,
+) -> Result<Result<Vec<u8>, HookError>, Panicked> {
+    catch_unwind(AssertUnwindSafe(|| handler(body, now))).map_err(|panic| Panicked {
+        message: panic_message(panic.as_ref()),
+    })
+}
+
+/// What `panic!` was given: its text, or a placeholder for a payload
+/// that is not text.
+fn panic_message(panic: &(dyn Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn now() -> Timestamp {
+        Timestamp::UNIX_EPOCH
+    }
+
+    #[test]
+    fn a_panic_is_returned_with_its_message() {
+        let literal: Handler = |_, _| panic!("a literal");
+        let formatted: Handler = |body, _| panic!("{} bytes", body.len());
+        let payload: Handler = |_, _| std::panic::panic_any(7_u8);
+        assert_eq!(
+            call(literal, b"{}", now()).unwrap_err().message,
+            "a literal"
+        );
+        assert_eq!(
+            call(formatted, b"{}", now()).unwrap_err().message,
+            "2 bytes"
+        );
+        assert_eq!(
+            call(payload, b"{}", now()).unwrap_err().message,
+            "a panic without a message"
+        );
+    }
+
+    #[test]
+    fn a_hook_that_returns_is_passed_through() {
+        let sync = controller("hello")
+            .and_then(|c| c.hook(HookKind::Sync))
+            .unwrap();
+        let answer = call(sync, b"not json", now()).unwrap();
+        assert!(matches!(answer, Err(HookError::Decode(_))), "{answer:?}");
+    }
 }

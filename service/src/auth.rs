@@ -5,7 +5,7 @@
 //! neither; every other route (the hooks, the process's own routes,
 //! unknown paths) is refused with 401 before it runs.
 
-use crate::errors::ApiError;
+use crate::errors::RequestError;
 use crate::token::TokenFile;
 use actix_web::ResponseError;
 use actix_web::body::{BoxBody, MessageBody};
@@ -26,12 +26,12 @@ pub struct Callers {
 
 impl Callers {
     /// Why `request` may not call, or `None` when it may.
-    fn refusal(&self, request: &ServiceRequest) -> Option<ApiError> {
+    fn refusal(&self, request: &ServiceRequest) -> Option<RequestError> {
         if OPEN.contains(&request.path()) {
             return None;
         }
         if self.client_cert && request.conn_data::<PeerCerts>().is_none() {
-            return Some(ApiError::ClientCertificateRequired);
+            return Some(RequestError::ClientCertificateRequired);
         }
         if let Some(token) = &self.token {
             let header = request
@@ -39,7 +39,7 @@ impl Callers {
                 .get(actix_web::http::header::AUTHORIZATION)
                 .map(|v| v.as_bytes());
             if !token.admits(header) {
-                return Some(ApiError::TokenRequired);
+                return Some(RequestError::TokenRequired);
             }
         }
         None

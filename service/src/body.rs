@@ -1,8 +1,8 @@
 //! Reading a hook request's body: JSON only, bounded in size, in time, and
 //! by the process-wide memory budget.
 
-use super::budget::{Budget, Reservation};
-use super::errors::ApiError;
+use super::budget::{MemoryBudget, Reservation};
+use super::errors::RequestError;
 use actix_web::HttpRequest;
 use actix_web::http::header;
 use actix_web::web;
@@ -10,7 +10,7 @@ use futures_util::StreamExt;
 use std::time::Duration;
 
 /// `application/json`, with or without parameters, or any `+json` type.
-pub fn require_json(req: &HttpRequest) -> Result<(), ApiError> {
+pub fn require_json(req: &HttpRequest) -> Result<(), RequestError> {
     let value = req
         .headers()
         .get(header::CONTENT_TYPE)
@@ -27,7 +27,7 @@ pub fn require_json(req: &HttpRequest) -> Result<(), ApiError> {
     {
         Ok(())
     } else {
-        Err(ApiError::UnsupportedMediaType {
+        Err(RequestError::UnsupportedMediaType {
             got: value.to_owned(),
         })
     }
@@ -63,8 +63,8 @@ pub async fn read<'a>(
     mut payload: web::Payload,
     limit: usize,
     timeout: Duration,
-    budget: &'a Budget,
-) -> Result<Buffered<'a>, ApiError> {
+    budget: &'a MemoryBudget,
+) -> Result<Buffered<'a>, RequestError> {
     // A body the whole budget cannot hold is never going to fit: 413, not a
     // 429 that Metacontroller would retry for ever.
     let limit = limit.min(budget.max());
@@ -74,15 +74,15 @@ pub async fn read<'a>(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
     if declared.is_some_and(|len| len > limit) {
-        return Err(ApiError::TooLarge { limit });
+        return Err(RequestError::TooLarge { limit });
     }
-    let over_budget = |_| ApiError::MemoryBudgetExceeded {
+    let over_budget = |_| RequestError::MemoryBudgetExceeded {
         budget: budget.max(),
     };
     // Refused on its head alone when it cannot fit now (it would be refused
     // half-sent otherwise); a check, not a hold.
     if declared.is_some_and(|len| len > budget.free()) {
-        return Err(ApiError::MemoryBudgetExceeded {
+        return Err(RequestError::MemoryBudgetExceeded {
             budget: budget.max(),
         });
     }
@@ -94,10 +94,10 @@ pub async fn read<'a>(
         // its buffer's capacity, up to twice its length while it doubles.
         let mut buf = Vec::with_capacity(declared.unwrap_or(0));
         while let Some(chunk) = payload.next().await {
-            let chunk = chunk.map_err(|e| ApiError::BodyRead(e.to_string()))?;
+            let chunk = chunk.map_err(|e| RequestError::BodyRead(e.to_string()))?;
             let needed = buf.len() + chunk.len();
             if needed > limit {
-                return Err(ApiError::TooLarge { limit });
+                return Err(RequestError::TooLarge { limit });
             }
             if let Some(len) = declared {
                 let step = needed.div_ceil(DECLARED_STEP) * DECLARED_STEP;
@@ -119,7 +119,7 @@ pub async fn read<'a>(
     // future, and so does a client that goes away.
     actix_web::rt::time::timeout(timeout, read)
         .await
-        .map_err(|_| ApiError::BodyTimeout {
+        .map_err(|_| RequestError::BodyTimeout {
             seconds: timeout.as_secs(),
         })?
 }

@@ -14,7 +14,7 @@
 use prometheus_client::metrics::gauge::Gauge;
 use tokio::sync::{Semaphore, SemaphorePermit};
 
-pub struct Budget {
+pub struct MemoryBudget {
     /// One permit per byte not held.
     free: Semaphore,
     max: usize,
@@ -33,27 +33,27 @@ pub struct Exhausted {
 /// Bytes held for one request; dropping it gives them back.
 #[derive(Debug)]
 pub struct Reservation<'a> {
-    budget: &'a Budget,
+    budget: &'a MemoryBudget,
     /// `None` while nothing is held (a permit of zero bytes is still a
     /// permit; `None` keeps the empty case trivially correct).
     permit: Option<SemaphorePermit<'a>>,
 }
 
-impl std::fmt::Debug for Budget {
+impl std::fmt::Debug for MemoryBudget {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Budget")
+        f.debug_struct("MemoryBudget")
             .field("max", &self.max)
             .field("held", &self.held())
             .finish()
     }
 }
 
-impl Budget {
+impl MemoryBudget {
     /// A budget of `max` bytes (at most `Semaphore::MAX_PERMITS`, about 2^61,
     /// beyond which the semaphore would panic).
     pub fn new(max: usize, buffered: Gauge) -> Self {
         let max = max.min(Semaphore::MAX_PERMITS);
-        Budget {
+        MemoryBudget {
             free: Semaphore::new(max),
             max,
             buffered,
@@ -157,8 +157,8 @@ fn as_gauge(bytes: usize) -> i64 {
 mod tests {
     use super::*;
 
-    fn budget(max: usize) -> Budget {
-        Budget::new(max, Gauge::default())
+    fn budget(max: usize) -> MemoryBudget {
+        MemoryBudget::new(max, Gauge::default())
     }
 
     #[test]
@@ -219,7 +219,7 @@ mod tests {
     #[test]
     fn the_gauge_follows_what_is_held() {
         let gauge = Gauge::default();
-        let budget = Budget::new(1 << 20, gauge.clone());
+        let budget = MemoryBudget::new(1 << 20, gauge.clone());
         let mut a = budget.reserve(1000).expect("1000");
         a.grow(24).expect("24 more");
         let b = budget.reserve(2048).expect("2048");

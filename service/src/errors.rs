@@ -8,8 +8,10 @@ use metahook_hooks::DecodeError;
 use metahook_hooks::registry::LookupError;
 use serde::Serialize;
 
+/// What went wrong with a request to the hook service (a hook call, or
+/// `/metrics`, or a path that is neither), by what the client is told.
 #[derive(Debug, thiserror::Error)]
-pub enum ApiError {
+pub enum RequestError {
     #[error("no route for {method} {path}; hooks are POST /{{controller}}/{{hook}}")]
     NoRoute { method: String, path: String },
     #[error(transparent)]
@@ -64,26 +66,26 @@ struct Body<'a> {
     path: Option<&'a str>,
 }
 
-impl ApiError {
+impl RequestError {
     /// A short, stable name for the kind of error.
     pub fn reason(&self) -> &'static str {
         match self {
-            ApiError::NoRoute { .. } => "NotFound",
-            ApiError::Lookup(LookupError::UnknownController { .. }) => "UnknownController",
-            ApiError::Lookup(LookupError::UnknownHook { .. }) => "UnknownHook",
-            ApiError::MethodNotAllowed { .. } => "MethodNotAllowed",
-            ApiError::UnsupportedMediaType { .. } => "UnsupportedMediaType",
-            ApiError::TooLarge { .. } => "PayloadTooLarge",
-            ApiError::BodyTimeout { .. } => "RequestTimeout",
-            ApiError::BodyRead(_) => "BadBody",
-            ApiError::Overloaded => "Overloaded",
-            ApiError::MemoryBudgetExceeded { .. } => "MemoryBudgetExceeded",
-            ApiError::Decode(DecodeError::Syntax { .. }) => "MalformedJson",
-            ApiError::Decode(DecodeError::Shape { .. }) => "InvalidRequest",
-            ApiError::Encode(_) => "EncodeFailed",
-            ApiError::HookPanicked { .. } => "HookPanicked",
-            ApiError::Metrics => "MetricsFailed",
-            ApiError::ClientCertificateRequired | ApiError::TokenRequired => "Unauthorized",
+            RequestError::NoRoute { .. } => "NotFound",
+            RequestError::Lookup(LookupError::UnknownController { .. }) => "UnknownController",
+            RequestError::Lookup(LookupError::UnknownHook { .. }) => "UnknownHook",
+            RequestError::MethodNotAllowed { .. } => "MethodNotAllowed",
+            RequestError::UnsupportedMediaType { .. } => "UnsupportedMediaType",
+            RequestError::TooLarge { .. } => "PayloadTooLarge",
+            RequestError::BodyTimeout { .. } => "RequestTimeout",
+            RequestError::BodyRead(_) => "BadBody",
+            RequestError::Overloaded => "Overloaded",
+            RequestError::MemoryBudgetExceeded { .. } => "MemoryBudgetExceeded",
+            RequestError::Decode(DecodeError::Syntax { .. }) => "MalformedJson",
+            RequestError::Decode(DecodeError::Shape { .. }) => "InvalidRequest",
+            RequestError::Encode(_) => "EncodeFailed",
+            RequestError::HookPanicked { .. } => "HookPanicked",
+            RequestError::Metrics => "MetricsFailed",
+            RequestError::ClientCertificateRequired | RequestError::TokenRequired => "Unauthorized",
         }
     }
 
@@ -91,40 +93,40 @@ impl ApiError {
     /// requests, bytes or time) rather than for what it said: its reason.
     pub fn refusal(&self) -> Option<&'static str> {
         match self {
-            ApiError::Overloaded
-            | ApiError::MemoryBudgetExceeded { .. }
-            | ApiError::TooLarge { .. }
-            | ApiError::BodyTimeout { .. } => Some(self.reason()),
+            RequestError::Overloaded
+            | RequestError::MemoryBudgetExceeded { .. }
+            | RequestError::TooLarge { .. }
+            | RequestError::BodyTimeout { .. } => Some(self.reason()),
             _ => None,
         }
     }
 }
 
-impl ResponseError for ApiError {
+impl ResponseError for RequestError {
     fn status_code(&self) -> StatusCode {
         match self {
-            ApiError::NoRoute { .. } | ApiError::Lookup(_) => StatusCode::NOT_FOUND,
-            ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            ApiError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::BodyTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
-            ApiError::BodyRead(_) | ApiError::Decode(DecodeError::Syntax { .. }) => {
+            RequestError::NoRoute { .. } | RequestError::Lookup(_) => StatusCode::NOT_FOUND,
+            RequestError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            RequestError::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            RequestError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            RequestError::BodyTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
+            RequestError::BodyRead(_) | RequestError::Decode(DecodeError::Syntax { .. }) => {
                 StatusCode::BAD_REQUEST
             }
-            ApiError::Decode(DecodeError::Shape { .. }) => StatusCode::UNPROCESSABLE_ENTITY,
+            RequestError::Decode(DecodeError::Shape { .. }) => StatusCode::UNPROCESSABLE_ENTITY,
             // 429 rather than 503: both are "come back later", but on 429
             // Metacontroller requeues after Retry-After with no warning event
             // and no backoff (docs/metacontroller.md §1.1), and so does the
             // bundled driver; a 503 would be an error event and exponential
             // backoff on the parent for a condition that lasts as long as a
             // body read.
-            ApiError::Overloaded | ApiError::MemoryBudgetExceeded { .. } => {
+            RequestError::Overloaded | RequestError::MemoryBudgetExceeded { .. } => {
                 StatusCode::TOO_MANY_REQUESTS
             }
-            ApiError::ClientCertificateRequired | ApiError::TokenRequired => {
+            RequestError::ClientCertificateRequired | RequestError::TokenRequired => {
                 StatusCode::UNAUTHORIZED
             }
-            ApiError::Encode(_) | ApiError::HookPanicked { .. } | ApiError::Metrics => {
+            RequestError::Encode(_) | RequestError::HookPanicked { .. } | RequestError::Metrics => {
                 StatusCode::INTERNAL_SERVER_ERROR
             }
         }
@@ -133,21 +135,23 @@ impl ResponseError for ApiError {
     fn error_response(&self) -> HttpResponse {
         let status = self.status_code();
         let (line, column, path) = match self {
-            ApiError::Decode(DecodeError::Syntax { line, column, .. }) => {
+            RequestError::Decode(DecodeError::Syntax { line, column, .. }) => {
                 (Some(*line), Some(*column), None)
             }
-            ApiError::Decode(DecodeError::Shape { path, .. }) => (None, None, Some(path.as_str())),
+            RequestError::Decode(DecodeError::Shape { path, .. }) => {
+                (None, None, Some(path.as_str()))
+            }
             _ => (None, None, None),
         };
         let mut response = HttpResponse::build(status);
         match self {
-            ApiError::Overloaded | ApiError::MemoryBudgetExceeded { .. } => {
+            RequestError::Overloaded | RequestError::MemoryBudgetExceeded { .. } => {
                 response.insert_header((header::RETRY_AFTER, "1"));
             }
-            ApiError::MethodNotAllowed { .. } => {
+            RequestError::MethodNotAllowed { .. } => {
                 response.insert_header((header::ALLOW, "POST"));
             }
-            ApiError::TokenRequired => {
+            RequestError::TokenRequired => {
                 response.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
             }
             _ => {}
@@ -165,7 +169,7 @@ impl ResponseError for ApiError {
 
 /// The default service: anything no route matched.
 pub async fn not_found(req: HttpRequest) -> HttpResponse {
-    ApiError::NoRoute {
+    RequestError::NoRoute {
         method: req.method().to_string(),
         path: req.path().to_owned(),
     }
@@ -174,7 +178,7 @@ pub async fn not_found(req: HttpRequest) -> HttpResponse {
 
 /// A hook path with a method other than POST.
 pub async fn method_not_allowed(req: HttpRequest) -> HttpResponse {
-    ApiError::MethodNotAllowed {
+    RequestError::MethodNotAllowed {
         method: req.method().to_string(),
     }
     .error_response()

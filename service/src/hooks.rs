@@ -3,12 +3,11 @@
 
 use super::AppState;
 use super::body;
-use super::errors::{self, ApiError};
+use super::errors::{self, RequestError};
 use actix_web::http::header::ContentType;
 use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
-use metahook_hooks::registry::{self, Handler, HookError};
+use metahook_hooks::registry::{self, Handler, HookError, Panicked};
 use metahook_hooks::{Controller, HookKind};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
 pub fn configure(cfg: &mut web::ServiceConfig, controllers: &'static [Controller]) {
@@ -47,7 +46,8 @@ async fn hook(
     state: web::Data<AppState>,
 ) -> HttpResponse {
     let (controller, hook) = path.into_inner();
-    let found = registry::lookup(state.controllers, &controller, &hook).map_err(ApiError::Lookup);
+    let found =
+        registry::lookup(state.controllers, &controller, &hook).map_err(RequestError::Lookup);
     respond(req, payload, state, found).await
 }
 
@@ -56,7 +56,7 @@ async fn respond(
     req: HttpRequest,
     payload: web::Payload,
     state: web::Data<AppState>,
-    found: Result<(&'static Controller, HookKind, Handler), ApiError>,
+    found: Result<(&'static Controller, HookKind, Handler), RequestError>,
 ) -> HttpResponse {
     let start = Instant::now();
     let (controller_label, hook_label) = match &found {
@@ -89,8 +89,11 @@ async fn answer(
     controller: &'static Controller,
     kind: HookKind,
     handler: Handler,
-) -> Result<HttpResponse, ApiError> {
-    let _permit = state.in_flight.try_acquire().ok_or(ApiError::Overloaded)?;
+) -> Result<HttpResponse, RequestError> {
+    let _permit = state
+        .in_flight
+        .try_acquire()
+        .ok_or(RequestError::Overloaded)?;
     body::require_json(req)?;
     // Held, and counted against the memory budget, until the hook has
     // answered: decoding takes memory in proportion to the body too.
@@ -103,12 +106,10 @@ async fn answer(
     )
     .await?;
     let now = (state.clock)();
-    // The hooks are pure and own nothing shared, so a panic leaves nothing
-    // half-changed behind: answer 500 and keep serving.
-    let outcome = catch_unwind(AssertUnwindSafe(|| handler(&request.bytes, now))).map_err(|panic| {
-        let message = panic_message(panic.as_ref());
+    // A panic is answered 500, and the service keeps serving.
+    let outcome = registry::call(handler, &request.bytes, now).map_err(|Panicked { message }| {
         tracing::error!(controller = controller.name, hook = kind.as_str(), %message, "hook panicked");
-        ApiError::HookPanicked {
+        RequestError::HookPanicked {
             controller: controller.name,
             hook: kind.as_str(),
             message,
@@ -118,17 +119,7 @@ async fn answer(
         Ok(body) => Ok(HttpResponse::Ok()
             .insert_header(ContentType::json())
             .body(body)),
-        Err(HookError::Decode(err)) => Err(ApiError::Decode(err)),
-        Err(HookError::Encode(err)) => Err(ApiError::Encode(err.to_string())),
-    }
-}
-
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic without a message".to_owned()
+        Err(HookError::Decode(err)) => Err(RequestError::Decode(err)),
+        Err(HookError::Encode(err)) => Err(RequestError::Encode(err.to_string())),
     }
 }

@@ -1,14 +1,52 @@
-//! The hook service: actix-web routes, limits, errors, health and metrics.
+//! metahook's hook service: Metacontroller's sync, finalize and customize
+//! webhooks over actix-web, with limits, errors, health and metrics.
 //!
 //! `POST /{controller}/{hook}` runs a hook from the registry; `GET /healthz`,
 //! `/readyz` and `/metrics` are for the kubelet and Prometheus. No
 //! Kubernetes client, no driver: whatever else the process runs reaches the
 //! service as a readiness [`Gate`] and as metrics in the registry it hands
-//! over.
+//! over. Every request is bounded (in flight, bytes held, time), so a
+//! burst or a hostile client costs a 429 or a 413, not the process.
 //!
-//! With `--tls-dir` it serves HTTPS ([`tls`]), and with
-//! `--tls-client-auth` or `--auth-token-file` only callers that present a
-//! client certificate or the token reach the hooks ([`auth`]).
+//! The modules, all private but [`tls`]:
+//!
+//! - `hooks`: the hook routes, one static route per hook of the table;
+//!   `body`: a request's body, JSON only, bounded in size and time;
+//!   `budget`: the process-wide [`MemoryBudget`] for the bodies held;
+//!   `in_flight`: the bound on requests at once ([`InFlight`]);
+//! - `errors`: every refusal as a status and a JSON body that says what
+//!   to fix ([`RequestError`]);
+//! - `health`: `/healthz` and `/readyz`; `metrics`: Prometheus' text on
+//!   `/metrics` ([`Metrics`]);
+//! - [`tls`]: HTTPS with `--tls-dir`; `auth` and `token`: with
+//!   `--tls-client-auth` or `--auth-token-file`, only callers that present
+//!   a client certificate or the token reach the hooks.
+//!
+//! ## Example
+//!
+//! The routes in-process, as the service's tests call them:
+//!
+//! ```
+//! use actix_web::{App, test, web};
+//! use metahook_service::{AppState, Settings, configure};
+//!
+//! actix_web::rt::System::new().block_on(async {
+//!     let settings = Settings::new("127.0.0.1:0".parse().unwrap());
+//!     let state = web::Data::new(AppState::new(metahook_hooks::CONTROLLERS, &settings));
+//!     let app = test::init_service(App::new().configure(|cfg| configure(cfg, state))).await;
+//!
+//!     let health = test::TestRequest::get().uri("/healthz").to_request();
+//!     let body: serde_json::Value = test::call_and_read_body_json(&app, health).await;
+//!     assert_eq!(body["status"], "ok");
+//!
+//!     // A hook that does not exist is named, with those that do.
+//!     let typo = test::TestRequest::post().uri("/helo/sync").to_request();
+//!     let answer = test::call_service(&app, typo).await;
+//!     assert_eq!(answer.status(), 404);
+//!     let body: serde_json::Value = test::read_body_json(answer).await;
+//!     assert_eq!(body["reason"], "UnknownController");
+//! });
+//! ```
 #![forbid(unsafe_code)]
 
 mod auth;
@@ -22,8 +60,8 @@ mod metrics;
 pub mod tls;
 mod token;
 
-pub use budget::Budget;
-pub use errors::ApiError;
+pub use budget::MemoryBudget;
+pub use errors::RequestError;
 pub use in_flight::InFlight;
 pub use metrics::Metrics;
 pub use prometheus_client::registry::Registry;
@@ -103,7 +141,7 @@ pub struct AppState {
     pub request_timeout: Duration,
     pub in_flight: InFlight,
     /// Bytes of request bodies held at once, across workers.
-    pub budget: Budget,
+    pub budget: MemoryBudget,
     pub metrics: Metrics,
     /// Where hooks get `now` from: the system clock, or a pinned one in tests.
     pub clock: fn() -> jiff::Timestamp,
@@ -136,7 +174,7 @@ impl AppState {
         settings: &Settings,
         metrics: Metrics,
     ) -> Self {
-        let budget = Budget::new(settings.max_buffered_bytes, metrics.bytes_buffered.clone());
+        let budget = MemoryBudget::new(settings.max_buffered_bytes, metrics.bytes_buffered.clone());
         metrics
             .bytes_budget
             .set(i64::try_from(budget.max()).unwrap_or(i64::MAX));

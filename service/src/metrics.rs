@@ -3,7 +3,7 @@
 //! is bounded whatever clients send.
 
 use super::AppState;
-use super::errors::ApiError;
+use super::errors::RequestError;
 use actix_web::{HttpResponse, web};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -147,8 +147,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/metrics", web::get().to(metrics));
 }
 
-async fn metrics(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
-    let text = state.metrics.encode().map_err(|_| ApiError::Metrics)?;
+async fn metrics(state: web::Data<AppState>) -> Result<HttpResponse, RequestError> {
+    let text = state.metrics.encode().map_err(|_| RequestError::Metrics)?;
     Ok(HttpResponse::Ok()
         .content_type("application/openmetrics-text; version=1.0.0; charset=utf-8")
         .body(text))

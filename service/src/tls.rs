@@ -8,7 +8,7 @@
 //! `/readyz` and `/metrics` stay open to them on the same port (one port
 //! keeps the Service, the NetworkPolicy and the ServiceMonitor as they
 //! are). A certificate another CA signed fails the handshake; a request
-//! without one reaches [`crate::auth`], which refuses it on every other
+//! without one reaches `auth`, which refuses it on every other
 //! route.
 
 use metahook_tls::{ClientCa, ServingCert, TlsError};

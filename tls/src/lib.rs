@@ -1,12 +1,48 @@
-//! HTTPS serving pieces shared by the hook service and the aggregated API:
-//! a certificate directory (`tls.crt`, `tls.key`, and for client
-//! certificates `ca.crt`: a mounted `kubernetes.io/tls` Secret) read at
-//! start and re-read when its files change, and the client's certificate
-//! kept with its connection for the routes to judge.
+//! metahook's HTTPS serving pieces, shared by the hook service and the
+//! aggregated API.
 //!
-//!   dir/tls.crt + tls.key → [`ServingCert`] (rustls' certificate resolver)
-//!   dir/ca.crt            → [`ClientCa`] (rustls' client verifier)
-//!   the handshake         → [`keep_peer_certs`] → [`PeerCerts`] per request
+//! A certificate directory (`tls.crt`, `tls.key`, and for client
+//! certificates `ca.crt`: a mounted `kubernetes.io/tls` Secret) is read at
+//! start and re-read when its files change, so a renewed certificate is
+//! served without a restart; the client's certificate is kept with its
+//! connection for the routes to judge (rustls checks a chain, the routes
+//! decide what it may do).
+//!
+//! ```text
+//! dir/tls.crt + tls.key → ServingCert (rustls' certificate resolver)
+//! dir/ca.crt            → ClientCa (rustls' client verifier)
+//! the handshake         → keep_peer_certs → PeerCerts per request
+//! ```
+//!
+//! The modules are private: `serving` ([`ServingCert`]), `client_ca`
+//! ([`ClientCa`]) and `peer` ([`PeerCerts`], [`keep_peer_certs`]).
+//!
+//! ## Example
+//!
+//! A pair written as a Secret mounts it, loaded into a server configuration:
+//!
+//! ```
+//! use metahook_tls::{CERT_FILE, KEY_FILE, ServingCert, server_config_builder};
+//! use std::sync::Arc;
+//!
+//! let key = rcgen::KeyPair::generate()?;
+//! let cert = rcgen::CertificateParams::new(vec!["localhost".to_owned()])?.self_signed(&key)?;
+//! let dir = std::env::temp_dir().join(format!("metahook-tls-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir)?;
+//! std::fs::write(dir.join(CERT_FILE), cert.pem())?;
+//! std::fs::write(dir.join(KEY_FILE), key.serialize_pem())?;
+//!
+//! let provider = Arc::new(rustls::crypto::ring::default_provider());
+//! let serving = Arc::new(ServingCert::load(&dir, provider.clone())?);
+//! let config = server_config_builder(provider)?
+//!     .with_no_client_auth()
+//!     .with_cert_resolver(serving.clone());
+//! assert!(config.alpn_protocols.is_empty());
+//! // The same files again: nothing to take.
+//! assert!(!serving.reload()?);
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 #![forbid(unsafe_code)]
 
 mod client_ca;

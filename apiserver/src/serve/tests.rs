@@ -49,8 +49,8 @@ fn start(limits: Limits) -> Running {
         listen: "127.0.0.1:0".parse().unwrap(),
         limits,
         state: web::Data::new(State {
-            view: Arc::new(View::default()),
-            front_proxy,
+            records: Arc::new(View::default()),
+            authenticator: front_proxy,
             authorizer,
         }),
         tls: tls::server_config(cert).unwrap(),

@@ -1,12 +1,28 @@
-//! What every fuzz input is put through. A panic, a stack overflow or an
-//! allocation past libFuzzer's `-rss_limit_mb` is a finding; so is a hook
-//! that answers differently twice, or answers with keys Metacontroller's
-//! strict (v2) decoder would refuse.
+//! What every fuzz input is put through.
+//!
+//! A panic, a stack overflow or an allocation past libFuzzer's
+//! `-rss_limit_mb` is a finding; so is a hook that answers differently
+//! twice, or answers with keys Metacontroller's strict (v2) decoder would
+//! refuse.
 //!
 //! A crate of its own, shared by the cargo-fuzz targets (`fuzz/fuzz_targets/`,
 //! built in their own workspace with cargo-fuzz's flags) and by
 //! `tests/fuzz_regressions.rs`, which replays `fuzz/regressions/` in a plain
-//! `cargo test`.
+//! `cargo test`. It has no modules: [`decoder`], [`every_hook`] and
+//! [`structured`] are the targets' bodies.
+//!
+//! ## Example
+//!
+//! An input as a target sees it: no panic, whatever the bytes.
+//!
+//! ```
+//! metahook_fuzz_harness::decoder(b"{\"parent\": 1}");
+//! metahook_fuzz_harness::every_hook(b"not json at all");
+//! let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures");
+//! let fixtures = metahook_fuzz_harness::fixtures(std::path::Path::new(dir));
+//! assert!(fixtures.iter().any(|f| f.controller == "hikawa"));
+//! metahook_fuzz_harness::structured(&fixtures, &[7; 64]);
+//! ```
 #![forbid(unsafe_code)]
 
 use arbitrary::{Result, Unstructured};
