@@ -1,17 +1,40 @@
-//! The bundled driver: a small Metacontroller for the CompositeControllers
-//! in `metacontroller/` (docs/metacontroller.md §2–§5: the subset it supports).
+//! The bundled driver: a small Metacontroller for CompositeControllers,
+//! built on kube-rs.
 //!
-//! - [`config`]: the CompositeController subset, validated before any
-//!   cluster connection;
-//! - [`plan`]: every decision, pure; [`execute`]: performs a plan;
-//! - [`wire`]: hook requests and responses as Metacontroller builds and
-//!   reads them; [`hook_call`]: in-process or over HTTP; [`related`]:
-//!   customize rules;
-//! - [`cache`], [`worker`] (on kube's applier), [`reconcile`], [`backoff`]:
-//!   watching, queueing, one reconcile, Metacontroller's backoff;
-//! - [`run`]: start-up and shutdown; [`throttle`]: the client-side budget
-//!   for API requests; [`leader`], [`metrics`]: several replicas, and being
-//!   seen.
+//! It watches each controller's parents and children, calls the
+//! controller's hooks (in this process, or over HTTP as Metacontroller
+//! would) and applies what they decide, with Metacontroller's semantics for
+//! the subset docs/metacontroller.md §2–§5 describes. Deciding is pure (the
+//! planner); everything else moves bytes.
+//!
+//! ```text
+//! caches ─change─▶ triggers ─key─▶ queue ─▶ applier (worker) ─▶ reconcile
+//!                                                      plan ◀─┤├─▶ hook_call
+//!                                                   execute ◀─┘
+//! ```
+//!
+//! **Starting**: [`prepare`] reads the manifests ([`config`]) and resolves
+//! the hooks before anything connects; [`connect`] builds the clients
+//! (within the [`throttle`] budget, answers counted by [`responses`]);
+//! [`run`] resolves the types ([`discovery`]), takes the Lease ([`leader`])
+//! and starts one [`worker`] per controller.
+//!
+//! **One controller**: its [`context`] (what its reconciles share); the
+//! [`cache`]s of its types; [`triggers`] (pure: which parents a change
+//! queues) into its [`queue`]; [`worker`] runs kube's applier over them.
+//!
+//! **One reconcile**, in order: [`reconcile`]. The decisions: [`plan`]
+//! (pure) with [`model`] (the controller as driven), [`selector`] and
+//! [`related`] (customize rules, pure; their answers kept by
+//! [`customized`]); hook requests and responses as Metacontroller builds
+//! them: [`wire`], called by [`hook_call`] (with [`hook_auth`] for a
+//! webhook's TLS and credentials); the API calls: [`execute`], which
+//! remembers what it applied ([`memory`]) and publishes [`events`];
+//! afterwards [`backoff`] and the parent's [`records`].
+//!
+//! **Being seen**: [`metrics`], [`records`] through [`view`]
+//! (`/debug/driver` and the aggregated API), [`preview`] (`metahook render
+//! --plan`).
 
 #![forbid(unsafe_code)]
 
