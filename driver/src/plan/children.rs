@@ -5,7 +5,7 @@
 use super::applied::{AppliedMemory, fingerprint, still_as_applied};
 use super::apply::apply_body;
 use super::desired::Desired;
-use super::{DeleteReason, Op, is_deleting, target};
+use super::{DeleteReason, EventType, Op, is_deleting, target};
 use crate::config::UpdateStrategy;
 use crate::model::Driven;
 use crate::wire::object_json;
@@ -78,18 +78,38 @@ pub(super) fn manage_children(
         if unchanged {
             continue;
         }
+        // Whether the child itself changes (not only our bookkeeping
+        // annotation): what an Event tells people.
+        let differs = || !contains(&object_json(obs), &d.object);
+        let kind = &ctl.children[d.type_index].resource.api.kind;
         match ctl.children[d.type_index].strategy {
             UpdateStrategy::OnDelete => {}
-            UpdateStrategy::InPlace => ops.push(apply),
+            UpdateStrategy::InPlace => {
+                if differs() {
+                    ops.push(updated(kind, &d.name, "updated"));
+                }
+                ops.push(apply);
+            }
             UpdateStrategy::Recreate => {
-                if !contains(&object_json(obs), &d.object) {
+                if differs() {
                     ops.push(Op::DeleteChild {
                         child: target(d.type_index, obs),
                         reason: DeleteReason::Recreate,
                     });
+                    ops.push(updated(kind, &d.name, "deleted to be recreated"));
                 }
             }
         }
+    }
+}
+
+/// A Normal Event: an existing child changed because the hook's answer did.
+/// A child created for a new parent is the expected path and gets none.
+fn updated(kind: &str, name: &str, what: &str) -> Op {
+    Op::Event {
+        kind: EventType::Normal,
+        reason: "Updated".to_owned(),
+        note: format!("{kind} {name} {what}"),
     }
 }
 

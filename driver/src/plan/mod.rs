@@ -321,6 +321,11 @@ pub fn after_hook(
     let mut has = has_finalizer(parent, &finalizer);
     if response.finalized && has {
         ops.push(remove_finalizer(parent, &finalizer));
+        ops.push(Op::Event {
+            kind: EventType::Normal,
+            reason: "Finalized".to_owned(),
+            note: format!("The {} hook finalized it", HookKind::Finalize),
+        });
         has = false;
     }
     let desired = match desired::check_desired(ctl, parent, &response.children) {

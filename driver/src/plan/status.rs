@@ -1,5 +1,6 @@
 //! The parent's status as written after a hook call, and the Events its
-//! changed conditions give (docs/metacontroller.md §3.3 step 12).
+//! changed conditions are worth (docs/metacontroller.md §3.3 step 12; the
+//! Events are metahook's own: Metacontroller sends only `SyncError`).
 
 use super::{EventType, Op};
 use kube::core::DynamicObject;
@@ -16,9 +17,18 @@ pub(super) fn with_generation(parent: &DynamicObject, status: Option<Map<String,
     Value::Object(status)
 }
 
-/// An Event for every condition that appeared or changed status or reason.
-/// A condition whose status is `False` is a Warning: Kubernetes conditions
-/// are written so that `True` is the good state.
+/// Summary conditions: `False` is where a new object starts on its way to
+/// `True`, so their first `False` and their becoming `True` are the expected
+/// path, worth no Event (Kubernetes' API conventions name `Ready` the
+/// summary; kstatus reads `Reconciling` the same way).
+const PROGRESS: [&str; 4] = ["Ready", "Available", "Progressing", "Reconciling"];
+
+/// The Events a status change is worth: a Warning when something is wrong
+/// (a condition becomes `False`, or changes its reason while `False`,
+/// unless it is a summary condition on its way up), a Normal when it is
+/// right again (`False` → `True`); nothing when a new object becomes ready
+/// or a condition only rewords its message. Kubernetes conditions are
+/// written so that `True` is the good state.
 pub(super) fn condition_events(old: Option<&Value>, new: &Value) -> Vec<Op> {
     let conditions = |status: Option<&Value>| -> Vec<Value> {
         status
@@ -44,16 +54,24 @@ pub(super) fn condition_events(old: Option<&Value>, new: &Value) -> Vec<Op> {
             let status = text(c, "status");
             let reason = text(c, "reason");
             let before = old.iter().find(|o| text(o, "type") == type_);
-            if before.is_some_and(|b| text(b, "status") == status && text(b, "reason") == reason) {
+            let was = before.map(|b| text(b, "status"));
+            if was.as_deref() == Some(status.as_str())
+                && before.is_some_and(|b| text(b, "reason") == reason)
+            {
                 return None;
             }
+            let progress = PROGRESS.contains(&type_.as_str());
+            let kind = match (was.as_deref(), status.as_str()) {
+                // Worse: a regression, or a problem from the start.
+                (Some("True"), "False") => EventType::Warning,
+                (_, "False") if !progress => EventType::Warning,
+                // Right again.
+                (Some("False"), "True") if !progress => EventType::Normal,
+                _ => return None,
+            };
             let message = text(c, "message");
             Some(Op::Event {
-                kind: if status == "False" {
-                    EventType::Warning
-                } else {
-                    EventType::Normal
-                },
+                kind,
                 reason: if reason.is_empty() {
                     type_.clone()
                 } else {

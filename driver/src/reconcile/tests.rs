@@ -101,6 +101,18 @@ async fn apply_then_status(api: &mut ApiHandle, replicas: i64) -> (Seen, Seen) {
     (apply, status)
 }
 
+/// [`apply_then_status`], then the Normal Event of the changed child.
+async fn apply_status_event(api: &mut ApiHandle, replicas: i64) -> ((Seen, Seen), Seen) {
+    let writes = apply_then_status(api, replicas).await;
+    let event = answer(
+        api,
+        201,
+        json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e"}}),
+    )
+    .await;
+    (writes, event)
+}
+
 fn runtime(sync: Endpoint, client: kube::Client) -> Arc<Context> {
     runtime_with(sync, client, settled_parent())
 }
@@ -253,10 +265,15 @@ async fn other_failures_back_off_and_warn() {
 async fn a_good_answer_is_applied_and_its_status_written() {
     let (client, mut api) = mock_client();
     let ctx = runtime(Endpoint::InProcess(three_replicas_of_web), client);
-    let (result, (apply, status)) =
-        scripted(reconcile_cached(&ctx), apply_then_status(&mut api, 3)).await;
+    let (result, ((apply, status), event)) =
+        scripted(reconcile_cached(&ctx), apply_status_event(&mut api, 3)).await;
     no_further_request(&mut api);
     assert_eq!(result.unwrap(), Action::requeue(Duration::from_secs(30)));
+    assert_eq!(
+        (event.body["type"].as_str(), event.body["reason"].as_str()),
+        (Some("Normal"), Some("Updated")),
+        "the Deployment scaled from 1 to 3: a Normal, after the writes"
+    );
     assert_eq!(apply.path, "/apis/apps/v1/namespaces/shop/deployments/web");
     assert_eq!(apply.body["metadata"]["labels"]["controller-uid"], "p1");
     assert_eq!(apply.body["spec"]["replicas"], 3);
@@ -525,7 +542,7 @@ async fn the_loop_coalesces_waiting_triggers_and_stops_on_request() {
 async fn each_reconcile_leaves_a_record_of_its_plan_and_outcome() {
     let (client, mut api) = mock_client();
     let ctx = runtime(Endpoint::InProcess(three_replicas_of_web), client);
-    let (action, _) = scripted(reconcile_and_requeue(&ctx), apply_then_status(&mut api, 3)).await;
+    let (action, _) = scripted(reconcile_and_requeue(&ctx), apply_status_event(&mut api, 3)).await;
     no_further_request(&mut api);
     assert_eq!(action, Action::requeue(Duration::from_secs(30)));
     let record = ctx.records.get(&key(&ctx)).expect("a record");
@@ -533,7 +550,7 @@ async fn each_reconcile_leaves_a_record_of_its_plan_and_outcome() {
     assert_eq!(record.parent.name, "p");
     assert_eq!(record.parent.generation, Some(2));
     let ops: Vec<&str> = record.plan.iter().map(|s| s.op).collect();
-    assert_eq!(ops, ["apply", "writeStatus"]);
+    assert_eq!(ops, ["apply", "writeStatus", "event"]);
     assert_eq!(record.plan[0].kind.as_deref(), Some("Deployment"));
     let change = &record.plan[0].changed;
     assert_eq!(change.len(), 1, "{change:?}");

@@ -19,7 +19,7 @@ fn extras_are_deleted_with_their_uid() {
     .unwrap();
     assert_eq!(
         kinds(&plan.ops),
-        ["DeleteChild", "ApplyChild", "WriteStatus"]
+        ["DeleteChild", "ApplyChild", "WriteStatus", "Event"]
     );
     assert_eq!(
         plan.ops[0],
@@ -101,7 +101,16 @@ fn in_place_applies_unless_nothing_changed_since_the_last_apply() {
         &same,
     )
     .unwrap();
-    assert_eq!(kinds(&drift.ops), ["ApplyChild", "WriteStatus"]);
+    assert_eq!(kinds(&drift.ops), ["ApplyChild", "WriteStatus", "Event"]);
+    assert_eq!(
+        drift.ops[2],
+        Op::Event {
+            kind: EventType::Normal,
+            reason: "Updated".to_owned(),
+            note: "Deployment web updated".to_owned(),
+        },
+        "an existing child that changes is worth a Normal"
+    );
     // The hook wants something else: applied again.
     let changed = after_hook(
         &ctl,
@@ -112,7 +121,7 @@ fn in_place_applies_unless_nothing_changed_since_the_last_apply() {
         &same,
     )
     .unwrap();
-    assert_eq!(kinds(&changed.ops), ["ApplyChild", "WriteStatus"]);
+    assert_eq!(kinds(&changed.ops), ["ApplyChild", "WriteStatus", "Event"]);
 }
 
 #[test]
@@ -140,7 +149,7 @@ fn recreate_deletes_a_child_that_differs_and_keeps_one_that_does_not() {
         response(vec![desired("web", 2)]),
     )
     .unwrap();
-    assert_eq!(kinds(&plan.ops), ["DeleteChild", "WriteStatus"]);
+    assert_eq!(kinds(&plan.ops), ["DeleteChild", "WriteStatus", "Event"]);
     let Op::DeleteChild { reason, child } = &plan.ops[0] else {
         unreachable!()
     };

@@ -166,7 +166,7 @@ fn cluster_scoped_parents_claim_across_namespaces_and_name_the_namespace() {
     // `b` (adopted, not desired) goes; `a` is applied in its namespace.
     assert_eq!(
         kinds(&plan.ops),
-        ["DeleteChild", "ApplyChild", "WriteStatus"]
+        ["DeleteChild", "ApplyChild", "WriteStatus", "Event"]
     );
     let Op::ApplyChild { namespace, .. } = &plan.ops[1] else {
         unreachable!()

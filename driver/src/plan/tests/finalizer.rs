@@ -86,7 +86,15 @@ fn finalized_removes_the_finalizer_first_and_then_leaves_children_alone() {
     let mut resp = response(vec![desired("web", 2)]);
     resp.finalized = true;
     let plan = planned(&ctl, &parent, &[vec![owned], vec![]], resp).unwrap();
-    assert_eq!(kinds(&plan.ops), ["RemoveFinalizer", "WriteStatus"]);
+    assert_eq!(
+        kinds(&plan.ops),
+        ["RemoveFinalizer", "WriteStatus", "Event"]
+    );
+    assert!(
+        matches!(&plan.ops[2], Op::Event { kind: EventType::Normal, reason, .. } if reason == "Finalized"),
+        "{:?}",
+        plan.ops[2]
+    );
     assert_eq!(
         plan.ops[0],
         Op::RemoveFinalizer {
@@ -126,7 +134,7 @@ fn finalized_removes_the_finalizer_even_when_the_children_break_the_rules() {
     ]);
     resp.finalized = true;
     let plan = planned(&ctl, &parent, &[vec![], vec![]], resp.clone()).unwrap();
-    assert_eq!(kinds(&plan.ops), ["RemoveFinalizer"]);
+    assert_eq!(kinds(&plan.ops), ["RemoveFinalizer", "Event"]);
     assert!(matches!(
         plan.failure,
         Some(PlanError::UndeclaredChild { .. })

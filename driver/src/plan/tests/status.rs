@@ -75,6 +75,86 @@ fn condition_changes_become_events_after_the_writes() {
     );
 }
 
+/// The Events of one status change, as (kind, reason).
+fn events(old: Option<Value>, new: Value) -> Vec<(EventType, String)> {
+    crate::plan::status::condition_events(old.as_ref(), &new)
+        .into_iter()
+        .filter_map(|op| match op {
+            Op::Event { kind, reason, .. } => Some((kind, reason)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn conditions(list: &[(&str, &str, &str)]) -> Value {
+    json!({"conditions": list.iter().map(|(t, s, r)| json!({"type": t, "status": s, "reason": r})).collect::<Vec<_>>()})
+}
+
+#[test]
+fn a_new_object_becoming_ready_is_worth_no_event_and_a_problem_is_a_warning() {
+    // A new healthy Hello: valid and not ready yet, then ready. Nothing.
+    let first = conditions(&[
+        ("SpecValid", "True", "Valid"),
+        ("Ready", "False", "Creating"),
+    ]);
+    assert_eq!(events(None, first.clone()), []);
+    let ready = conditions(&[
+        ("SpecValid", "True", "Valid"),
+        ("Ready", "True", "ReplicasAvailable"),
+    ]);
+    assert_eq!(events(Some(first.clone()), ready.clone()), []);
+    // Summary conditions moving between reasons while False: progress.
+    let rolling = conditions(&[
+        ("SpecValid", "True", "Valid"),
+        ("Ready", "False", "RollingOut"),
+    ]);
+    assert_eq!(events(Some(first), rolling), []);
+    // A regression of a summary condition: a Warning.
+    let lost = conditions(&[
+        ("SpecValid", "True", "Valid"),
+        ("Ready", "False", "ReplicasUnavailable"),
+    ]);
+    assert_eq!(
+        events(Some(ready.clone()), lost),
+        [(EventType::Warning, "ReplicasUnavailable".to_owned())]
+    );
+    // An invalid spec, from the start or later: a Warning; another
+    // problem of the same condition: another Warning; fixed: a Normal.
+    let invalid = conditions(&[
+        ("SpecValid", "False", "InvalidSpec"),
+        ("Ready", "False", "Creating"),
+    ]);
+    assert_eq!(
+        events(None, invalid.clone()),
+        [(EventType::Warning, "InvalidSpec".to_owned())]
+    );
+    let invalid_later = conditions(&[
+        ("SpecValid", "False", "InvalidSpec"),
+        ("Ready", "True", "ReplicasAvailable"),
+    ]);
+    assert_eq!(
+        events(Some(ready.clone()), invalid_later),
+        [(EventType::Warning, "InvalidSpec".to_owned())]
+    );
+    let other = conditions(&[
+        ("SpecValid", "False", "TooManyReplicas"),
+        ("Ready", "False", "Creating"),
+    ]);
+    assert_eq!(
+        events(Some(invalid.clone()), other),
+        [(EventType::Warning, "TooManyReplicas".to_owned())]
+    );
+    assert_eq!(
+        events(Some(invalid.clone()), invalid.clone()),
+        [],
+        "the same problem again: nothing"
+    );
+    assert_eq!(
+        events(Some(invalid), ready),
+        [(EventType::Normal, "Valid".to_owned())]
+    );
+}
+
 #[test]
 fn resync_after_seconds_is_a_requeue_decision() {
     let ctl = hello_like();
