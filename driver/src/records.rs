@@ -11,7 +11,7 @@
 //! --plan` alike).
 
 use crate::model::Driven;
-use crate::plan::{DeleteReason, EventType, Op};
+use crate::plan::{APPLIED, DeleteReason, EventType, Op};
 use crate::queue::ParentKey;
 use kube::ResourceExt;
 use kube::api::DynamicObject;
@@ -242,7 +242,11 @@ impl Step {
                     c.resource.api.group.is_empty() && c.resource.api.kind == "Secret"
                 });
                 let changed = current.map(|current| {
+                    // The fingerprint annotation is the driver's bookkeeping,
+                    // not a change anyone asked for.
                     let mut changed = changed_fields(body, &current);
+                    changed
+                        .retain(|f| f.path.strip_prefix("metadata.annotations.") != Some(APPLIED));
                     if secret {
                         for field in &mut changed {
                             field.from = Value::from(REDACTED);

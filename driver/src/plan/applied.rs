@@ -1,9 +1,11 @@
 //! What the executor remembers of its last apply of each child, and how the
 //! planner uses it not to send the same apply again.
 
+use super::apply::APPLIED;
+use kube::ResourceExt;
 use kube::core::DynamicObject;
 use serde_json::Value;
-use std::hash::{Hash, Hasher};
+use std::hash::Hasher;
 
 /// What the executor remembers of its last apply of a child; see
 /// [`super::after_hook`] for how it avoids repeating an apply.
@@ -44,9 +46,25 @@ pub(super) fn still_as_applied(applied: &Applied, fingerprint: u64, obs: &Dynami
     }
 }
 
-/// A stable hash of a body within this process.
+/// Whether the observed child carries the fingerprint of `body` (so our
+/// field manager owns exactly its fields) and still holds every field of it
+/// with the same value: applying it again would change nothing. What
+/// tells a restarted driver (no memory yet) to leave a child alone.
+pub(super) fn carries(obs: &DynamicObject, fingerprint: u64, body: &Value) -> bool {
+    obs.annotations().get(APPLIED).map(String::as_str)
+        == Some(fingerprint_text(fingerprint).as_str())
+        && super::children::contains(&crate::wire::object_json(obs), body)
+}
+
+/// A hash of a body that is the same in every process and release (FNV-1a
+/// over its JSON text): it is written into the child.
 pub(super) fn fingerprint(body: &Value) -> u64 {
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    body.to_string().hash(&mut hasher);
+    let mut hasher = fnv::FnvHasher::default();
+    hasher.write(body.to_string().as_bytes());
     hasher.finish()
+}
+
+/// How a fingerprint is written in [`APPLIED`].
+pub(super) fn fingerprint_text(fingerprint: u64) -> String {
+    format!("{fingerprint:016x}")
 }

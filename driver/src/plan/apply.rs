@@ -11,6 +11,14 @@ use serde_json::Value;
 /// with a server-side apply.
 pub const LAST_APPLIED: &str = "metacontroller.k8s.io/last-applied-configuration";
 
+/// The fingerprint of the body the driver last applied to a child, written
+/// with the apply itself: after a restart (or on a new leader) a child that
+/// carries the fingerprint of what would be applied now, and still holds
+/// every field of it, is left alone — the apply would change nothing. It
+/// tells that our field manager owns exactly the body's fields, which the
+/// cache (no `managedFields`, for memory) cannot tell.
+pub const APPLIED: &str = "driver.metahook.dev/applied";
+
 /// The controller owner reference a child of `parent` carries. Not kube's
 /// `Resource::controller_owner_ref`: it leaves `blockOwnerDeletion` unset
 /// and gives nothing for a parent without a name or UID.
@@ -27,7 +35,7 @@ pub fn owner_reference(ctl: &Driven, parent: &DynamicObject) -> OwnerReference {
 
 /// The server-side apply body: the desired object with the controller owner
 /// reference, without status, server-populated metadata or Metacontroller's
-/// last-applied annotation.
+/// last-applied annotation. [`APPLIED`] is added by [`with_fingerprint`].
 pub(super) fn apply_body(ctl: &Driven, parent: &DynamicObject, desired: &Value) -> Value {
     let mut body = desired.clone();
     if let Some(map) = body.as_object_mut() {
@@ -63,4 +71,21 @@ pub(super) fn apply_body(ctl: &Driven, parent: &DynamicObject, desired: &Value) 
         }
     }
     body
+}
+
+/// `body` with its fingerprint in [`APPLIED`], and the fingerprint.
+pub(super) fn with_fingerprint(mut body: Value) -> (Value, u64) {
+    let fingerprint = super::applied::fingerprint(&body);
+    if let Some(Value::Object(meta)) = body.get_mut("metadata") {
+        let annotations = meta
+            .entry("annotations")
+            .or_insert_with(|| Value::Object(serde_json::Map::new()));
+        if let Value::Object(annotations) = annotations {
+            annotations.insert(
+                APPLIED.to_owned(),
+                Value::from(super::applied::fingerprint_text(fingerprint)),
+            );
+        }
+    }
+    (body, fingerprint)
 }

@@ -2,8 +2,8 @@
 //! each desired child is created, or updated per its type's update strategy
 //! (docs/metacontroller.md §3.3 step 11).
 
-use super::applied::{AppliedMemory, fingerprint, still_as_applied};
-use super::apply::apply_body;
+use super::applied::{AppliedMemory, carries, still_as_applied};
+use super::apply::{apply_body, with_fingerprint};
 use super::desired::Desired;
 use super::{DeleteReason, EventType, Op, is_deleting, target};
 use crate::config::UpdateStrategy;
@@ -50,9 +50,8 @@ pub(super) fn manage_children(
         let found = observed
             .get(d.type_index)
             .and_then(|objs| objs.iter().find(|o| same(d, d.type_index, o)));
-        let body = apply_body(ctl, parent, &d.object);
-        let fingerprint = fingerprint(&body);
-        let apply = Op::ApplyChild {
+        let (body, fingerprint) = with_fingerprint(apply_body(ctl, parent, &d.object));
+        let apply = |body| Op::ApplyChild {
             type_index: d.type_index,
             namespace: d.namespace.clone(),
             name: d.name.clone(),
@@ -65,16 +64,19 @@ pub(super) fn manage_children(
                 .get(d.type_index)
                 .is_some_and(|objs| objs.iter().any(|o| same(d, d.type_index, o)));
             if !taken {
-                ops.push(apply);
+                ops.push(apply(body));
             }
             continue;
         };
         if is_deleting(obs) {
             continue;
         }
+        // What this process applied last, or else (a restart, a new
+        // leader) what the child says was applied last.
         let unchanged = memory
             .applied(d.type_index, d.namespace.as_deref(), &d.name)
-            .is_some_and(|a| still_as_applied(&a, fingerprint, obs));
+            .is_some_and(|a| still_as_applied(&a, fingerprint, obs))
+            || carries(obs, fingerprint, &body);
         if unchanged {
             continue;
         }
@@ -88,7 +90,7 @@ pub(super) fn manage_children(
                 if differs() {
                     ops.push(updated(kind, &d.name, "updated"));
                 }
-                ops.push(apply);
+                ops.push(apply(body));
             }
             UpdateStrategy::Recreate => {
                 if differs() {

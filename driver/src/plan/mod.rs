@@ -41,7 +41,7 @@ mod status;
 mod tests;
 
 pub use applied::{Applied, AppliedMemory, NoMemory};
-pub use apply::{LAST_APPLIED, owner_reference};
+pub use apply::{APPLIED, LAST_APPLIED, owner_reference};
 pub use children::contains;
 pub use claim::child_selector;
 

@@ -263,3 +263,79 @@ fn contains_compares_desired_fields_only() {
     // Type-strict, as Metacontroller's comparison is.
     assert!(!contains(&json!({"r": 3}), &json!({"r": 3.0})));
 }
+
+#[test]
+fn a_restarted_driver_leaves_a_child_alone_that_carries_what_it_would_apply() {
+    // The first apply, by a driver that remembers nothing.
+    let ctl = hello_like();
+    let parent = Obj::parent().finalizer(FINALIZER).0;
+    let first = planned(
+        &ctl,
+        &parent,
+        &[vec![], vec![]],
+        response(vec![desired("web", 2)]),
+    )
+    .unwrap();
+    let Some(Op::ApplyChild { body, .. }) = first.ops.first() else {
+        panic!("{:?}", first.ops)
+    };
+    // The child as the API server keeps it: what was applied, plus what the
+    // server adds (identity, defaults, status).
+    let stored = |body: &Value| {
+        let mut live = body.clone();
+        live["metadata"]["uid"] = json!("uid-web");
+        live["metadata"]["resourceVersion"] = json!("7");
+        live["metadata"]["generation"] = json!(1);
+        live["spec"]["strategy"] = json!({"type": "RollingUpdate"});
+        live["status"] = json!({"replicas": 2});
+        Arc::new(serde_json::from_value::<DynamicObject>(live).unwrap())
+    };
+    let live = stored(body);
+    // A new process (no memory), the same answer: no apply, no Event.
+    let again = planned(
+        &ctl,
+        &parent,
+        &[vec![live.clone()], vec![]],
+        response(vec![desired("web", 2)]),
+    )
+    .unwrap();
+    assert_eq!(kinds(&again.ops), ["WriteStatus"]);
+    // Someone scaled it by hand: applied again.
+    let mut scaled = (*live).clone();
+    scaled.data["spec"]["replicas"] = json!(5);
+    let drift = planned(
+        &ctl,
+        &parent,
+        &[vec![Arc::new(scaled)], vec![]],
+        response(vec![desired("web", 2)]),
+    )
+    .unwrap();
+    assert_eq!(kinds(&drift.ops), ["ApplyChild", "WriteStatus", "Event"]);
+    // The hook now wants less (a field dropped): the live child still holds
+    // every desired field, but the fingerprint differs, so the apply goes
+    // out and lets go of the dropped field.
+    let fewer = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}, "spec": {}});
+    let dropped = planned(
+        &ctl,
+        &parent,
+        &[vec![live.clone()], vec![]],
+        response(vec![fewer]),
+    )
+    .unwrap();
+    assert_eq!(kinds(&dropped.ops), ["ApplyChild", "WriteStatus"]);
+    // Without the annotation (a child from an older metahook): applied once.
+    let mut old = (*live).clone();
+    old.metadata.annotations = None;
+    let upgrade = planned(
+        &ctl,
+        &parent,
+        &[vec![Arc::new(old)], vec![]],
+        response(vec![desired("web", 2)]),
+    )
+    .unwrap();
+    assert_eq!(
+        kinds(&upgrade.ops),
+        ["ApplyChild", "WriteStatus"],
+        "no Event: nothing a person asked for changed"
+    );
+}

@@ -71,7 +71,7 @@ fn apply_body_defaults_namespace_and_labels_and_sets_the_owner() {
         namespace,
         name,
         body,
-        ..
+        fingerprint,
     } = &plan.ops[0]
     else {
         panic!("{:?}", plan.ops)
@@ -80,9 +80,16 @@ fn apply_body_defaults_namespace_and_labels_and_sets_the_owner() {
         (*type_index, namespace.as_deref(), name.as_str()),
         (0, Some("shop"), "web")
     );
+    // The fingerprint of the body without it goes with the body.
+    let mut body = body.clone();
+    let written = body["metadata"]["annotations"]
+        .as_object_mut()
+        .and_then(|a| a.remove(APPLIED));
+    assert_eq!(written, Some(json!(format!("{fingerprint:016x}"))));
+    assert_eq!(*fingerprint, crate::plan::applied::fingerprint(&body));
     assert_eq!(
         body,
-        &json!({
+        json!({
             "apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {
                 "name": "web", "namespace": "shop",
