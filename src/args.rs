@@ -80,5 +80,6 @@ pub fn driver(
         shutdown_timeout,
         instance,
         budget,
+        events: Budget::new(args.events_qps, args.events_burst)?,
     })
 }

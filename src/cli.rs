@@ -164,6 +164,24 @@ pub struct DriverArgs {
         default_value_t = driver_defaults::KUBE_BURST
     )]
     pub kube_burst: NonZeroU32,
+    /// Events one object may get per second once its burst is spent
+    /// (Metacontroller's --events-qps: one per 5 minutes).
+    #[arg(
+        long,
+        env = "METAHOOK_EVENTS_QPS",
+        value_name = "QPS",
+        value_parser = positive_rate,
+        default_value_t = driver_defaults::EVENTS_QPS
+    )]
+    pub events_qps: f64,
+    /// Events one object may get at once (Metacontroller's --events-burst).
+    #[arg(
+        long,
+        env = "METAHOOK_EVENTS_BURST",
+        value_name = "N",
+        default_value_t = driver_defaults::EVENTS_BURST
+    )]
+    pub events_burst: NonZeroU32,
     /// Serve the driver's reconcile records as a Kubernetes aggregated API
     /// (driver.metahook.dev/v1alpha1 reconciles) over HTTPS at this
     /// address, for kube-apiserver's aggregation layer. Unset: not served.
@@ -303,6 +321,11 @@ mod tests {
         };
         assert_eq!(args.driver.kube_qps, None);
         assert_eq!(args.driver.kube_burst.get(), 10);
+        assert_eq!(
+            (args.driver.events_qps, args.driver.events_burst.get()),
+            (1.0 / 300.0, 25),
+            "Metacontroller's defaults"
+        );
         let cli = Cli::try_parse_from([
             "metahook",
             "--drive",

@@ -1,11 +1,21 @@
 //! Kubernetes Events (`events.k8s.io/v1`) on parents.
 //!
+//! Each object gets at most `--events-burst` Events at once, then one per
+//! `1 / --events-qps` seconds (Metacontroller's flags and defaults: 25, then
+//! one per 5 minutes): an object failing in a loop cannot spend the API
+//! budget on Events. What is over its limit is dropped (and logged).
+//!
 //! Like kube-rs' `Recorder`, a repeat of an event within a few minutes
 //! becomes a series (one object, a count) instead of a new object; unlike
 //! it, the note is part of what makes two events the same, so a new error
 //! message shows up as a new event instead of bumping the count of an event
 //! that still shows the old message.
 
+use crate::throttle::{Budget, TokioClock};
+use governor::RateLimiter;
+use governor::middleware::NoOpMiddleware;
+use governor::nanos::Nanos;
+use governor::state::keyed::HashMapStateStore;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::events::v1::{Event, EventSeries};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
@@ -13,7 +23,21 @@ use kube::Client;
 use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use std::collections::HashMap;
+use std::num::NonZeroU32;
 use std::sync::Mutex;
+
+/// Metacontroller's `--events-burst` and `--events-qps` defaults.
+pub const EVENTS_BURST: NonZeroU32 = match NonZeroU32::new(25) {
+    Some(burst) => burst,
+    None => NonZeroU32::MIN,
+};
+pub const EVENTS_QPS: f64 = 1.0 / 300.0;
+
+/// How many keys the limiter holds before it forgets the objects whose
+/// allowance is full again (as if they had never had an Event).
+const LIMITER_TIDY_AT: usize = 4096;
+
+type PerObject = RateLimiter<String, HashMapStateStore<String>, TokioClock, NoOpMiddleware<Nanos>>;
 
 /// How long a repeat joins the previous event's series.
 const SERIES_WINDOW: jiff::SignedDuration = jiff::SignedDuration::from_mins(6);
@@ -31,15 +55,19 @@ pub struct EventPublisher {
     controller: String,
     instance: String,
     recent: Mutex<HashMap<Key, Event>>,
+    per_object: PerObject,
 }
 
 impl EventPublisher {
-    pub fn new(client: Client, controller: &str, instance: &str) -> Self {
+    /// `per_object`: how many Events one object may get (`--events-qps`,
+    /// `--events-burst`).
+    pub fn new(client: Client, controller: &str, instance: &str, per_object: Budget) -> Self {
         EventPublisher {
             client,
             controller: controller.to_owned(),
             instance: instance.to_owned(),
             recent: Mutex::new(HashMap::new()),
+            per_object: RateLimiter::hashmap_with_clock(per_object.quota(), TokioClock::new()),
         }
     }
 
@@ -52,6 +80,14 @@ impl EventPublisher {
         action: &str,
         note: &str,
     ) -> Result<(), kube::Error> {
+        let uid = regarding.uid.clone().unwrap_or_default();
+        if self.per_object.len() >= LIMITER_TIDY_AT {
+            self.per_object.retain_recent();
+        }
+        if self.per_object.check_key(&uid).is_err() {
+            tracing::debug!(object = ?regarding.name, reason, "event dropped: over the per-object limit");
+            return Ok(());
+        }
         let now = jiff::Timestamp::now();
         let key = Key {
             uid: regarding.uid.clone().unwrap_or_default(),
@@ -129,6 +165,10 @@ mod tests {
     use crate::scripted_api::{answer, mock_client, no_further_request, scripted};
     use serde_json::json;
 
+    fn default_limit() -> Budget {
+        Budget::new(EVENTS_QPS, EVENTS_BURST).unwrap()
+    }
+
     fn regarding() -> ObjectReference {
         ObjectReference {
             api_version: Some("example.com/v1".to_owned()),
@@ -143,7 +183,7 @@ mod tests {
     #[tokio::test]
     async fn repeats_become_a_series_and_new_notes_new_events() {
         let (client, mut api) = mock_client();
-        let events = EventPublisher::new(client, "metahook", "test");
+        let events = EventPublisher::new(client, "metahook", "test", default_limit());
         let target = regarding();
         let publish =
             |note: &'static str| events.publish(&target, "Warning", "SyncError", "Reconcile", note);
@@ -177,5 +217,54 @@ mod tests {
         r.unwrap();
         assert_eq!(other.method, "POST");
         assert_eq!(other.body["note"], "Sync error: b");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_object_gets_at_most_its_burst_then_one_per_period() {
+        let (client, mut api) = mock_client();
+        let limit = Budget::new(1.0 / 60.0, NonZeroU32::new(2).unwrap()).unwrap();
+        let events = EventPublisher::new(client, "metahook", "test", limit);
+        let ok =
+            json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "x"}});
+        let hot = regarding();
+        // Two notes (two new Events) fit the burst of 2.
+        for note in ["a", "b"] {
+            let (r, seen) = scripted(
+                events.publish(&hot, "Warning", "SyncError", "Reconcile", note),
+                answer(&mut api, 201, ok.clone()),
+            )
+            .await;
+            r.unwrap();
+            assert_eq!(seen.method, "POST");
+        }
+        // A third, however new, sends nothing.
+        events
+            .publish(&hot, "Warning", "SyncError", "Reconcile", "c")
+            .await
+            .unwrap();
+        no_further_request(&mut api);
+        // Another object has its own allowance.
+        let mut other = regarding();
+        other.uid = Some("p2".to_owned());
+        let (r, _) = scripted(
+            events.publish(&other, "Warning", "SyncError", "Reconcile", "a"),
+            answer(&mut api, 201, ok.clone()),
+        )
+        .await;
+        r.unwrap();
+        // One period later, the hot object may have one more.
+        tokio::time::advance(std::time::Duration::from_secs(61)).await;
+        let (r, seen) = scripted(
+            events.publish(&hot, "Warning", "SyncError", "Reconcile", "d"),
+            answer(&mut api, 201, ok),
+        )
+        .await;
+        r.unwrap();
+        assert_eq!(seen.body["note"], "d");
+        events
+            .publish(&hot, "Warning", "SyncError", "Reconcile", "e")
+            .await
+            .unwrap();
+        no_further_request(&mut api);
     }
 }

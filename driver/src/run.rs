@@ -32,6 +32,7 @@ pub mod defaults {
     pub const WORKERS: u16 = 5;
     pub const LEASE_NAME: &str = "metahook-driver";
     /// Metacontroller's `--client-go-burst`.
+    pub use crate::events::{EVENTS_BURST, EVENTS_QPS};
     pub const KUBE_BURST: NonZeroU32 = match NonZeroU32::new(10) {
         Some(burst) => burst,
         None => NonZeroU32::MIN,
@@ -54,6 +55,9 @@ pub struct DriveSettings {
     pub instance: String,
     /// The client-side budget for API requests; `None`: no limit.
     pub budget: Option<Budget>,
+    /// How many Events one object may get (`--events-qps`,
+    /// `--events-burst`).
+    pub events: Budget,
     /// Where what the driver runs is shown (`/debug/driver`).
     pub view: Arc<View>,
 }
@@ -206,6 +210,7 @@ fn shared(
         client.clone(),
         "metahook",
         &settings.instance,
+        settings.events,
     ));
     let caches = Caches::new(client.clone(), cache_stop.clone(), metrics.clone());
     let discover_client = client.clone();

@@ -34,7 +34,9 @@ pub struct Budget {
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum BudgetError {
-    #[error("--kube-qps must be a number of requests per second above 0 and at most 1e9, not {0}")]
+    #[error(
+        "a rate (--kube-qps, --events-qps) must be a number per second above 0 and at most 1e9, not {0}"
+    )]
     Qps(f64),
 }
 
@@ -48,7 +50,7 @@ impl Budget {
         }
     }
 
-    fn quota(&self) -> Quota {
+    pub(crate) fn quota(&self) -> Quota {
         let period = Duration::from_secs_f64(1.0 / self.qps).max(Duration::from_nanos(1));
         // `with_period` is `None` only for a zero period, excluded above.
         Quota::with_period(period)
@@ -59,8 +61,16 @@ impl Budget {
 
 /// tokio's clock for governor, in nanoseconds since the limiter was made.
 #[derive(Debug, Clone)]
-struct TokioClock {
+pub(crate) struct TokioClock {
     origin: Instant,
+}
+
+impl TokioClock {
+    pub(crate) fn new() -> Self {
+        TokioClock {
+            origin: Instant::now(),
+        }
+    }
 }
 
 impl Clock for TokioClock {
@@ -82,14 +92,8 @@ pub struct ThrottleLayer {
 
 impl ThrottleLayer {
     pub fn new(budget: Option<Budget>, metrics: Arc<DriverMetrics>) -> Self {
-        let limiter = budget.map(|b| {
-            Arc::new(RateLimiter::direct_with_clock(
-                b.quota(),
-                TokioClock {
-                    origin: Instant::now(),
-                },
-            ))
-        });
+        let limiter =
+            budget.map(|b| Arc::new(RateLimiter::direct_with_clock(b.quota(), TokioClock::new())));
         ThrottleLayer { limiter, metrics }
     }
 }

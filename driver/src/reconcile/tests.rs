@@ -141,7 +141,15 @@ fn runtime_with_children(
     caches.preload(&ctl.children[0].resource, children);
     let metrics = Arc::new(DriverMetrics::default());
     let discover: Discover = Arc::new(|_: &str, _: &str| Box::pin(async { None }));
-    let events = Arc::new(EventPublisher::new(client.clone(), "metahook", "test"));
+    let per_object =
+        crate::throttle::Budget::new(crate::events::EVENTS_QPS, crate::events::EVENTS_BURST)
+            .unwrap();
+    let events = Arc::new(EventPublisher::new(
+        client.clone(),
+        "metahook",
+        "test",
+        per_object,
+    ));
     let caller = HookCaller::with_http(jiff::Timestamp::now, metrics.clone()).unwrap();
     let ctx = Context::new(
         ctl,
