@@ -81,5 +81,6 @@ pub fn driver(
         instance,
         budget,
         events: Budget::new(args.events_qps, args.events_burst)?,
+        shard: args.shard_selector.clone(),
     })
 }

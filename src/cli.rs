@@ -3,6 +3,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use metahook_driver::run::defaults as driver_defaults;
+use metahook_driver::selector::Selector;
 use metahook_service::defaults;
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
@@ -182,6 +183,13 @@ pub struct DriverArgs {
         default_value_t = driver_defaults::EVENTS_BURST
     )]
     pub events_burst: NonZeroU32,
+    /// Drive only the parents this label selector selects, and their
+    /// children (e.g. `metahook.dev/shard=a`): one shard of several, each
+    /// with its own --leader-election-lease. The API server filters the
+    /// watches, so a shard's memory follows its share; children carry
+    /// their parent's values of the selector's labels.
+    #[arg(long, env = "METAHOOK_SHARD_SELECTOR", value_name = "SELECTOR", value_parser = shard_selector)]
+    pub shard_selector: Option<Selector>,
     /// Serve the driver's reconcile records as a Kubernetes aggregated API
     /// (driver.metahook.dev/v1alpha1 reconciles) over HTTPS at this
     /// address, for kube-apiserver's aggregation layer. Unset: not served.
@@ -210,6 +218,16 @@ pub struct DriverArgs {
 }
 
 /// A rate above zero: `--kube-qps 0` would stop every request for good.
+fn shard_selector(text: &str) -> Result<Selector, String> {
+    let selector = metahook_driver::selector::text::labels(text)?;
+    if selector.selects_all() {
+        return Err(
+            "an empty shard selector selects every parent: leave --shard-selector out".to_owned(),
+        );
+    }
+    Ok(selector)
+}
+
 fn positive_rate(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(qps) if qps.is_finite() && qps > 0.0 && qps <= 1e9 => Ok(qps),
@@ -347,6 +365,33 @@ mod tests {
             );
         }
         assert!(Cli::try_parse_from(["metahook", "drive", "--kube-burst", "0"]).is_err());
+    }
+
+    #[test]
+    fn a_shard_is_a_label_selector_that_selects_something() {
+        let shard = |args: &[&str]| {
+            let cli = Cli::try_parse_from(args).unwrap();
+            let Some(Command::Drive(drive)) = cli.command else {
+                panic!("expected drive")
+            };
+            drive.driver.shard_selector.map(|s| s.to_string())
+        };
+        assert_eq!(shard(&["metahook", "drive"]), None);
+        assert_eq!(
+            shard(&[
+                "metahook",
+                "drive",
+                "--shard-selector",
+                "metahook.dev/shard in (a,b)"
+            ]),
+            Some("metahook.dev/shard in (a,b)".to_owned())
+        );
+        for bad in ["", " , ", "shard in ()", "bad key!=x"] {
+            assert!(
+                Cli::try_parse_from(["metahook", "drive", "--shard-selector", bad]).is_err(),
+                "{bad:?}"
+            );
+        }
     }
 
     #[test]

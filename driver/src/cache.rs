@@ -18,6 +18,7 @@ use super::model::ApiType;
 use futures::StreamExt;
 use kube::Client;
 use kube::api::{Api, DynamicObject};
+use kube::core::Selector;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
@@ -132,29 +133,59 @@ impl TypeCache {
     }
 }
 
+/// A cache's key: `apiVersion`, plural, and whether it holds only this
+/// shard's objects.
+type CacheKey = (String, String, bool);
+
 /// Every cache of the process, by `apiVersion` and plural.
 pub struct Caches {
     client: Client,
     stop: CancellationToken,
     metrics: Arc<DriverMetrics>,
-    types: Mutex<HashMap<(String, String), Arc<TypeCache>>>,
+    /// `--shard-selector`: what the parent and child caches hold.
+    shard: Option<Selector>,
+    types: Mutex<HashMap<CacheKey, Arc<TypeCache>>>,
 }
 
 impl Caches {
     pub fn new(client: Client, stop: CancellationToken, metrics: Arc<DriverMetrics>) -> Arc<Self> {
+        Self::sharded(client, stop, metrics, None)
+    }
+
+    /// Caches whose parent and child types hold only the objects `shard`
+    /// selects: the API server filters the lists and watches, so a shard's
+    /// memory follows its share.
+    pub fn sharded(
+        client: Client,
+        stop: CancellationToken,
+        metrics: Arc<DriverMetrics>,
+        shard: Option<Selector>,
+    ) -> Arc<Self> {
         Arc::new(Caches {
             client,
             stop,
             metrics,
+            shard,
             types: Mutex::new(HashMap::new()),
         })
     }
 
-    /// The cache of `resource`, started on first use.
+    /// The cache of a parent or child type: this shard's objects only.
+    pub fn get_or_start_shard(&self, resource: &ApiType) -> Arc<TypeCache> {
+        self.start(resource, self.shard.as_ref())
+    }
+
+    /// The cache of `resource` (every object: related types, Namespaces),
+    /// started on first use.
     pub fn get_or_start(&self, resource: &ApiType) -> Arc<TypeCache> {
+        self.start(resource, None)
+    }
+
+    fn start(&self, resource: &ApiType, selector: Option<&Selector>) -> Arc<TypeCache> {
         let key = (
             resource.api.api_version.clone(),
             resource.api.plural.clone(),
+            selector.is_some(),
         );
         let mut types = self.types.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(cache) = types.get(&key) {
@@ -170,8 +201,13 @@ impl Caches {
         });
         types.insert(key, Arc::clone(&cache));
         let api: Api<DynamicObject> = Api::all_with(self.client.clone(), &resource.api);
+        let config = match selector {
+            Some(selector) => watcher::Config::default().labels_from(selector),
+            None => watcher::Config::default(),
+        };
         tokio::spawn(run(
             api,
+            config,
             writer,
             Arc::clone(&cache),
             self.metrics.clone(),
@@ -201,6 +237,7 @@ impl Caches {
         let key = (
             resource.api.api_version.clone(),
             resource.api.plural.clone(),
+            self.shard.is_some(),
         );
         self.types
             .lock()
@@ -290,6 +327,7 @@ const RELIST_BACKOFF_RESET: Duration = Duration::from_secs(60);
 
 async fn run(
     api: Api<DynamicObject>,
+    config: watcher::Config,
     mut writer: reflector::store::Writer<DynamicObject>,
     cache: Arc<TypeCache>,
     metrics: Arc<DriverMetrics>,
@@ -302,7 +340,7 @@ async fn run(
     loop {
         // A new watcher lists first: every object again, then watches.
         let resource = cache.resource.clone();
-        let stream = watcher::watcher(api.clone(), watcher::Config::default())
+        let stream = watcher::watcher(api.clone(), config.clone())
             .modify(move |obj| normalize(obj, &resource));
         let mut stream = std::pin::pin!(stream);
         let mut listed_at = None;

@@ -60,11 +60,11 @@ pub struct Context {
 impl Context {
     /// Starts (or joins) the caches of the controller's types.
     pub fn new(driven: Driven, hooks: HookTargets, shared: Shared) -> Arc<Self> {
-        let parents = shared.caches.get_or_start(&driven.parent);
+        let parents = shared.caches.get_or_start_shard(&driven.parent);
         let children = driven
             .children
             .iter()
-            .map(|c| shared.caches.get_or_start(&c.resource))
+            .map(|c| shared.caches.get_or_start_shard(&c.resource))
             .collect();
         let executor = Executor::new(
             shared.client,

@@ -47,6 +47,10 @@ pub struct Driven {
     pub config: ControllerConfig,
     pub parent: ApiType,
     pub children: Vec<ChildType>,
+    /// The label keys `--shard-selector` names: a child carries its
+    /// parent's values of them, so that the shard's filtered child watch
+    /// sees it (docs/architecture.md, "Shards").
+    pub shard_labels: Vec<String>,
 }
 
 impl Driven {

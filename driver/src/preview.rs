@@ -103,6 +103,7 @@ pub fn preview(controller: &str, request: &[u8], response: &[u8]) -> Result<Prev
         config,
         parent: parent_type,
         children,
+        shard_labels: Vec::new(),
     };
     let decoded = wire::decode_sync_response(response, strict)?;
     let planned = plan::after_hook(&ctl, &parent, &observed, &observed, decoded, &NoMemory)?;

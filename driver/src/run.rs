@@ -19,6 +19,7 @@ use super::throttle::Budget;
 use super::view::View;
 use super::worker::{self, DEFAULT_RESYNC};
 use kube::Client;
+use kube::core::{Expression, Selector};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -58,6 +59,9 @@ pub struct DriveSettings {
     /// How many Events one object may get (`--events-qps`,
     /// `--events-burst`).
     pub events: Budget,
+    /// `--shard-selector`: the parents this driver (and its Lease) is for;
+    /// `None`: every parent.
+    pub shard: Option<Selector>,
     /// Where what the driver runs is shown (`/debug/driver`).
     pub view: Arc<View>,
 }
@@ -135,6 +139,7 @@ async fn resolve_controller(
             config,
             parent,
             children,
+            shard_labels: Vec::new(),
         },
         prepared.hooks,
     ))
@@ -212,7 +217,12 @@ fn shared(
         &settings.instance,
         settings.events,
     ));
-    let caches = Caches::new(client.clone(), cache_stop.clone(), metrics.clone());
+    let caches = Caches::sharded(
+        client.clone(),
+        cache_stop.clone(),
+        metrics.clone(),
+        settings.shard.clone(),
+    );
     let discover_client = client.clone();
     let discover: Discover = Arc::new(move |api_version: &str, resource: &str| {
         let client = discover_client.clone();
@@ -248,7 +258,8 @@ async fn lead(
 ) -> Result<(), DriveError> {
     let mut contexts = Vec::new();
     for p in prepared {
-        let (driven, hooks) = resolve_controller(&shared.client, p).await?;
+        let (mut driven, hooks) = resolve_controller(&shared.client, p).await?;
+        driven.shard_labels = shard_labels(settings.shard.as_ref());
         tracing::info!(
             controller = %driven.name(),
             parent = %driven.parent.map_key(),
@@ -314,6 +325,25 @@ async fn lead(
     result
 }
 
+/// The label keys a shard selector names, once each.
+fn shard_labels(shard: Option<&Selector>) -> Vec<String> {
+    let mut keys: Vec<String> = shard
+        .into_iter()
+        .flat_map(|s| s.clone().into_iter())
+        .map(|e| match e {
+            Expression::In(k, _)
+            | Expression::NotIn(k, _)
+            | Expression::Equal(k, _)
+            | Expression::NotEqual(k, _)
+            | Expression::Exists(k)
+            | Expression::DoesNotExist(k) => k,
+        })
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
 /// Resolves when a held lease is lost; never without a lease.
 async fn lost(leadership: &mut Option<leader::Leadership>) {
     match leadership {
@@ -339,5 +369,23 @@ pub fn leader_settings(
         identity,
         lease_seconds: 15,
         grace_seconds: 5,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shard_selector_names_its_label_keys_once_each() {
+        let selector = crate::selector::text::labels(
+            "metahook.dev/shard in (a,b),!metahook.dev/paused,metahook.dev/shard!=c,tier=web",
+        )
+        .unwrap();
+        assert_eq!(
+            shard_labels(Some(&selector)),
+            ["metahook.dev/paused", "metahook.dev/shard", "tier"]
+        );
+        assert!(shard_labels(None).is_empty());
     }
 }

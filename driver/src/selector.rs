@@ -4,6 +4,8 @@
 //! `DoesNotExist` with values), so a selector the API server would refuse is
 //! refused here too, naming the key and the operator.
 
+pub mod text;
+
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::core::Expression;
 pub use kube::core::{Selector, SelectorExt};

@@ -88,6 +88,7 @@ spec:
             config,
             parent: api_type("example.com", "v1", "Thing", true),
             children,
+            shard_labels: Vec::new(),
         }
     }
 }
@@ -115,6 +116,7 @@ pub(crate) fn hello() -> Driven {
             resource: ApiType::new("apps", "v1", "Deployment", "deployments", true),
             strategy: UpdateStrategy::InPlace,
         }],
+        shard_labels: Vec::new(),
     }
 }
 

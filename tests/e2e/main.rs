@@ -21,5 +21,6 @@ mod driver;
 mod faults;
 mod hooks_tls;
 mod metacontroller;
+mod restart;
 mod scenarios;
 mod support;

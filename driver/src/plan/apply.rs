@@ -56,6 +56,23 @@ pub(super) fn apply_body(ctl: &Driven, parent: &DynamicObject, desired: &Value) 
             if let Some(Value::Object(annotations)) = meta.get_mut("annotations") {
                 annotations.remove(LAST_APPLIED);
             }
+            // The parent's shard labels: the shard's child watch selects by
+            // them too.
+            let shard: Vec<(&String, &String)> = ctl
+                .shard_labels
+                .iter()
+                .filter_map(|k| parent.labels().get_key_value(k))
+                .collect();
+            if !shard.is_empty() {
+                let labels = meta
+                    .entry("labels")
+                    .or_insert_with(|| Value::Object(serde_json::Map::new()));
+                if let Value::Object(labels) = labels {
+                    for (k, v) in shard {
+                        labels.insert(k.clone(), Value::from(v.as_str()));
+                    }
+                }
+            }
             let owner = owner_reference(ctl, parent);
             let refs = meta
                 .entry("ownerReferences")

@@ -226,6 +226,7 @@ pub enum PlanError {
 ///         resource: ApiType::new("", "v1", "ConfigMap", "configmaps", true),
 ///         strategy: UpdateStrategy::InPlace,
 ///     }],
+///     shard_labels: Vec::new(),
 /// };
 /// let parent = serde_json::from_value(serde_json::json!({
 ///     "apiVersion": "example.com/v1", "kind": "Greeter",

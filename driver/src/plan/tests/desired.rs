@@ -102,3 +102,27 @@ fn apply_body_defaults_namespace_and_labels_and_sets_the_owner() {
         })
     );
 }
+
+#[test]
+fn a_child_carries_its_parents_shard_labels() {
+    // --shard-selector names `metahook.dev/shard`: the shard's child watch
+    // selects by it, so each child carries its parent's value (the hook's
+    // own value, if any, does not win: it would hide the child).
+    let mut ctl = hello_like();
+    ctl.shard_labels = vec!["metahook.dev/shard".to_owned(), "absent".to_owned()];
+    let parent = Obj::parent()
+        .finalizer(FINALIZER)
+        .label("metahook.dev/shard", "b")
+        .0;
+    let mut want = desired("web", 2);
+    want["metadata"]["labels"] = json!({"metahook.dev/shard": "a", "app": "web"});
+    let plan = planned(&ctl, &parent, &[vec![], vec![]], response(vec![want])).unwrap();
+    let Op::ApplyChild { body, .. } = &plan.ops[0] else {
+        panic!("{:?}", plan.ops)
+    };
+    assert_eq!(
+        body["metadata"]["labels"],
+        json!({"metahook.dev/shard": "b", "app": "web", "controller-uid": "p1"}),
+        "the parent's value; a key the parent lacks is not invented"
+    );
+}

@@ -1,0 +1,125 @@
+//! What the driver spends on a cluster it has already converged: a new
+//! healthy Hello is worth no Warning, and a restarted driver (a new process
+//! with empty caches and no memory of its applies, as a new leader after a
+//! failover is) lists and watches, reconciles every Hello, and writes
+//! nothing. The audit log says so: the restarted driver authenticates as a
+//! user of its own.
+
+use crate::scenarios::condition;
+use crate::support::*;
+use k8s_openapi::api::events::v1::Event;
+use kube::api::{Api, DynamicObject, PostParams};
+use serde_json::json;
+use std::collections::BTreeMap;
+
+const HELLOS: usize = 3;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_driver_writes_nothing_on_a_converged_cluster() {
+    let client = admin().await;
+    install_crds(&client).await;
+    let ns = namespace(&client, "e2e-restart").await;
+    let hellos = hello_api(&client, &ns);
+    let first = start_driver(&kubeconfig()).await;
+    for i in 0..HELLOS {
+        let hello: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "fraim.co.jp/v1", "kind": "Hello",
+            "metadata": {"name": format!("h{i}"), "namespace": ns},
+            "spec": {"replicas": 1}
+        }))
+        .expect("a Hello");
+        hellos
+            .create(&PostParams::default(), &hello)
+            .await
+            .expect("creating a Hello");
+    }
+    // Converged and ready: each status says Ready for its generation.
+    wait_for("every Hello ready", || async {
+        let list = hellos.list(&Default::default()).await.ok()?;
+        (list.items.len() == HELLOS
+            && list.items.iter().all(|h| {
+                let status = h.data.get("status").cloned().unwrap_or_default();
+                status["observedGeneration"] == json!(h.metadata.generation)
+                    && condition(&status, "Ready").is_some_and(|c| c["status"] == "True")
+            }))
+        .then_some(())
+    })
+    .await;
+    // The expected path of a new object is worth no Warning (it used to
+    // be a "Ready is False" Warning on every new Hello).
+    let events: Api<Event> = Api::namespaced(client.clone(), &ns);
+    let warnings: Vec<String> = events
+        .list(&Default::default())
+        .await
+        .expect("listing Events")
+        .items
+        .into_iter()
+        .filter(|e| e.type_.as_deref() == Some("Warning"))
+        .map(|e| format!("{:?}: {:?}", e.reason, e.note))
+        .collect();
+    assert!(
+        warnings.is_empty(),
+        "Warnings about healthy Hellos: {warnings:?}"
+    );
+    drop(first);
+
+    // The restart: a new process, its own user in the audit log.
+    let user = "metahook-restarted";
+    let restarted = start_driver(&kubeconfig_as(user)).await;
+    wait_for("the restarted driver to reconcile every Hello", || async {
+        let records = debug_records(restarted.debug_port(), &ns)?;
+        (records.len() == HELLOS).then_some(())
+    })
+    .await;
+    let records = debug_records(restarted.debug_port(), &ns).unwrap_or_default();
+    for r in &records {
+        assert_eq!(
+            r["outcome"], "Unchanged",
+            "a converged Hello needs nothing: {r}"
+        );
+    }
+    let by_verb = requests_by(user);
+    let writes: Vec<_> = by_verb
+        .iter()
+        .filter(|(verb, _)| !matches!(verb.as_str(), "get" | "list" | "watch"))
+        .collect();
+    assert!(
+        writes.is_empty(),
+        "the restarted driver wrote: {writes:?} (all its requests: {by_verb:?})"
+    );
+    // Lists and watches only: no GET of any object either.
+    assert!(
+        !by_verb.contains_key("get"),
+        "reads beyond lists and watches: {by_verb:?}"
+    );
+    eprintln!("requests of a restarted driver on a converged cluster, by verb: {by_verb:?}");
+    drop(restarted);
+    drop_namespace(&client, &ns).await;
+}
+
+/// The driver's records of the parents in `ns` (`/debug/driver`).
+fn debug_records(port: u16, ns: &str) -> Option<Vec<serde_json::Value>> {
+    let (status, body) = http(
+        "GET",
+        &format!("127.0.0.1:{port}"),
+        &format!("/debug/driver/reconciles?namespace={ns}"),
+    )?;
+    if status != 200 {
+        return None;
+    }
+    serde_json::from_str(&body).ok()
+}
+
+/// The resource requests of `user` in the audit log, counted by verb
+/// (discovery's non-resource GETs aside).
+fn requests_by(user: &str) -> BTreeMap<String, usize> {
+    let mut counts = BTreeMap::new();
+    for e in audit() {
+        if e["user"]["username"] != user || e["objectRef"].is_null() {
+            continue;
+        }
+        let verb = e["verb"].as_str().unwrap_or_default().to_owned();
+        *counts.entry(verb).or_insert(0) += 1;
+    }
+    counts
+}
