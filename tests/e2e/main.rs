@@ -23,4 +23,5 @@ mod hooks_tls;
 mod metacontroller;
 mod restart;
 mod scenarios;
+mod shards;
 mod support;

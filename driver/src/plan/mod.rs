@@ -352,7 +352,14 @@ pub fn after_hook(
     let status = status::with_generation(parent, response.status);
     let old_status = parent.data.get("status");
     if old_status != Some(&status) {
-        ops.extend(status::condition_events(old_status, &status));
+        let changing_children = ops
+            .iter()
+            .any(|op| matches!(op, Op::ApplyChild { .. } | Op::DeleteChild { .. }));
+        ops.extend(status::condition_events(
+            old_status,
+            &status,
+            changing_children,
+        ));
         ops.push(Op::WriteStatus { status });
     }
     // Events go last: they never hold up the writes that matter.

@@ -17,19 +17,25 @@ pub(super) fn with_generation(parent: &DynamicObject, status: Option<Map<String,
     Value::Object(status)
 }
 
-/// Summary conditions: `False` is where a new object starts on its way to
-/// `True`, so their first `False` and their becoming `True` are the expected
-/// path, worth no Event (Kubernetes' API conventions name `Ready` the
-/// summary; kstatus reads `Reconciling` the same way).
+/// Summary conditions: `False` while the object catches up with a change
+/// (a new object, a scale), so their fall is a Warning only when nothing we
+/// do explains it (Kubernetes' API conventions name `Ready` the summary;
+/// kstatus reads `Reconciling` the same way).
 const PROGRESS: [&str; 4] = ["Ready", "Available", "Progressing", "Reconciling"];
 
 /// The Events a status change is worth: a Warning when something is wrong
-/// (a condition becomes `False`, or changes its reason while `False`,
-/// unless it is a summary condition on its way up), a Normal when it is
-/// right again (`False` → `True`); nothing when a new object becomes ready
-/// or a condition only rewords its message. Kubernetes conditions are
-/// written so that `True` is the good state.
-pub(super) fn condition_events(old: Option<&Value>, new: &Value) -> Vec<Op> {
+/// (a condition becomes `False`, or changes its reason while `False`), a
+/// Normal when it is right again (`False` → `True`); nothing when a
+/// condition only rewords its message. A summary condition that becomes
+/// `False` while this same pass writes children (`changing_children`: a new
+/// object's first child, a scale) is the expected path, worth nothing; its
+/// becoming `True` too. Kubernetes conditions are written so that `True` is
+/// the good state.
+pub(super) fn condition_events(
+    old: Option<&Value>,
+    new: &Value,
+    changing_children: bool,
+) -> Vec<Op> {
     let conditions = |status: Option<&Value>| -> Vec<Value> {
         status
             .and_then(|s| s.get("conditions"))
@@ -62,9 +68,10 @@ pub(super) fn condition_events(old: Option<&Value>, new: &Value) -> Vec<Op> {
             }
             let progress = PROGRESS.contains(&type_.as_str());
             let kind = match (was.as_deref(), status.as_str()) {
+                // Catching up with what this pass writes.
+                (_, "False") if progress && changing_children => return None,
                 // Worse: a regression, or a problem from the start.
-                (Some("True"), "False") => EventType::Warning,
-                (_, "False") if !progress => EventType::Warning,
+                (_, "False") => EventType::Warning,
                 // Right again.
                 (Some("False"), "True") if !progress => EventType::Normal,
                 _ => return None,

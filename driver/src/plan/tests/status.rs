@@ -75,9 +75,10 @@ fn condition_changes_become_events_after_the_writes() {
     );
 }
 
-/// The Events of one status change, as (kind, reason).
-fn events(old: Option<Value>, new: Value) -> Vec<(EventType, String)> {
-    crate::plan::status::condition_events(old.as_ref(), &new)
+/// The Events of one status change, as (kind, reason); `changing`: the
+/// same pass writes children.
+fn events(old: Option<Value>, new: Value, changing: bool) -> Vec<(EventType, String)> {
+    crate::plan::status::condition_events(old.as_ref(), &new, changing)
         .into_iter()
         .filter_map(|op| match op {
             Op::Event { kind, reason, .. } => Some((kind, reason)),
@@ -92,40 +93,48 @@ fn conditions(list: &[(&str, &str, &str)]) -> Value {
 
 #[test]
 fn a_new_object_becoming_ready_is_worth_no_event_and_a_problem_is_a_warning() {
-    // A new healthy Hello: valid and not ready yet, then ready. Nothing.
+    // A new healthy Hello: its Deployment created, valid, not ready yet;
+    // then ready. Nothing.
     let first = conditions(&[
         ("SpecValid", "True", "Valid"),
-        ("Ready", "False", "Creating"),
+        ("Ready", "False", "ReplicasNotAvailable"),
     ]);
-    assert_eq!(events(None, first.clone()), []);
+    assert_eq!(events(None, first.clone(), true), []);
     let ready = conditions(&[
         ("SpecValid", "True", "Valid"),
         ("Ready", "True", "ReplicasAvailable"),
     ]);
-    assert_eq!(events(Some(first.clone()), ready.clone()), []);
-    // Summary conditions moving between reasons while False: progress.
-    let rolling = conditions(&[
+    assert_eq!(events(Some(first.clone()), ready.clone(), false), []);
+    // Scaled: the Deployment applied, Ready falls while it catches up.
+    let scaling = conditions(&[
         ("SpecValid", "True", "Valid"),
-        ("Ready", "False", "RollingOut"),
+        ("Ready", "False", "ReplicasNotAvailable"),
     ]);
-    assert_eq!(events(Some(first), rolling), []);
-    // A regression of a summary condition: a Warning.
-    let lost = conditions(&[
+    assert_eq!(events(Some(ready.clone()), scaling.clone(), true), []);
+    // The same fall with nothing written by us (pods lost): a Warning.
+    assert_eq!(
+        events(Some(ready.clone()), scaling, false),
+        [(EventType::Warning, "ReplicasNotAvailable".to_owned())]
+    );
+    // A new object that cannot make progress (its child's name is taken,
+    // so nothing is written): a Warning from the start.
+    let taken = conditions(&[
         ("SpecValid", "True", "Valid"),
-        ("Ready", "False", "ReplicasUnavailable"),
+        ("Ready", "False", "ErrResourceExists"),
     ]);
     assert_eq!(
-        events(Some(ready.clone()), lost),
-        [(EventType::Warning, "ReplicasUnavailable".to_owned())]
+        events(None, taken, false),
+        [(EventType::Warning, "ErrResourceExists".to_owned())]
     );
-    // An invalid spec, from the start or later: a Warning; another
-    // problem of the same condition: another Warning; fixed: a Normal.
+    // An invalid spec, from the start or later, whatever else is written: a
+    // Warning; another problem of the same condition: another Warning;
+    // fixed: a Normal.
     let invalid = conditions(&[
         ("SpecValid", "False", "InvalidSpec"),
-        ("Ready", "False", "Creating"),
+        ("Ready", "False", "ReplicasNotAvailable"),
     ]);
     assert_eq!(
-        events(None, invalid.clone()),
+        events(None, invalid.clone(), true),
         [(EventType::Warning, "InvalidSpec".to_owned())]
     );
     let invalid_later = conditions(&[
@@ -133,24 +142,24 @@ fn a_new_object_becoming_ready_is_worth_no_event_and_a_problem_is_a_warning() {
         ("Ready", "True", "ReplicasAvailable"),
     ]);
     assert_eq!(
-        events(Some(ready.clone()), invalid_later),
+        events(Some(ready.clone()), invalid_later, false),
         [(EventType::Warning, "InvalidSpec".to_owned())]
     );
     let other = conditions(&[
         ("SpecValid", "False", "TooManyReplicas"),
-        ("Ready", "False", "Creating"),
+        ("Ready", "False", "ReplicasNotAvailable"),
     ]);
     assert_eq!(
-        events(Some(invalid.clone()), other),
+        events(Some(invalid.clone()), other, false),
         [(EventType::Warning, "TooManyReplicas".to_owned())]
     );
     assert_eq!(
-        events(Some(invalid.clone()), invalid.clone()),
+        events(Some(invalid.clone()), invalid.clone(), false),
         [],
         "the same problem again: nothing"
     );
     assert_eq!(
-        events(Some(invalid), ready),
+        events(Some(invalid), ready, false),
         [(EventType::Normal, "Valid".to_owned())]
     );
 }
