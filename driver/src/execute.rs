@@ -228,7 +228,18 @@ impl Executor {
                         .await;
                     self.count(ctl, "write_status", &parent_kind, &result);
                     match result {
-                        Ok(updated) => parent = updated,
+                        Ok(updated) => {
+                            self.memory.record_status(
+                                &parent_uid,
+                                parent
+                                    .metadata
+                                    .resource_version
+                                    .as_deref()
+                                    .unwrap_or_default(),
+                                status,
+                            );
+                            parent = updated;
+                        }
                         // Gone (404), replaced (the UID test fails: 422), or
                         // changed under us (409): the next event re-syncs.
                         Err(e) if matches!(status_code(&e), Some(404 | 409 | 422)) => {

@@ -1,10 +1,15 @@
 //! What the executor last applied, so that an unchanged desired child costs
 //! no API call (like Metacontroller's server-side-apply cache,
-//! docs/metacontroller.md §3.8).
+//! docs/metacontroller.md §3.8), and the status it last wrote on each
+//! parent: the next reconcile often starts before the parent cache has seen
+//! that write (a child's event queues it first), and would otherwise write
+//! the same status again (and see a fall of its conditions that is not
+//! there).
 
 use super::plan::{Applied, AppliedMemory};
 use kube::ResourceExt;
 use kube::core::DynamicObject;
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -14,6 +19,9 @@ type Key = (usize, Option<String>, String);
 #[derive(Debug, Default)]
 pub struct ApplyMemory {
     entries: Mutex<HashMap<Key, Applied>>,
+    /// Parent UID → (the resourceVersion the status was written on, the
+    /// status written).
+    statuses: Mutex<HashMap<String, (String, Value)>>,
 }
 
 impl ApplyMemory {
@@ -53,12 +61,21 @@ impl ApplyMemory {
         entries.remove(&key(type_index, namespace, name));
     }
 
-    pub fn len(&self) -> usize {
-        self.entries.lock().unwrap_or_else(|p| p.into_inner()).len()
+    /// Remembers the status written on the parent `uid` as it was at
+    /// `resource_version`.
+    pub fn record_status(&self, uid: &str, resource_version: &str, status: Value) {
+        self.statuses
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(uid.to_owned(), (resource_version.to_owned(), status));
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+    /// Forgets a deleted parent's status.
+    pub fn forget_parent(&self, uid: &str) {
+        self.statuses
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(uid);
     }
 }
 
@@ -70,5 +87,13 @@ impl AppliedMemory for ApplyMemory {
     fn applied(&self, type_index: usize, namespace: Option<&str>, name: &str) -> Option<Applied> {
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         entries.get(&key(type_index, namespace, name)).cloned()
+    }
+
+    fn written_status(&self, uid: &str, resource_version: &str) -> Option<Value> {
+        let statuses = self.statuses.lock().unwrap_or_else(|p| p.into_inner());
+        statuses
+            .get(uid)
+            .filter(|(written_on, _)| written_on == resource_version)
+            .map(|(_, status)| status.clone())
     }
 }

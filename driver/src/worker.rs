@@ -39,7 +39,9 @@ pub fn subscribe(ctx: &Arc<Context>) {
         let Some(ctx) = weak.upgrade() else { return };
         if let Change::Deleted(gone) = change {
             let key = triggers::parent_key(&ctx.driven, gone);
-            ctx.customized.forget(&gone.uid().unwrap_or_default());
+            let uid = gone.uid().unwrap_or_default();
+            ctx.customized.forget(&uid);
+            ctx.executor.memory().forget_parent(&uid);
             ctx.backoff.forget(&key);
             ctx.records.forget(&key);
         }

@@ -165,7 +165,7 @@ async fn delete_carries_the_uid_precondition_and_background_propagation() {
 #[tokio::test]
 async fn status_is_written_through_the_subresource_with_observed_generation() {
     let (client, mut api) = mock_client();
-    let (exec, _) = executor(client);
+    let (exec, memory) = executor(client);
     let ctl = Demo::default().build();
     let status = json!({"ready": true, "observedGeneration": 2});
     let ops = vec![Op::WriteStatus {
@@ -193,6 +193,10 @@ async fn status_is_written_through_the_subresource_with_observed_generation() {
         ])
     );
     assert_eq!(outcome.parent.data["status"]["observedGeneration"], 2);
+    // Remembered against the version it was written on (the parent's, 10),
+    // for a reconcile that starts before the cache sees the write.
+    assert_eq!(memory.written_status("p1", "10"), Some(status));
+    assert_eq!(memory.written_status("p1", "11"), None);
 }
 
 #[tokio::test]

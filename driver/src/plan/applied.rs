@@ -17,9 +17,17 @@ pub struct Applied {
     pub resource_version: String,
 }
 
-/// Looks up [`Applied`] by (child type, namespace, name).
+/// Looks up [`Applied`] by (child type, namespace, name), and the status
+/// last written on a parent.
 pub trait AppliedMemory {
     fn applied(&self, type_index: usize, namespace: Option<&str>, name: &str) -> Option<Applied>;
+
+    /// The status this process wrote on the parent `uid` when it was at
+    /// `resource_version`: what the parent holds now, if the cache still
+    /// shows that version (it has not seen the write yet).
+    fn written_status(&self, _uid: &str, _resource_version: &str) -> Option<Value> {
+        None
+    }
 }
 
 /// Remembers nothing: every desired child is applied.

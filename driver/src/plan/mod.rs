@@ -350,7 +350,16 @@ pub fn after_hook(
         children::manage_children(ctl, parent, observed, existing, &desired, memory, &mut ops);
     }
     let status = status::with_generation(parent, response.status);
-    let old_status = parent.data.get("status");
+    // Our own last write, if the cache has not caught up with it yet.
+    let written = memory.written_status(
+        parent.metadata.uid.as_deref().unwrap_or_default(),
+        parent
+            .metadata
+            .resource_version
+            .as_deref()
+            .unwrap_or_default(),
+    );
+    let old_status = written.as_ref().or_else(|| parent.data.get("status"));
     if old_status != Some(&status) {
         let changing_children = ops
             .iter()

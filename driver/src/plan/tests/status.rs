@@ -180,3 +180,65 @@ fn resync_after_seconds_is_a_requeue_decision() {
         None
     );
 }
+
+/// Remembers one status written on `p1` at resourceVersion `10`.
+struct WroteOn10(Value);
+
+impl AppliedMemory for WroteOn10 {
+    fn applied(&self, _: usize, _: Option<&str>, _: &str) -> Option<crate::plan::Applied> {
+        None
+    }
+    fn written_status(&self, uid: &str, resource_version: &str) -> Option<Value> {
+        (uid == "p1" && resource_version == "10").then(|| self.0.clone())
+    }
+}
+
+#[test]
+fn a_status_the_cache_has_not_seen_yet_is_not_written_again() {
+    // The last reconcile wrote {ok, observedGeneration 2} on the parent at
+    // resourceVersion 10; a child's event queued this one before the
+    // parent's own event arrived, so the cache still shows 10 without it.
+    let ctl = hello_like();
+    let stale = Obj::parent()
+        .finalizer(FINALIZER)
+        .generation(2)
+        .resource_version("10")
+        .data(
+            "status",
+            json!({"conditions": [{"type": "Ready", "status": "True", "reason": "Old"}]}),
+        )
+        .0;
+    let written = json!({"ok": true, "observedGeneration": 2});
+    let memory = WroteOn10(written);
+    let plan = after_hook(
+        &ctl,
+        &stale,
+        &[vec![], vec![]],
+        &[],
+        response(vec![]),
+        &memory,
+    )
+    .unwrap();
+    assert!(
+        plan.ops.is_empty(),
+        "nothing to write, nothing to tell: {:?}",
+        plan.ops
+    );
+    // Once the cache has moved on (someone else wrote since), it is the
+    // cache that counts.
+    let moved = Obj::parent()
+        .finalizer(FINALIZER)
+        .generation(2)
+        .resource_version("12")
+        .0;
+    let plan = after_hook(
+        &ctl,
+        &moved,
+        &[vec![], vec![]],
+        &[],
+        response(vec![]),
+        &memory,
+    )
+    .unwrap();
+    assert_eq!(kinds(&plan.ops), ["WriteStatus"]);
+}
