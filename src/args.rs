@@ -7,6 +7,7 @@ use metahook_apiserver::ApiSettings;
 use metahook_driver::prepare::HookMode;
 use metahook_driver::run::{DriveSettings, leader_settings};
 use metahook_driver::throttle::{Budget, BudgetError};
+use metahook_driver::worker::Pace;
 use metahook_service::{Settings, TlsSettings, defaults};
 use std::time::Duration;
 
@@ -69,7 +70,10 @@ pub fn driver(
         view: std::sync::Arc::default(),
         controllers: args.controllers.clone(),
         mode,
-        workers: usize::from(args.driver_workers),
+        pace: Pace {
+            workers: usize::from(args.driver_workers),
+            debounce: Duration::from_millis(args.reconcile_debounce_ms),
+        },
         leader: args.leader_election.then(|| {
             leader_settings(
                 args.leader_election_lease.clone(),

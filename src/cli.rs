@@ -134,6 +134,12 @@ pub struct DriverArgs {
     /// --workers).
     #[arg(long, env = "METAHOOK_DRIVER_WORKERS", default_value_t = driver_defaults::WORKERS, value_parser = clap::value_parser!(u16).range(1..))]
     pub driver_workers: u16,
+    /// How long (ms) a parent's triggers are gathered into one reconcile:
+    /// a child passing through several states in a row (a Deployment
+    /// rolling out) then costs one reconcile and one status write. 0: none
+    /// (Metacontroller has none).
+    #[arg(long, env = "METAHOOK_RECONCILE_DEBOUNCE_MS", value_name = "MS", default_value_t = driver_defaults::RECONCILE_DEBOUNCE_MS)]
+    pub reconcile_debounce_ms: u64,
     /// Elect a leader on a Lease, so that of several replicas one drives.
     #[arg(long, env = "METAHOOK_LEADER_ELECTION")]
     pub leader_election: bool,

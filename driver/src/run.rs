@@ -17,7 +17,7 @@ use super::model::{ChildType, Driven};
 use super::prepare::{HookMode, PrepareError, Prepared};
 use super::throttle::Budget;
 use super::view::View;
-use super::worker::{self, DEFAULT_RESYNC};
+use super::worker::{self, DEFAULT_RESYNC, Pace};
 use kube::Client;
 use kube::core::{Expression, Selector};
 use std::path::PathBuf;
@@ -31,6 +31,8 @@ pub mod defaults {
 
     /// Reconciles at once per controller (Metacontroller's `--workers`).
     pub const WORKERS: u16 = 5;
+    /// `--reconcile-debounce-ms`: none, as Metacontroller.
+    pub const RECONCILE_DEBOUNCE_MS: u64 = 0;
     pub const LEASE_NAME: &str = "metahook-driver";
     /// Metacontroller's `--client-go-burst`.
     pub use crate::events::{EVENTS_BURST, EVENTS_QPS};
@@ -46,8 +48,9 @@ pub struct DriveSettings {
     /// the ones built in (`metacontroller/*.yaml`).
     pub controllers: Option<PathBuf>,
     pub mode: HookMode,
-    /// Workers per controller (Metacontroller's `--workers`).
-    pub workers: usize,
+    /// Workers per controller (Metacontroller's `--workers`) and the
+    /// debounce of each parent's triggers.
+    pub pace: Pace,
     /// `None`: a single replica, no Lease.
     pub leader: Option<LeaderSettings>,
     /// How long to let reconciles in progress finish at shutdown.
@@ -294,7 +297,7 @@ async fn lead(
         worker::enqueue_all(ctx);
         tasks.spawn(worker::run(
             Arc::clone(ctx),
-            settings.workers,
+            settings.pace,
             *resync,
             workers_stop.clone(),
         ));

@@ -86,10 +86,21 @@ pub async fn wait_synced(ctx: &Context) {
     }
 }
 
-/// Reconciles queued parents, `workers` at once, and every cached parent
-/// again each `resync`, until `stop`; then lets the reconciles in progress
-/// finish. Runs once per context.
-pub async fn run(ctx: Arc<Context>, workers: usize, resync: Duration, stop: CancellationToken) {
+/// How the loop runs: reconciles at once, and how long a parent's triggers
+/// are gathered into one reconcile (kube's trailing-edge debounce: a child
+/// that passes through several states in a row, as a Deployment rolling
+/// out does, costs one reconcile and one status write instead of one per
+/// state).
+#[derive(Debug, Clone, Copy)]
+pub struct Pace {
+    pub workers: usize,
+    pub debounce: Duration,
+}
+
+/// Reconciles queued parents as `pace` says, and every cached parent again
+/// each `resync`, until `stop`; then lets the reconciles in progress finish.
+/// Runs once per context.
+pub async fn run(ctx: Arc<Context>, pace: Pace, resync: Duration, stop: CancellationToken) {
     let Some(rx) = ctx.queue.receiver() else {
         return;
     };
@@ -97,7 +108,8 @@ pub async fn run(ctx: Arc<Context>, workers: usize, resync: Duration, stop: Canc
         .map(|key| Ok::<_, std::convert::Infallible>(ReconcileRequest::from(key)))
         .take_until(stop.clone().cancelled_owned());
     let config = kube::runtime::Config::default()
-        .concurrency(u16::try_from(workers.max(1)).unwrap_or(u16::MAX));
+        .concurrency(u16::try_from(pace.workers.max(1)).unwrap_or(u16::MAX))
+        .debounce(pace.debounce);
     let results = applier(
         |parent, ctx| -> BoxFuture<'static, Result<Action, ReconcileError>> {
             Box::pin(reconcile_isolated(parent, ctx))

@@ -524,7 +524,10 @@ async fn the_loop_coalesces_waiting_triggers_and_stops_on_request() {
     let stop = CancellationToken::new();
     let running = tokio::spawn(worker::run(
         Arc::clone(&ctx),
-        2,
+        worker::Pace {
+            workers: 2,
+            debounce: Duration::ZERO,
+        },
         Duration::from_secs(3600),
         stop.clone(),
     ));
