@@ -87,6 +87,41 @@ annotations:
 {{- end }}
 
 {{/*
+The driver's shards, as a YAML list: driver.shards in driver mode (each a
+name and a label selector), else one unsharded entry ({}). The aggregated API
+serves one driver's records: it is refused with shards.
+*/}}
+{{- define "metahook.shards" -}}
+{{- $shards := list -}}
+{{- if and (eq .Values.mode "driver") .Values.driver.shards -}}
+{{- if .Values.driver.aggregatedApi.enabled -}}
+{{- fail "driver.shards: the aggregated API (driver.aggregatedApi.enabled) shows one driver's records; it cannot be used with shards" -}}
+{{- end -}}
+{{- $names := dict -}}
+{{- range .Values.driver.shards -}}
+{{- if hasKey $names .name -}}
+{{- fail (printf "driver.shards: the name %q is used twice" .name) -}}
+{{- end -}}
+{{- $_ := set $names .name true -}}
+{{- $shards = append $shards (dict "name" .name "selector" .selector) -}}
+{{- end -}}
+{{- else -}}
+{{- $shards = list (dict) -}}
+{{- end -}}
+{{- toYaml $shards -}}
+{{- end }}
+
+{{/*
+A shard's Lease: the release's Lease name, suffixed with the shard's name.
+Called with (list $ shard).
+*/}}
+{{- define "metahook.shardLeaseName" -}}
+{{- $root := index . 0 -}}
+{{- $shard := index . 1 -}}
+{{- include "metahook.leaseName" $root -}}{{- with $shard.name -}}-{{ . }}{{- end -}}
+{{- end }}
+
+{{/*
 The CompositeControllers of the enabled controllers, read from
 metacontroller/*.yaml (the single source of truth), as a YAML list. Fails when a
 manifest has no controllers.<name> switch in the values, and when no controller

@@ -126,6 +126,9 @@ SCENARIOS = [
                                "enabled": True, "port": 9443, "servicePort": 8443, "groupPriorityMinimum": 2000,
                                "versionPriority": 20, "aggregateToView": False, "certValidityDays": 365}}},
      DEFAULT_RELEASE, DEFAULT_NAMESPACE),
+    ("driver-shards", {"mode": "driver", "driver": {"shards": [
+        {"name": "a", "selector": "metahook.dev/shard=a"},
+        {"name": "rest", "selector": "metahook.dev/shard notin (a)"}]}}, DEFAULT_RELEASE, DEFAULT_NAMESPACE),
     ("driver-aggregated-api", aggregated_api(), DEFAULT_RELEASE, DEFAULT_NAMESPACE),
     ("driver-aggregated-api-custom-release", aggregated_api(), "hooks-prod", "platform-hooks"),
     ("driver-aggregated-api-cert-manager", aggregated_api(certManager=CERT_MANAGER), DEFAULT_RELEASE,
@@ -237,8 +240,10 @@ def test_objects_are_named_and_namespaced_consistently(scenario: tuple[str, dict
 def test_pods_are_hardened_unless_overridden(scenario: tuple[str, dict, Rendered]) -> None:
     name, _, out = scenario
     # Pod Security Standards "restricted" holds in every scenario, even when
-    # the user changes uid or the read-only root filesystem.
-    assert restricted_violations(out.pod_spec) == []
+    # the user changes uid or the read-only root filesystem; for every
+    # Deployment (one per shard).
+    for deployment in out.all("Deployment"):
+        assert restricted_violations(deployment["spec"]["template"]["spec"]) == [], deployment["metadata"]["name"]
 
 
 # --------------------------------------------------------------------------
@@ -475,6 +480,55 @@ def test_replicas_default_by_mode(default: Rendered, driver: Rendered, chart: he
     assert driver.deployment["spec"]["replicas"] == 1
     assert render(chart, {"mode": "driver", "replicas": 3}).deployment["spec"]["replicas"] == 3
     assert render(chart, {"replicas": 1}).deployment["spec"]["replicas"] == 1
+
+
+SHARDS = [
+    {"name": "a", "selector": "metahook.dev/shard=a"},
+    {"name": "rest", "selector": "metahook.dev/shard notin (a)"},
+]
+
+
+def test_shards_are_a_deployment_and_a_lease_each(chart: helm_python.Chart, driver: Rendered) -> None:
+    out = render(chart, {"mode": "driver", "driver": {"shards": SHARDS}})
+    deployments = {d["metadata"]["name"]: d for d in out.all("Deployment")}
+    base = driver.deployment["metadata"]["name"]
+    assert sorted(deployments) == sorted(f"{base}-{s['name']}" for s in SHARDS)
+    leases = sorted(lease["metadata"]["name"] for lease in out.all("Lease"))
+    base_lease = driver.one("Lease")["metadata"]["name"]
+    assert leases == sorted(f"{base_lease}-{s['name']}" for s in SHARDS)
+    selectors = []
+    for shard in SHARDS:
+        d = deployments[f"{base}-{shard['name']}"]
+        env = {e["name"]: e.get("value") for e in d["spec"]["template"]["spec"]["containers"][0]["env"]}
+        assert env["METAHOOK_SHARD_SELECTOR"] == shard["selector"]
+        assert env["METAHOOK_LEADER_ELECTION_LEASE"] == f"{base_lease}-{shard['name']}"
+        match = d["spec"]["selector"]["matchLabels"]
+        # Disjoint Deployments: each selects only its own pods...
+        assert match["metahook.dev/shard"] == shard["name"]
+        assert d["spec"]["template"]["metadata"]["labels"]["metahook.dev/shard"] == shard["name"]
+        selectors.append(match)
+    assert selectors[0] != selectors[1]
+    # ...while the Service reaches every shard's hooks.
+    service_selector = out.one("Service")["spec"]["selector"]
+    assert "metahook.dev/shard" not in service_selector
+    # Each shard may hold its own Lease, and only those.
+    role = next(r for r in out.all("Role") if any("leases" in rule["resources"] for rule in r["rules"]))
+    named = [rule for rule in role["rules"] if rule.get("resourceNames")]
+    assert sorted(named[0]["resourceNames"]) == leases
+    # Unsharded: one Deployment and one Lease, without a shard selector.
+    assert "METAHOOK_SHARD_SELECTOR" not in driver.env()
+    assert len(driver.all("Lease")) == 1
+
+
+def test_shards_are_refused_where_they_cannot_work(chart: helm_python.Chart) -> None:
+    with pytest.raises(helm_python.HelmError, match="used twice"):
+        render(chart, {"mode": "driver", "driver": {"shards": [SHARDS[0], SHARDS[0]]}})
+    with pytest.raises(helm_python.HelmError, match="cannot be used with shards"):
+        render(chart, {"mode": "driver", "driver": {"shards": SHARDS, "aggregatedApi": {"enabled": True}}})
+    # Metacontroller mode has no driver: shards change nothing.
+    plain = render(chart, {})
+    sharded = render(chart, {"driver": {"shards": SHARDS}})
+    assert plain.kinds() == sharded.kinds()
 
 
 # --------------------------------------------------------------------------
