@@ -13,6 +13,10 @@ use kube::core::DynamicObject;
 use serde_json::Value;
 use std::sync::Arc;
 
+/// Plans the children's writes into `ops`; says whether a child's content
+/// changes (one created, updated or recreated: what the parent's summary
+/// condition then catches up with), an apply that only refreshes our
+/// bookkeeping annotation aside.
 pub(super) fn manage_children(
     ctl: &Driven,
     parent: &DynamicObject,
@@ -21,7 +25,8 @@ pub(super) fn manage_children(
     desired: &[Desired],
     memory: &dyn AppliedMemory,
     ops: &mut Vec<Op>,
-) {
+) -> bool {
+    let mut content_changes = false;
     let same = |d: &Desired, type_index: usize, obj: &DynamicObject| {
         d.type_index == type_index
             && d.namespace.as_deref()
@@ -65,6 +70,7 @@ pub(super) fn manage_children(
                 .is_some_and(|objs| objs.iter().any(|o| same(d, d.type_index, o)));
             if !taken {
                 ops.push(apply(body));
+                content_changes = true;
             }
             continue;
         };
@@ -89,11 +95,13 @@ pub(super) fn manage_children(
             UpdateStrategy::InPlace => {
                 if differs() {
                     ops.push(updated(kind, &d.name, "updated"));
+                    content_changes = true;
                 }
                 ops.push(apply(body));
             }
             UpdateStrategy::Recreate => {
                 if differs() {
+                    content_changes = true;
                     ops.push(Op::DeleteChild {
                         child: target(d.type_index, obs),
                         reason: DeleteReason::Recreate,
@@ -103,6 +111,7 @@ pub(super) fn manage_children(
             }
         }
     }
+    content_changes
 }
 
 /// A Normal Event: an existing child changed because the hook's answer did.

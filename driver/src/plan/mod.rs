@@ -346,8 +346,10 @@ pub fn after_hook(
         .any(|f| GC_FINALIZERS.contains(&f.as_str()));
     // Children are managed unless the parent is going and this controller's
     // finalizer no longer holds it (or the garbage collector has it).
+    let mut content_changes = false;
     if !is_deleting(parent) || (has && !gc_finalizer) {
-        children::manage_children(ctl, parent, observed, existing, &desired, memory, &mut ops);
+        content_changes =
+            children::manage_children(ctl, parent, observed, existing, &desired, memory, &mut ops);
     }
     let status = status::with_generation(parent, response.status);
     // Our own last write, if the cache has not caught up with it yet.
@@ -361,14 +363,10 @@ pub fn after_hook(
     );
     let old_status = written.as_ref().or_else(|| parent.data.get("status"));
     if old_status != Some(&status) {
-        let changing_children = ops
-            .iter()
-            .any(|op| matches!(op, Op::ApplyChild { .. } | Op::DeleteChild { .. }));
-        ops.extend(status::condition_events(
-            old_status,
-            &status,
-            changing_children,
-        ));
+        // A summary condition falls while its object catches up: with a
+        // child's content changed in this pass, or while it is deleted.
+        let catching_up = is_deleting(parent) || content_changes;
+        ops.extend(status::condition_events(old_status, &status, catching_up));
         ops.push(Op::WriteStatus { status });
     }
     // Events go last: they never hold up the writes that matter.

@@ -18,7 +18,7 @@ pub(super) fn with_generation(parent: &DynamicObject, status: Option<Map<String,
 }
 
 /// Summary conditions: `False` while the object catches up with a change
-/// (a new object, a scale), so their fall is a Warning only when nothing we
+/// (a new object, a scale, a deletion), so their fall is a Warning only when nothing we
 /// do explains it (Kubernetes' API conventions name `Ready` the summary;
 /// kstatus reads `Reconciling` the same way).
 const PROGRESS: [&str; 4] = ["Ready", "Available", "Progressing", "Reconciling"];
@@ -27,15 +27,13 @@ const PROGRESS: [&str; 4] = ["Ready", "Available", "Progressing", "Reconciling"]
 /// (a condition becomes `False`, or changes its reason while `False`), a
 /// Normal when it is right again (`False` → `True`); nothing when a
 /// condition only rewords its message. A summary condition that becomes
-/// `False` while this same pass writes children (`changing_children`: a new
-/// object's first child, a scale) is the expected path, worth nothing; its
-/// becoming `True` too. Kubernetes conditions are written so that `True` is
+/// `False` while the object catches up (`catching_up`: this pass changes a
+/// child — a new object's first, a scale — or the parent is being deleted)
+/// is the expected path, worth nothing; its becoming `True` too. A delete
+/// alone catches nothing up (a Foo renamed onto a name another object holds
+/// deletes its old Deployment and can create no new one). Kubernetes conditions are written so that `True` is
 /// the good state.
-pub(super) fn condition_events(
-    old: Option<&Value>,
-    new: &Value,
-    changing_children: bool,
-) -> Vec<Op> {
+pub(super) fn condition_events(old: Option<&Value>, new: &Value, catching_up: bool) -> Vec<Op> {
     let conditions = |status: Option<&Value>| -> Vec<Value> {
         status
             .and_then(|s| s.get("conditions"))
@@ -69,7 +67,7 @@ pub(super) fn condition_events(
             let progress = PROGRESS.contains(&type_.as_str());
             let kind = match (was.as_deref(), status.as_str()) {
                 // Catching up with what this pass writes.
-                (_, "False") if progress && changing_children => return None,
+                (_, "False") if progress && catching_up => return None,
                 // Worse: a regression, or a problem from the start.
                 (_, "False") => EventType::Warning,
                 // Right again.
