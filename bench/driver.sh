@@ -25,6 +25,12 @@
 #
 #   bench/driver.sh                                # N = 100 and 1000, budgets 5/10 and none
 #   SIZES=100 BUDGETS=none bench/driver.sh         # one run
+#   ENGINES="driver metacontroller" bench/driver.sh
+#       # also the real Metacontroller (tests/metacontroller/build.sh; its
+#       # --client-go-qps/--client-go-burst set to the budget) calling
+#       # `metahook serve` on loopback, on a fresh control plane of its own
+#       # with the same Hellos: converged, all ready, requests by verb (audit
+#       # log, the same client certificate), peak RSS.
 #
 # Set METAHOOK_GOCACHE / METAHOOK_GOMODCACHE (tests/cluster/go-env.sh) to
 # reuse a warm Go build of the control plane. Every wait is bounded; the
@@ -34,6 +40,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 
 SIZES=${SIZES:-"100 1000"}
+ENGINES=${ENGINES:-driver}
 BUDGETS=${BUDGETS:-"5/10 none"}
 PORT=${PORT:-18090}
 USER_NAME=metahook-bench
@@ -45,6 +52,7 @@ REPORT=$OUT/driver-$STAMP.md
 mkdir -p "$RAW"
 BIN=${CARGO_TARGET_DIR:-target}/release/metahook
 DRIVER_PID=
+HOOKS_PID=
 
 stop_driver() {
     [ -n "$DRIVER_PID" ] || return 0
@@ -54,8 +62,15 @@ stop_driver() {
     wait "$DRIVER_PID" 2>/dev/null || true
     DRIVER_PID=
 }
+stop_hooks() {
+    [ -n "$HOOKS_PID" ] || return 0
+    kill -TERM "$HOOKS_PID" 2>/dev/null || true
+    wait "$HOOKS_PID" 2>/dev/null || true
+    HOOKS_PID=
+}
 cleanup() {
     stop_driver
+    stop_hooks
     tests/cluster/down.sh "$DIR" || true
 }
 trap cleanup EXIT
@@ -84,8 +99,9 @@ start_driver() {
     exit 1
 }
 
-audit() { # SINCE UNTIL -> JSON
-    python3 bench/driver_bench.py audit --log "$METAHOOK_CLUSTER_AUDIT_LOG" --user "$USER_NAME" --since "$1" --until "$2"
+audit() { # SINCE UNTIL [USER-AGENT PREFIX] -> JSON
+    python3 bench/driver_bench.py audit --log "$METAHOOK_CLUSTER_AUDIT_LOG" --user "$USER_NAME" \
+        --since "$1" --until "$2" --user-agent "${3:-metahook/}"
 }
 
 ROWS=()
@@ -173,10 +189,64 @@ EOF
     echo "${ROWS[-1]}"
 }
 
+MC_ROWS=()
+# The same run under the real Metacontroller, its hooks answered by
+# `metahook serve` on loopback. Metacontroller is DRIVER_PID here, so that
+# cleanup stops it.
+run_metacontroller() {
+    local n=$1 budget=$2 tag="mc-n$1-${2/\//-}"
+    local loadavg qps=1000000 burst=1000000 health=$((PORT + 1))
+    loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
+    if [ "$budget" != none ]; then qps=${budget%/*}; burst=${budget#*/}; fi
+    echo "== Metacontroller: N=$n, budget $budget (load average $loadavg)"
+    tests/cluster/down.sh --wipe "$DIR"
+    cluster_env="$(tests/cluster/up.sh --standin "$DIR")" # assigned first: set -e sees a failure
+    eval "$cluster_env"
+    kubectl apply --server-side -f crds/ >/dev/null
+    tar -xzf "$MC_ARCHIVE" -O manifests/production/metacontroller-crds-v1.yaml |
+        kubectl apply --server-side -f - >/dev/null
+    kubectl wait --for condition=Established crd --all --timeout=60s >/dev/null
+    curl -sf -X POST "$METAHOOK_CLUSTER_CONTROL/kubeconfig?user=$USER_NAME&group=system:masters" >"$DIR/driver.kubeconfig"
+    kubectl create namespace bench >/dev/null
+    "$BIN" serve --listen "127.0.0.1:$PORT" >"$RAW/$tag-hooks.log" 2>&1 &
+    HOOKS_PID=$!
+    for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null && break; sleep 0.2; done
+    # hello.yaml's webhooks name the chart's Service; here, loopback URLs.
+    python3 bench/driver_bench.py loopback-hooks --port "$PORT" <metacontroller/hello.yaml |
+        kubectl apply -f - >/dev/null
+    # client-go names the program in its User-Agent (metacontroller/...).
+    KUBECONFIG=$DIR/driver.kubeconfig bash -c 'exec -a metacontroller "$0" "$@"' "$MC" \
+        --discovery-interval=5s --metrics-address=127.0.0.1:0 \
+        --health-probe-bind-address="127.0.0.1:$health" \
+        --client-go-qps="$qps" --client-go-burst="$burst" >"$RAW/$tag-metacontroller.log" 2>&1 &
+    DRIVER_PID=$!
+    for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$health/readyz" >/dev/null && break; sleep 0.2; done
+    local timeout=600
+    if [ "$budget" != none ]; then timeout=$(python3 -c "print(600 + int($n * 12 / ${budget%/*}))"); fi
+    # Quiet: 20 s (Metacontroller has no /metrics of ours to watch).
+    python3 bench/driver_bench.py converge --namespace bench --count "$n" --quiet 20 \
+        --timeout "$timeout" --out "$RAW/$tag-converge.json"
+    local rss
+    rss=$(peak_kb "$DRIVER_PID")
+    stop_driver
+    stop_hooks
+    local c=$RAW/$tag-converge.json
+    audit "$(json "$c" 'd["start"]')" "$(json "$c" 'd["quiet_at"]')" metacontroller/ >"$RAW/$tag-audit-converge.json"
+    tests/cluster/down.sh --wipe "$DIR"
+    MC_ROWS+=("$(python3 bench/driver_bench.py mc-row --raw "$RAW" --tag "$tag" --count "$n" \
+        --budget "$budget" --loadavg "$loadavg" --rss-kb "$rss")")
+    echo "${MC_ROWS[-1]}"
+}
+
+MC=
+MC_ARCHIVE=${METAHOOK_METACONTROLLER_ARCHIVE:-$root/../shared/metacontroller/metacontroller-v4.17.2.tar.gz}
+case " $ENGINES " in *" metacontroller "*) MC=$(tests/metacontroller/build.sh) ;; esac
+
 CPU=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
 for n in $SIZES; do
     for budget in $BUDGETS; do
-        run "$n" "$budget"
+        case " $ENGINES " in *" driver "*) run "$n" "$budget" ;; esac
+        if [ -n "$MC" ]; then run_metacontroller "$n" "$budget"; fi
     done
 done
 
@@ -191,6 +261,14 @@ K8S=$("$root/target/cluster/bin/kubectl" version --client -o json 2>/dev/null | 
     echo "Requests by verb and resource (audit log: user $USER_NAME, User-Agent metahook/*):"
     echo
     printf '%s\n' "${DETAILS[@]}"
+    if [ ${#MC_ROWS[@]} -gt 0 ]; then
+        echo
+        echo "Metacontroller ($(basename "$MC_ARCHIVE" .tar.gz)) on its own fresh control plane, same Hellos, hooks by metahook serve (audit log: user $USER_NAME):"
+        echo
+        echo "| N | budget (--client-go-qps / burst) | create s | converged s | all ready s | API requests, by verb | requests per Hello | peak RSS MiB | load average before |"
+        echo "|---|---|---|---|---|---|---|---|---|"
+        printf '%s\n' "${MC_ROWS[@]}"
+    fi
 } | tee "$REPORT"
 echo
 echo "(written to $REPORT; raw figures and driver logs in $RAW/)"

@@ -17,6 +17,7 @@ import collections
 import datetime as dt
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -43,10 +44,13 @@ def kubectl(*args: str, timeout: float = 120) -> str:
     ).stdout
 
 
-def metrics(url: str) -> dict:
+def metrics(url: str | None) -> dict:
     """The driver's metahook_driver_* samples, summed over labels except
     the ones kept: reconciles (all results), reconciles by result, queue
-    depth, API requests by method, throttling."""
+    depth, API requests by method, throttling. Without a URL (another
+    engine: Metacontroller), nothing."""
+    if url is None:
+        return {}
     with urllib.request.urlopen(url, timeout=10) as response:
         text = response.read().decode()
     out = {"reconciles": 0, "results": {}, "queue": 0, "requests": {}, "throttled": 0, "throttled_seconds": 0.0}
@@ -74,10 +78,14 @@ def metrics(url: str) -> dict:
     return out
 
 
-def wait_quiet(url: str, deadline: float, quiet_for: float = 5.0, at_least: int = 0) -> dict:
+def wait_quiet(url: str | None, deadline: float, quiet_for: float = 5.0, at_least: int = 0) -> dict:
     """Until the driver has done `at_least` reconciles, its queue is empty
     and neither its reconcile nor its request count moved for `quiet_for`
-    seconds."""
+    seconds. Without a URL (Metacontroller), `quiet_for` seconds of the
+    audit log's silence are judged afterwards by the caller: this waits."""
+    if url is None:
+        time.sleep(quiet_for)
+        return {}
     last, since = None, time.monotonic()
     while time.monotonic() < deadline:
         m = metrics(url)
@@ -150,7 +158,7 @@ def converge(args: argparse.Namespace) -> None:
         time.sleep(args.interval)
     if converged is None or ready is None:
         raise SystemExit(f"driver_bench: not converged within {args.timeout} s; last samples {samples[-3:]}")
-    quiet = wait_quiet(args.metrics, deadline)
+    quiet = wait_quiet(args.metrics, deadline, quiet_for=args.quiet)
     quiet_at = now()
     json.dump(
         {
@@ -208,7 +216,7 @@ def audit(args: argparse.Namespace) -> None:
                 continue
             if event.get("user", {}).get("username") != args.user:
                 continue
-            if not event.get("userAgent", "").startswith("metahook/"):
+            if not event.get("userAgent", "").startswith(args.user_agent):
                 continue
             at = parse_time(event["requestReceivedTimestamp"])
             if not since <= at <= until:
@@ -229,13 +237,40 @@ def audit(args: argparse.Namespace) -> None:
     )
 
 
+
+def loopback_hooks(args: argparse.Namespace) -> None:
+    """A CompositeController from stdin with each webhook's Service
+    reference replaced by the loopback URL of `metahook serve`."""
+    text = sys.stdin.read()
+    sys.stdout.write(
+        re.sub(
+            r"service:\n\s+name: metahook\n\s+namespace: metahook\n\s+port: 80\n\s+path: (\S+)",
+            lambda m: f"url: http://127.0.0.1:{args.port}{m.group(1)}",
+            text,
+        )
+    )
+
+
+def mc_row(args: argparse.Namespace) -> None:
+    """One Markdown row of Metacontroller's figures."""
+    c = json.load(open(f"{args.raw}/{args.tag}-converge.json"))
+    a = json.load(open(f"{args.raw}/{args.tag}-audit-converge.json"))
+    verbs = ", ".join(f"{v} {a['verbs'][v]}" for v in sorted(a["verbs"], key=lambda v: -a["verbs"][v]))
+    budget = "unbounded" if args.budget == "none" else args.budget.replace("/", " / ")
+    print(
+        f"| {args.count} | {budget} | {c['created_seconds']:.1f} | **{c['converged_seconds']:.1f}** "
+        f"| {c['ready_seconds']:.1f} | {a['total']}: {verbs} | {a['total'] / args.count:.2f} "
+        f"| {args.rss_kb // 1024} | {args.loadavg} |"
+    )
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command", required=True)
     c = sub.add_parser("converge")
     c.add_argument("--namespace", required=True)
     c.add_argument("--count", type=int, required=True)
-    c.add_argument("--metrics", required=True)
+    c.add_argument("--metrics", help="the driver's /metrics; leave out for Metacontroller")
+    c.add_argument("--quiet", type=float, default=5.0, help="seconds without a change that end a run")
     c.add_argument("--timeout", type=float, required=True)
     c.add_argument("--interval", type=float, default=2.0)
     c.add_argument("--out", required=True)
@@ -250,8 +285,24 @@ def main() -> None:
     a.add_argument("--user", required=True)
     a.add_argument("--since", required=True)
     a.add_argument("--until", required=True)
+    a.add_argument("--user-agent", default="metahook/", help="the engine's User-Agent prefix")
+    h = sub.add_parser("loopback-hooks")
+    h.add_argument("--port", type=int, required=True)
+    m = sub.add_parser("mc-row")
+    m.add_argument("--raw", required=True)
+    m.add_argument("--tag", required=True)
+    m.add_argument("--count", type=int, required=True)
+    m.add_argument("--budget", required=True)
+    m.add_argument("--loadavg", required=True)
+    m.add_argument("--rss-kb", type=int, required=True)
     args = parser.parse_args()
-    {"converge": converge, "resync": resync, "audit": audit}[args.command](args)
+    {
+        "converge": converge,
+        "resync": resync,
+        "audit": audit,
+        "loopback-hooks": loopback_hooks,
+        "mc-row": mc_row,
+    }[args.command](args)
 
 
 if __name__ == "__main__":
