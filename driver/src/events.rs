@@ -90,7 +90,7 @@ impl EventPublisher {
         }
         let now = jiff::Timestamp::now();
         let key = Key {
-            uid: regarding.uid.clone().unwrap_or_default(),
+            uid,
             type_: type_.to_owned(),
             reason: reason.to_owned(),
             note: note.to_owned(),

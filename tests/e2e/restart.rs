@@ -5,11 +5,9 @@
 //! nothing. The audit log says so: the restarted driver authenticates as a
 //! user of its own.
 
-use crate::scenarios::condition;
 use crate::support::*;
 use k8s_openapi::api::events::v1::Event;
-use kube::api::{Api, DynamicObject, PostParams};
-use serde_json::json;
+use kube::api::Api;
 use std::collections::BTreeMap;
 
 const HELLOS: usize = 3;
@@ -19,30 +17,13 @@ async fn a_restarted_driver_writes_nothing_on_a_converged_cluster() {
     let client = admin().await;
     install_crds(&client).await;
     let ns = namespace(&client, "e2e-restart").await;
-    let hellos = hello_api(&client, &ns);
     let first = start_driver(&kubeconfig()).await;
-    for i in 0..HELLOS {
-        let hello: DynamicObject = serde_json::from_value(json!({
-            "apiVersion": "fraim.co.jp/v1", "kind": "Hello",
-            "metadata": {"name": format!("h{i}"), "namespace": ns},
-            "spec": {"replicas": 1}
-        }))
-        .expect("a Hello");
-        hellos
-            .create(&PostParams::default(), &hello)
-            .await
-            .expect("creating a Hello");
-    }
-    // Converged and ready: each status says Ready for its generation.
+    let hellos = names("hello", HELLOS);
+    create_hellos(&client, &ns, &hellos, 1).await;
+    // Converged and ready: each status observed its generation, its
+    // Deployment's replica is ready.
     wait_for("every Hello ready", || async {
-        let list = hellos.list(&Default::default()).await.ok()?;
-        (list.items.len() == HELLOS
-            && list.items.iter().all(|h| {
-                let status = h.data.get("status").cloned().unwrap_or_default();
-                status["observedGeneration"] == json!(h.metadata.generation)
-                    && condition(&status, "Ready").is_some_and(|c| c["status"] == "True")
-            }))
-        .then_some(())
+        all_converged(&client, &ns, &hellos, 1).await.then_some(())
     })
     .await;
     // The expected path of a new object is worth no Warning (it used to
@@ -66,12 +47,13 @@ async fn a_restarted_driver_writes_nothing_on_a_converged_cluster() {
     // The restart: a new process, its own user in the audit log.
     let user = "metahook-restarted";
     let restarted = start_driver(&kubeconfig_as(user)).await;
-    wait_for("the restarted driver to reconcile every Hello", || async {
-        let records = debug_records(restarted.debug_port(), &ns)?;
-        (records.len() == HELLOS).then_some(())
+    let records_path = format!("/debug/driver/reconciles?namespace={ns}");
+    let records = wait_for("the restarted driver to reconcile every Hello", || async {
+        let records = debug_json(restarted.debug_port(), &records_path);
+        let records = records.as_array()?.clone();
+        (records.len() == HELLOS).then_some(records)
     })
     .await;
-    let records = debug_records(restarted.debug_port(), &ns).unwrap_or_default();
     for r in &records {
         assert_eq!(
             r["outcome"], "Unchanged",
@@ -95,19 +77,6 @@ async fn a_restarted_driver_writes_nothing_on_a_converged_cluster() {
     eprintln!("requests of a restarted driver on a converged cluster, by verb: {by_verb:?}");
     drop(restarted);
     drop_namespace(&client, &ns).await;
-}
-
-/// The driver's records of the parents in `ns` (`/debug/driver`).
-fn debug_records(port: u16, ns: &str) -> Option<Vec<serde_json::Value>> {
-    let (status, body) = http(
-        "GET",
-        &format!("127.0.0.1:{port}"),
-        &format!("/debug/driver/reconciles?namespace={ns}"),
-    )?;
-    if status != 200 {
-        return None;
-    }
-    serde_json::from_str(&body).ok()
 }
 
 /// The resource requests of `user` in the audit log, counted by verb

@@ -577,13 +577,6 @@ pub async fn foo_refuses(client: &Client, engine: Engine) {
     drop_namespace(client, &ns).await;
 }
 
-/// A `/debug/driver` answer of the driver listening on `port`.
-fn debug_json(port: u16, path: &str) -> serde_json::Value {
-    let (status, body) = http("GET", &format!("127.0.0.1:{port}"), path).expect("an answer");
-    assert_eq!(status, 200, "{path}: {body}");
-    serde_json::from_str(&body).expect("JSON")
-}
-
 /// Drift: another writer takes a field of a child (`spec.replicas` of a
 /// Hello's Deployment, by a forced server-side apply, as `kubectl apply
 /// --server-side --force-conflicts` would), and the engine puts it back,

@@ -592,3 +592,10 @@ pub async fn delete_all_hellos(client: &Client, ns: &str) {
     })
     .await;
 }
+
+/// A `/debug/driver` answer of the driver listening on `port`.
+pub fn debug_json(port: u16, path: &str) -> serde_json::Value {
+    let (status, body) = http("GET", &format!("127.0.0.1:{port}"), path).expect("an answer");
+    assert_eq!(status, 200, "{path}: {body}");
+    serde_json::from_str(&body).expect("JSON")
+}

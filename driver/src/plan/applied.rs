@@ -58,10 +58,11 @@ pub(super) fn still_as_applied(applied: &Applied, fingerprint: u64, obs: &Dynami
 /// field manager owns exactly its fields) and still holds every field of it
 /// with the same value: applying it again would change nothing. What
 /// tells a restarted driver (no memory yet) to leave a child alone.
-pub(super) fn carries(obs: &DynamicObject, fingerprint: u64, body: &Value) -> bool {
+/// `live` is `obs` as JSON.
+pub(super) fn carries(obs: &DynamicObject, live: &Value, fingerprint: u64, body: &Value) -> bool {
     obs.annotations().get(APPLIED).map(String::as_str)
         == Some(fingerprint_text(fingerprint).as_str())
-        && super::children::contains(&crate::wire::object_json(obs), body)
+        && super::children::contains(live, body)
 }
 
 /// A hash of a body that is the same in every process and release (FNV-1a

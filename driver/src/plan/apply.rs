@@ -63,14 +63,11 @@ pub(super) fn apply_body(ctl: &Driven, parent: &DynamicObject, desired: &Value) 
                 .iter()
                 .filter_map(|k| parent.labels().get_key_value(k))
                 .collect();
-            if !shard.is_empty() {
-                let labels = meta
-                    .entry("labels")
-                    .or_insert_with(|| Value::Object(serde_json::Map::new()));
-                if let Value::Object(labels) = labels {
-                    for (k, v) in shard {
-                        labels.insert(k.clone(), Value::from(v.as_str()));
-                    }
+            if !shard.is_empty()
+                && let Some(labels) = object_at(meta, "labels")
+            {
+                for (k, v) in shard {
+                    labels.insert(k.clone(), Value::from(v.as_str()));
                 }
             }
             let owner = owner_reference(ctl, parent);
@@ -93,16 +90,23 @@ pub(super) fn apply_body(ctl: &Driven, parent: &DynamicObject, desired: &Value) 
 /// `body` with its fingerprint in [`APPLIED`], and the fingerprint.
 pub(super) fn with_fingerprint(mut body: Value) -> (Value, u64) {
     let fingerprint = super::applied::fingerprint(&body);
-    if let Some(Value::Object(meta)) = body.get_mut("metadata") {
-        let annotations = meta
-            .entry("annotations")
-            .or_insert_with(|| Value::Object(serde_json::Map::new()));
-        if let Value::Object(annotations) = annotations {
-            annotations.insert(
-                APPLIED.to_owned(),
-                Value::from(super::applied::fingerprint_text(fingerprint)),
-            );
-        }
+    if let Some(Value::Object(meta)) = body.get_mut("metadata")
+        && let Some(annotations) = object_at(meta, "annotations")
+    {
+        annotations.insert(
+            APPLIED.to_owned(),
+            Value::from(super::applied::fingerprint_text(fingerprint)),
+        );
     }
     (body, fingerprint)
+}
+
+/// The map under `key`, made empty if absent; `None` if it is not a map.
+fn object_at<'a>(
+    map: &'a mut serde_json::Map<String, Value>,
+    key: &str,
+) -> Option<&'a mut serde_json::Map<String, Value>> {
+    map.entry(key)
+        .or_insert_with(|| Value::Object(serde_json::Map::new()))
+        .as_object_mut()
 }

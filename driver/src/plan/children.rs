@@ -79,16 +79,20 @@ pub(super) fn manage_children(
         }
         // What this process applied last, or else (a restart, a new
         // leader) what the child says was applied last.
-        let unchanged = memory
+        let remembered = memory
             .applied(d.type_index, d.namespace.as_deref(), &d.name)
-            .is_some_and(|a| still_as_applied(&a, fingerprint, obs))
-            || carries(obs, fingerprint, &body);
-        if unchanged {
+            .is_some_and(|a| still_as_applied(&a, fingerprint, obs));
+        if remembered {
+            continue;
+        }
+        // The live child as JSON, once: both checks below read it.
+        let live = object_json(obs);
+        if carries(obs, &live, fingerprint, &body) {
             continue;
         }
         // Whether the child itself changes (not only our bookkeeping
         // annotation): what an Event tells people.
-        let differs = || !contains(&object_json(obs), &d.object);
+        let differs = || !contains(&live, &d.object);
         let kind = &ctl.children[d.type_index].resource.api.kind;
         match ctl.children[d.type_index].strategy {
             UpdateStrategy::OnDelete => {}
