@@ -4,6 +4,7 @@
 //! for everything but the Lease.
 
 use crate::metrics::DriverMetrics;
+use crate::pressure::Pressure;
 use crate::responses::CountResponsesLayer;
 use crate::throttle::{Budget, ThrottleLayer};
 use kube::Client;
@@ -19,6 +20,8 @@ pub struct Clients {
     /// throttled requests would lose the lease, and a lost lease stops the
     /// driver.
     pub lease: Client,
+    /// Whether `client`'s budget is holding back converging writes.
+    pub pressure: Pressure,
 }
 
 /// The kubeconfig the usual way: in-cluster, `KUBECONFIG`, `~/.kube/config`.
@@ -54,9 +57,11 @@ pub async fn connect(
                 .build()
         })
     };
+    let throttle = ThrottleLayer::new(budget, metrics.clone());
     Ok(Clients {
         lease: build(config.clone(), ThrottleLayer::new(None, metrics.clone()))?,
-        client: build(config, ThrottleLayer::new(budget, metrics.clone()))?,
+        pressure: throttle.pressure(),
+        client: build(config, throttle)?,
     })
 }
 

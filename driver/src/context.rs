@@ -13,6 +13,7 @@ use crate::hook_call::{HookCaller, HookTarget};
 use crate::memory::ApplyMemory;
 use crate::metrics::DriverMetrics;
 use crate::model::Driven;
+use crate::pressure::Pressure;
 use crate::queue::{ParentKey, Queue};
 use crate::records::Records;
 use std::sync::Arc;
@@ -36,6 +37,8 @@ pub struct Shared {
     pub events: Option<Arc<EventPublisher>>,
     pub caller: HookCaller,
     pub metrics: Arc<DriverMetrics>,
+    /// Whether the API budget is holding back converging writes.
+    pub pressure: Pressure,
 }
 
 /// One controller's reconcile context.
@@ -55,6 +58,7 @@ pub struct Context {
     pub backoff: Backoff,
     pub records: Records,
     pub metrics: Arc<DriverMetrics>,
+    pub pressure: Pressure,
 }
 
 impl Context {
@@ -85,6 +89,7 @@ impl Context {
             backoff: Backoff::default(),
             records: Records::default(),
             metrics: shared.metrics,
+            pressure: shared.pressure,
         })
     }
 

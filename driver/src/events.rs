@@ -50,6 +50,15 @@ struct Key {
     note: String,
 }
 
+/// What became of one Event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Published {
+    /// Created, or counted into its series.
+    Sent,
+    /// Not sent: the object is over its limit.
+    Dropped,
+}
+
 pub struct EventPublisher {
     client: Client,
     controller: String,
@@ -71,7 +80,8 @@ impl EventPublisher {
         }
     }
 
-    /// Publishes (or repeats) an event about `regarding`.
+    /// Publishes (or repeats) an event about `regarding`, unless the object
+    /// is over its limit.
     pub async fn publish(
         &self,
         regarding: &ObjectReference,
@@ -79,14 +89,14 @@ impl EventPublisher {
         reason: &str,
         action: &str,
         note: &str,
-    ) -> Result<(), kube::Error> {
+    ) -> Result<Published, kube::Error> {
         let uid = regarding.uid.clone().unwrap_or_default();
         if self.per_object.len() >= LIMITER_TIDY_AT {
             self.per_object.retain_recent();
         }
         if self.per_object.check_key(&uid).is_err() {
             tracing::debug!(object = ?regarding.name, reason, "event dropped: over the per-object limit");
-            return Ok(());
+            return Ok(Published::Dropped);
         }
         let now = jiff::Timestamp::now();
         let key = Key {
@@ -147,7 +157,7 @@ impl EventPublisher {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(key, event);
-        Ok(())
+        Ok(Published::Sent)
     }
 }
 
@@ -238,10 +248,11 @@ mod tests {
             assert_eq!(seen.method, "POST");
         }
         // A third, however new, sends nothing.
-        events
+        let third = events
             .publish(&hot, "Warning", "SyncError", "Reconcile", "c")
             .await
             .unwrap();
+        assert_eq!(third, Published::Dropped);
         no_further_request(&mut api);
         // Another object has its own allowance.
         let mut other = regarding();
@@ -259,12 +270,13 @@ mod tests {
             answer(&mut api, 201, ok),
         )
         .await;
-        r.unwrap();
+        assert_eq!(r.unwrap(), Published::Sent);
         assert_eq!(seen.body["note"], "d");
-        events
+        let fifth = events
             .publish(&hot, "Warning", "SyncError", "Reconcile", "e")
             .await
             .unwrap();
+        assert_eq!(fifth, Published::Dropped);
         no_further_request(&mut api);
     }
 }

@@ -2,7 +2,7 @@
 //! order, and decides nothing. Which errors end a reconcile, and which are
 //! swallowed, follows docs/metacontroller.md §5.
 
-use super::events::EventPublisher;
+use super::events::{EventPublisher, Published};
 use super::memory::ApplyMemory;
 use super::metrics::DriverMetrics;
 use super::model::Driven;
@@ -396,7 +396,8 @@ impl Executor {
             )
             .await;
         match result {
-            Ok(()) => {}
+            Ok(Published::Sent) => {}
+            Ok(Published::Dropped) => self.metrics.event_dropped(),
             Err(err) if namespace_terminating(&err) => {
                 tracing::debug!(error = %crate::error_chain(&err), "no event: the namespace is being deleted");
             }

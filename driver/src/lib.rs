@@ -15,7 +15,8 @@
 //!
 //! **Starting**: [`prepare`] reads the manifests ([`config`]) and resolves
 //! the hooks before anything connects; [`connect`] builds the clients
-//! (within the [`throttle`] budget, answers counted by [`responses`]);
+//! (within the [`throttle`] budget, which tells the reconciles when it is
+//! short through [`pressure`]; answers counted by [`responses`]);
 //! [`run`] resolves the types ([`discovery`]), takes the Lease ([`leader`])
 //! and starts one [`worker`] per controller.
 //!
@@ -55,6 +56,7 @@ pub mod metrics;
 pub mod model;
 pub mod plan;
 pub mod prepare;
+pub mod pressure;
 pub mod preview;
 pub mod queue;
 pub mod reconcile;

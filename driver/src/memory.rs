@@ -4,7 +4,9 @@
 //! parent: the next reconcile often starts before the parent cache has seen
 //! that write (a child's event queues it first), and would otherwise write
 //! the same status again (and see a fall of its conditions that is not
-//! there).
+//! there). And the statuses left for later while the API budget was short
+//! (`plan::StatusPace`): since when, and whether a pass that left one was
+//! catching up.
 
 use super::plan::{Applied, AppliedMemory};
 use kube::ResourceExt;
@@ -12,6 +14,8 @@ use kube::core::DynamicObject;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::Duration;
+use tokio::time::Instant;
 
 type Key = (usize, Option<String>, String);
 
@@ -22,6 +26,9 @@ pub struct ApplyMemory {
     /// Parent UID → (the resourceVersion the status was written on, the
     /// status written).
     statuses: Mutex<HashMap<String, (String, Value)>>,
+    /// Parent UID → (when its status was first left for later, whether a
+    /// pass that left it was catching up); until the status is written.
+    deferred: Mutex<HashMap<String, (Instant, bool)>>,
 }
 
 impl ApplyMemory {
@@ -76,6 +83,34 @@ impl ApplyMemory {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(uid);
+        self.deferred_statuses().remove(uid);
+    }
+
+    /// The parent `uid`'s status change was left for a later pass.
+    pub fn defer_status(&self, uid: &str, catching_up: bool) {
+        let mut deferred = self.deferred_statuses();
+        let entry = deferred
+            .entry(uid.to_owned())
+            .or_insert_with(|| (Instant::now(), false));
+        entry.1 |= catching_up;
+    }
+
+    /// The parent `uid`'s status is no longer left for later: a pass wrote
+    /// it, or found nothing to change.
+    pub fn status_settled(&self, uid: &str) {
+        self.deferred_statuses().remove(uid);
+    }
+
+    /// How long the parent `uid`'s status has been left for later (zero
+    /// when it is not).
+    pub fn status_deferred_for(&self, uid: &str) -> Duration {
+        self.deferred_statuses()
+            .get(uid)
+            .map_or(Duration::ZERO, |(since, _)| since.elapsed())
+    }
+
+    fn deferred_statuses(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Instant, bool)>> {
+        self.deferred.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -95,5 +130,38 @@ impl AppliedMemory for ApplyMemory {
             .get(uid)
             .filter(|(written_on, _)| written_on == resource_version)
             .map(|(_, status)| status.clone())
+    }
+
+    fn deferred_while_catching_up(&self, uid: &str) -> bool {
+        self.deferred_statuses()
+            .get(uid)
+            .is_some_and(|(_, catching_up)| *catching_up)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_deferred_status_ages_until_settled_and_keeps_whether_it_caught_up() {
+        let memory = ApplyMemory::new();
+        assert_eq!(memory.status_deferred_for("p1"), Duration::ZERO);
+        memory.defer_status("p1", true);
+        tokio::time::advance(Duration::from_secs(20)).await;
+        // A later pass that changes nothing does not reset the age or the
+        // catching up.
+        memory.defer_status("p1", false);
+        tokio::time::advance(Duration::from_secs(10)).await;
+        assert_eq!(memory.status_deferred_for("p1"), Duration::from_secs(30));
+        assert!(memory.deferred_while_catching_up("p1"));
+        assert!(!memory.deferred_while_catching_up("p2"));
+        memory.status_settled("p1");
+        assert_eq!(memory.status_deferred_for("p1"), Duration::ZERO);
+        assert!(!memory.deferred_while_catching_up("p1"));
+        memory.defer_status("p2", false);
+        assert!(!memory.deferred_while_catching_up("p2"));
+        memory.forget_parent("p2");
+        assert_eq!(memory.status_deferred_for("p2"), Duration::ZERO);
     }
 }

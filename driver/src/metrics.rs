@@ -94,6 +94,8 @@ pub struct DriverMetrics {
     cache_synced: Family<CacheLabels, Gauge>,
     cache_relists: Family<CacheLabels, Counter>,
     longest_backoff: Family<ControllerLabels, Gauge<f64, AtomicU64>>,
+    statuses_deferred: Family<ControllerLabels, Counter>,
+    events_dropped: Counter,
 }
 
 impl Default for DriverMetrics {
@@ -113,6 +115,8 @@ impl Default for DriverMetrics {
             cache_synced: Family::default(),
             cache_relists: Family::default(),
             longest_backoff: Family::default(),
+            statuses_deferred: Family::default(),
+            events_dropped: Counter::default(),
         }
     }
 }
@@ -191,6 +195,16 @@ impl DriverMetrics {
             "longest_backoff_seconds",
             "The longest a failed parent of the controller waits before its next try (0: none failing)",
             m.longest_backoff.clone(),
+        );
+        sub.register(
+            "statuses_deferred",
+            "Status changes left for a later pass while the client-side budget held back children's writes",
+            m.statuses_deferred.clone(),
+        );
+        sub.register(
+            "events_dropped",
+            "Events not sent: over the per-object limit (--events-qps, --events-burst)",
+            m.events_dropped.clone(),
         );
         m
     }
@@ -289,6 +303,20 @@ impl DriverMetrics {
     #[cfg(test)]
     pub fn api_responses_for_tests(&self, code: u16) -> u64 {
         self.api_responses.get_or_create(&CodeLabels { code }).get()
+    }
+
+    /// A parent's status change was left for a later pass.
+    pub fn status_deferred(&self, controller: &str) {
+        self.statuses_deferred
+            .get_or_create(&ControllerLabels {
+                controller: controller.to_owned(),
+            })
+            .inc();
+    }
+
+    /// An Event over its object's limit was not sent.
+    pub fn event_dropped(&self) {
+        self.events_dropped.inc();
     }
 
     /// One request that waited `waited` for the client-side budget.

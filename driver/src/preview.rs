@@ -106,7 +106,15 @@ pub fn preview(controller: &str, request: &[u8], response: &[u8]) -> Result<Prev
         shard_labels: Vec::new(),
     };
     let decoded = wire::decode_sync_response(response, strict)?;
-    let planned = plan::after_hook(&ctl, &parent, &observed, &observed, decoded, &NoMemory)?;
+    let planned = plan::after_hook(
+        &ctl,
+        &parent,
+        &observed,
+        &observed,
+        decoded,
+        &NoMemory,
+        plan::StatusPace::Now,
+    )?;
     let current_status = parent.data.get("status").cloned().unwrap_or(Value::Null);
     let status = planned
         .ops

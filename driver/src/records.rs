@@ -327,7 +327,7 @@ fn walk(desired: &Value, current: &Value, path: String, out: &mut Vec<FieldChang
 #[serde(rename_all = "camelCase")]
 pub struct Requeue {
     pub after_seconds: f64,
-    /// `resyncAfterSeconds`, `backoff` or `retryAfter`.
+    /// `resyncAfterSeconds`, `statusDeferred`, `backoff` or `retryAfter`.
     pub reason: &'static str,
 }
 

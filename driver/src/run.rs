@@ -15,6 +15,7 @@ use super::leader::{self, LeaderError, LeaderSettings};
 use super::metrics::DriverMetrics;
 use super::model::{ChildType, Driven};
 use super::prepare::{HookMode, PrepareError, Prepared};
+use super::pressure::Pressure;
 use super::throttle::Budget;
 use super::view::View;
 use super::worker::{self, DEFAULT_RESYNC, Pace};
@@ -163,7 +164,11 @@ pub async fn run(
     set_ready: SetReady,
     stop: CancellationToken,
 ) -> Result<(), DriveError> {
-    let Clients { client, lease } = clients;
+    let Clients {
+        client,
+        lease,
+        pressure,
+    } = clients;
     let mut leadership = match &settings.leader {
         None => None,
         Some(leader_settings) => match leader::acquire(lease, leader_settings, &stop).await? {
@@ -175,7 +180,7 @@ pub async fn run(
     // The caches stop with the driver, not before: workers finishing a
     // reconcile at shutdown still read them.
     let cache_stop = CancellationToken::new();
-    let result = match shared(&settings, client, &metrics, &cache_stop) {
+    let result = match shared(&settings, client, pressure, &metrics, &cache_stop) {
         Ok(shared) => {
             lead(
                 prepared,
@@ -205,6 +210,7 @@ pub async fn run(
 fn shared(
     settings: &DriveSettings,
     client: Client,
+    pressure: Pressure,
     metrics: &Arc<DriverMetrics>,
     cache_stop: &CancellationToken,
 ) -> Result<Shared, DriveError> {
@@ -247,6 +253,7 @@ fn shared(
         events: Some(events),
         caller,
         metrics: metrics.clone(),
+        pressure,
     })
 }
 

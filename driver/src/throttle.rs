@@ -11,6 +11,7 @@
 //! by method, throttled or not.
 
 use super::metrics::DriverMetrics;
+use super::pressure::{self, Pressure};
 use governor::clock::Clock;
 use governor::middleware::NoOpMiddleware;
 use governor::nanos::Nanos;
@@ -88,13 +89,23 @@ type Limiter = RateLimiter<NotKeyed, InMemoryState, TokioClock, NoOpMiddleware<N
 pub struct ThrottleLayer {
     limiter: Option<Arc<Limiter>>,
     metrics: Arc<DriverMetrics>,
+    pressure: Pressure,
 }
 
 impl ThrottleLayer {
     pub fn new(budget: Option<Budget>, metrics: Arc<DriverMetrics>) -> Self {
         let limiter =
             budget.map(|b| Arc::new(RateLimiter::direct_with_clock(b.quota(), TokioClock::new())));
-        ThrottleLayer { limiter, metrics }
+        ThrottleLayer {
+            limiter,
+            metrics,
+            pressure: Pressure::default(),
+        }
+    }
+
+    /// Whether converging writes are waiting on this layer's budget.
+    pub fn pressure(&self) -> Pressure {
+        self.pressure.clone()
     }
 }
 
@@ -106,9 +117,11 @@ impl<S> Layer<S> for ThrottleLayer {
             inner,
             limiter: self.limiter.clone(),
             metrics: Arc::clone(&self.metrics),
+            pressure: self.pressure.clone(),
             sleep: None,
             waiting_since: None,
             permitted: false,
+            waited: false,
         }
     }
 }
@@ -120,10 +133,13 @@ pub struct Throttle<S> {
     inner: S,
     limiter: Option<Arc<Limiter>>,
     metrics: Arc<DriverMetrics>,
+    pressure: Pressure,
     sleep: Option<Pin<Box<Sleep>>>,
     waiting_since: Option<Instant>,
     /// A token was taken for the next call.
     permitted: bool,
+    /// The next call waited for its token.
+    waited: bool,
 }
 
 impl<S, B> Service<http::Request<B>> for Throttle<S>
@@ -146,6 +162,7 @@ where
                         self.permitted = true;
                         if let Some(since) = self.waiting_since.take() {
                             self.metrics.api_throttled(since.elapsed());
+                            self.waited = true;
                         }
                     }
                     Err(not_until) => {
@@ -161,6 +178,9 @@ where
 
     fn call(&mut self, request: http::Request<B>) -> S::Future {
         self.permitted = false;
+        if std::mem::take(&mut self.waited) {
+            self.pressure.waited(pressure::converging(&request));
+        }
         self.metrics.api_request(method(&request));
         self.inner.call(request)
     }
@@ -325,6 +345,50 @@ mod tests {
             text.contains("metahook_driver_api_throttled_requests_total 0\n"),
             "{text}"
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_converging_write_that_waits_is_pressure_a_status_write_is_not() {
+        let metrics = Arc::new(DriverMetrics::default());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let budget = Budget::new(1.0, NonZeroU32::MIN).unwrap();
+        let layer = ThrottleLayer::new(Some(budget), metrics);
+        let pressure = layer.pressure();
+        let mut service = layer.layer(recorder(seen, Instant::now()));
+        let patch = |path: &str| http::Request::patch(path).body(()).unwrap();
+        let status = "/apis/example.com/v1/namespaces/a/things/p/status";
+        for path in [status, status] {
+            service
+                .ready()
+                .await
+                .unwrap()
+                .call(patch(path))
+                .await
+                .unwrap();
+        }
+        assert!(!pressure.busy(), "status writes waiting are not pressure");
+        let child = "/apis/apps/v1/namespaces/a/deployments/web";
+        service
+            .ready()
+            .await
+            .unwrap()
+            .call(patch(child))
+            .await
+            .unwrap();
+        assert!(pressure.busy());
+        // Without a budget nothing waits: never pressure.
+        let free = ThrottleLayer::new(None, Arc::new(DriverMetrics::default()));
+        let mut service = free.layer(recorder(Arc::default(), Instant::now()));
+        for _ in 0..5 {
+            service
+                .ready()
+                .await
+                .unwrap()
+                .call(patch(child))
+                .await
+                .unwrap();
+        }
+        assert!(!free.pressure().busy());
     }
 
     #[test]

@@ -28,6 +28,13 @@ pub trait AppliedMemory {
     fn written_status(&self, _uid: &str, _resource_version: &str) -> Option<Value> {
         None
     }
+
+    /// The parent `uid`'s status was left for later ([`super::StatusPace`])
+    /// by a pass that changed a child or deleted it, and has not been
+    /// written since: the pass that writes it is still catching up.
+    fn deferred_while_catching_up(&self, _uid: &str) -> bool {
+        false
+    }
 }
 
 /// Remembers nothing: every desired child is applied.

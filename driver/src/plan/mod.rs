@@ -28,7 +28,8 @@
 //!      (`apply.rs`), skipping what is unchanged since the last apply
 //!      (`applied.rs`);
 //!    - the status written, then an Event per changed condition
-//!      (`status.rs`);
+//!      (`status.rs`) — or left for a later pass when the caller says the
+//!      API budget is short ([`StatusPace`]);
 //!    - the requeue, from `resyncAfterSeconds`.
 
 mod applied;
@@ -152,10 +153,27 @@ pub struct Prelude {
     pub next: Next,
 }
 
+/// Whether a changed status is written in this pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusPace {
+    /// Written whenever it changed.
+    Now,
+    /// The API budget is short: a status change may wait for a later pass,
+    /// which will have caught up with the children written meanwhile (one
+    /// status write instead of two). Never deferred: a change worth a
+    /// Warning, or a parent being deleted or losing our finalizer.
+    Deferrable,
+}
+
 /// The rest of a reconcile, once the hook has answered.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     pub ops: Vec<Op>,
+    /// The status changed but was left for a later pass
+    /// ([`StatusPace::Deferrable`]): `Some(catching_up)`, which the caller
+    /// remembers so that the pass that writes it judges its conditions as
+    /// this one would have ([`AppliedMemory::deferred_while_catching_up`]).
+    pub deferred_status: Option<bool>,
     /// `resyncAfterSeconds`, when positive.
     pub resync_after: Option<Duration>,
     /// The reconcile fails once `ops` are done. Only when `finalized` meets
@@ -313,6 +331,7 @@ pub fn after_hook(
     existing: &[Vec<Arc<DynamicObject>>],
     response: HookResponse,
     memory: &dyn AppliedMemory,
+    pace: StatusPace,
 ) -> Result<Plan, PlanError> {
     let resync_after = (response.resync_after_seconds > 0.0)
         .then(|| Duration::try_from_secs_f64(response.resync_after_seconds).ok())
@@ -334,6 +353,7 @@ pub fn after_hook(
         Err(err) if !ops.is_empty() => {
             return Ok(Plan {
                 ops,
+                deferred_status: None,
                 resync_after,
                 failure: Some(err),
             });
@@ -352,9 +372,10 @@ pub fn after_hook(
             children::manage_children(ctl, parent, observed, existing, &desired, memory, &mut ops);
     }
     let status = status::with_generation(parent, response.status);
+    let uid = parent.metadata.uid.as_deref().unwrap_or_default();
     // Our own last write, if the cache has not caught up with it yet.
     let written = memory.written_status(
-        parent.metadata.uid.as_deref().unwrap_or_default(),
+        uid,
         parent
             .metadata
             .resource_version
@@ -362,17 +383,38 @@ pub fn after_hook(
             .unwrap_or_default(),
     );
     let old_status = written.as_ref().or_else(|| parent.data.get("status"));
+    let mut deferred_status = None;
     if old_status != Some(&status) {
         // A summary condition falls while its object catches up: with a
-        // child's content changed in this pass, or while it is deleted.
-        let catching_up = is_deleting(parent) || content_changes;
-        ops.extend(status::condition_events(old_status, &status, catching_up));
-        ops.push(Op::WriteStatus { status });
+        // child's content changed in this pass (or in one whose status
+        // write was deferred), or while it is deleted.
+        let catching_up =
+            is_deleting(parent) || content_changes || memory.deferred_while_catching_up(uid);
+        let events = status::condition_events(old_status, &status, catching_up);
+        let warns = events.iter().any(|e| {
+            matches!(
+                e,
+                Op::Event {
+                    kind: EventType::Warning,
+                    ..
+                }
+            )
+        });
+        let finalizing = ops
+            .iter()
+            .any(|op| matches!(op, Op::RemoveFinalizer { .. }));
+        if pace == StatusPace::Deferrable && !warns && !is_deleting(parent) && !finalizing {
+            deferred_status = Some(catching_up);
+        } else {
+            ops.extend(events);
+            ops.push(Op::WriteStatus { status });
+        }
     }
     // Events go last: they never hold up the writes that matter.
     ops.sort_by_key(|op| matches!(op, Op::Event { .. }));
     Ok(Plan {
         ops,
+        deferred_status,
         resync_after,
         failure: None,
     })

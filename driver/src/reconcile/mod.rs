@@ -11,7 +11,9 @@
 //! 3. calls the sync hook (the finalize hook for a parent being deleted)
 //!    with the parent, its children and the related objects;
 //! 4. plans what follows from the answer (children to apply and delete, the
-//!    status, the finalizer's removal) and executes it;
+//!    status, the finalizer's removal) and executes it — while the API
+//!    budget holds back converging writes ([`crate::pressure`]), a status
+//!    change may wait for a later pass, at most [`STATUS_DEFERRAL`];
 //! 5. reports: log, metrics, a Warning Event for a failure worth one, the
 //!    parent's record ([`report`]).
 //!
@@ -26,7 +28,7 @@ pub use error::ReconcileError;
 
 use crate::context::Context;
 use crate::execute::ExecuteErrors;
-use crate::plan::{self, Next};
+use crate::plan::{self, Next, StatusPace};
 use crate::records::{Condition, ParentRef, Requeue, Step};
 use crate::triggers::parent_key;
 use crate::wire::{self, TypedObjects};
@@ -37,9 +39,27 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
+/// The longest a parent's status change waits for the budget: past it, the
+/// status is written however short the budget is, so a steady stream of
+/// new children cannot keep a status stale.
+pub const STATUS_DEFERRAL: Duration = Duration::from_secs(30);
+
+/// When a parent whose status was deferred is looked at again (sooner if
+/// something changes).
+const DEFERRED_STATUS_RETRY: Duration = Duration::from_secs(1);
+
+/// When a successful reconcile asks to run again, and why (its record's
+/// `requeue`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Again {
+    pub after: Duration,
+    /// `resyncAfterSeconds` or `statusDeferred`.
+    pub reason: &'static str,
+}
+
 /// Reconciles `parent` (as the applier hands it over, from the cache).
 /// `Ok` says when to come back after a success: the hook's
-/// `resyncAfterSeconds`, or on the next change.
+/// `resyncAfterSeconds`, soon for a deferred status, or on the next change.
 pub async fn reconcile(
     parent: Arc<DynamicObject>,
     ctx: Arc<Context>,
@@ -49,7 +69,7 @@ pub async fn reconcile(
     let mut trace = Trace::default();
     let result = sync(&parent, &ctx, &mut trace).await;
     report::reconciled(&ctx, &parent, &key, trace, &result, started.elapsed()).await;
-    result.map(|after| after.map_or_else(Action::await_change, Action::requeue))
+    result.map(|again| again.map_or_else(Action::await_change, |a| Action::requeue(a.after)))
 }
 
 /// When a failed reconcile of `parent` runs again (docs/metacontroller.md
@@ -85,7 +105,7 @@ async fn sync(
     cached: &DynamicObject,
     ctx: &Arc<Context>,
     trace: &mut Trace,
-) -> Result<Option<Duration>, ReconcileError> {
+) -> Result<Option<Again>, ReconcileError> {
     let ctl = &ctx.driven;
     trace.parent = Some(ParentRef::of(ctl, cached));
     let namespace = if ctl.parent.namespaced {
@@ -153,13 +173,21 @@ async fn sync(
     trace.conditions = Condition::read(response.status.as_ref().and_then(|s| s.get("conditions")));
 
     // 4. What follows from the answer.
+    let memory = ctx.executor.memory();
+    let uid = parent.metadata.uid.clone().unwrap_or_default();
+    let pace = if ctx.pressure.busy() && memory.status_deferred_for(&uid) < STATUS_DEFERRAL {
+        StatusPace::Deferrable
+    } else {
+        StatusPace::Now
+    };
     let plan = plan::after_hook(
         ctl,
         &parent,
         &observed,
         &candidates,
         response,
-        ctx.executor.memory().as_ref(),
+        memory.as_ref(),
+        pace,
     )?;
     trace
         .steps
@@ -171,7 +199,23 @@ async fn sync(
     if !executed.errors.is_empty() {
         return Err(ReconcileError::Children(ExecuteErrors(executed.errors)));
     }
-    Ok(plan.resync_after)
+    let resync = plan.resync_after.map(|after| Again {
+        after,
+        reason: "resyncAfterSeconds",
+    });
+    let Some(catching_up) = plan.deferred_status else {
+        memory.status_settled(&uid);
+        return Ok(resync);
+    };
+    memory.defer_status(&uid, catching_up);
+    ctx.metrics.status_deferred(ctx.name());
+    Ok(Some(match resync {
+        Some(again) if again.after <= DEFERRED_STATUS_RETRY => again,
+        _ => Again {
+            after: DEFERRED_STATUS_RETRY,
+            reason: "statusDeferred",
+        },
+    }))
 }
 
 #[cfg(test)]

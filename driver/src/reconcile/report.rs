@@ -2,7 +2,7 @@
 //! counted, a Warning Event for a failure worth one (not for a quiet retry),
 //! the backoff reset on success, and the parent's record replaced.
 
-use super::{ReconcileError, Trace};
+use super::{Again, ReconcileError, Trace};
 use crate::context::Context;
 use crate::plan::EventType;
 use crate::queue::ParentKey;
@@ -15,7 +15,7 @@ pub(super) async fn reconciled(
     parent: &DynamicObject,
     key: &ParentKey,
     trace: Trace,
-    result: &Result<Option<Duration>, ReconcileError>,
+    result: &Result<Option<Again>, ReconcileError>,
     took: Duration,
 ) {
     let outcome = outcome(&trace, result);
@@ -57,7 +57,7 @@ pub(super) async fn reconciled(
     record(ctx, key, trace, result, outcome, took);
 }
 
-fn outcome(trace: &Trace, result: &Result<Option<Duration>, ReconcileError>) -> Outcome {
+fn outcome(trace: &Trace, result: &Result<Option<Again>, ReconcileError>) -> Outcome {
     match result {
         Ok(_) if trace.steps.is_empty() => Outcome::Unchanged,
         Ok(_) => Outcome::Succeeded,
@@ -86,7 +86,7 @@ fn record(
     ctx: &Context,
     key: &ParentKey,
     trace: Trace,
-    result: &Result<Option<Duration>, ReconcileError>,
+    result: &Result<Option<Again>, ReconcileError>,
     outcome: Outcome,
     took: Duration,
 ) {
@@ -105,7 +105,7 @@ fn record(
             plan: trace.steps,
             error: result.as_ref().err().map(|e| crate::error_chain(e)),
             requeue: match result {
-                Ok(Some(after)) => Some(Requeue::new(*after, "resyncAfterSeconds")),
+                Ok(Some(again)) => Some(Requeue::new(again.after, again.reason)),
                 _ => None,
             },
             children: ChildCount {

@@ -13,6 +13,7 @@ use crate::customized::Discover;
 use crate::events::EventPublisher;
 use crate::hook_call::{Endpoint, HookCaller, HookTarget};
 use crate::metrics::DriverMetrics;
+use crate::pressure::Pressure;
 use crate::queue::ParentKey;
 use crate::records::Outcome;
 use crate::scripted_api::{
@@ -169,6 +170,7 @@ fn runtime_with_children(
             events: Some(events),
             caller,
             metrics,
+            pressure: Pressure::default(),
         },
     );
     worker::subscribe(&ctx);
@@ -293,6 +295,57 @@ async fn a_good_answer_is_applied_and_its_status_written() {
         status.body[1]["value"],
         json!({"ok": true, "observedGeneration": 2})
     );
+}
+
+#[tokio::test]
+async fn while_the_budget_is_short_the_status_waits_for_a_later_pass() {
+    let (client, mut api) = mock_client();
+    let ctx = runtime(Endpoint::InProcess(three_replicas_of_web), client);
+    // A converging write just waited for a token.
+    ctx.pressure.waited(true);
+    let event =
+        json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e"}});
+    let (action, (apply, updated)) = scripted(reconcile_and_requeue(&ctx), async {
+        let apply = answer(&mut api, 200, owned_child_json(3)).await;
+        (apply, answer(&mut api, 201, event.clone()).await)
+    })
+    .await;
+    no_further_request(&mut api);
+    assert_eq!(apply.path, "/apis/apps/v1/namespaces/shop/deployments/web");
+    assert_eq!(updated.body["reason"], "Updated");
+    assert_eq!(
+        action,
+        Action::requeue(Duration::from_secs(1)),
+        "soon, not in 30 s"
+    );
+    let record = ctx.records.get(&key(&ctx)).expect("a record");
+    let ops: Vec<&str> = record.plan.iter().map(|s| s.op).collect();
+    assert_eq!(ops, ["apply", "event"], "no status write");
+    assert_eq!(
+        record.requeue.map(|r| (r.after_seconds, r.reason)),
+        Some((1.0, "statusDeferred"))
+    );
+    // Still short: the child is as applied, the status still waits —
+    // nothing is sent.
+    let action = bounded(reconcile_and_requeue(&ctx)).await;
+    no_further_request(&mut api);
+    assert_eq!(action, Action::requeue(Duration::from_secs(1)));
+    // A second after the last wait the budget is free: the status, once,
+    // with no Event (the pass that deferred it was catching up).
+    tokio::time::sleep(Duration::from_millis(1010)).await;
+    let written = serde_json::to_value(settled_parent()).unwrap();
+    let (action, status) =
+        scripted(reconcile_and_requeue(&ctx), answer(&mut api, 200, written)).await;
+    no_further_request(&mut api);
+    assert_eq!(
+        status.path,
+        "/apis/example.com/v1/namespaces/shop/things/p/status"
+    );
+    assert_eq!(
+        status.body[1]["value"],
+        json!({"ok": true, "observedGeneration": 2})
+    );
+    assert_eq!(action, Action::requeue(Duration::from_secs(30)));
 }
 
 #[tokio::test]
@@ -474,6 +527,7 @@ async fn customize_rules_select_related_objects_from_the_caches() {
             events: None,
             caller: HookCaller::in_process(jiff::Timestamp::now, metrics.clone()),
             metrics,
+            pressure: Pressure::default(),
         },
     );
     worker::subscribe(&ctx);

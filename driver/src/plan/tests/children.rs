@@ -87,6 +87,7 @@ fn in_place_applies_unless_nothing_changed_since_the_last_apply() {
         &[],
         response(vec![desired("web", 2)]),
         &same,
+        StatusPace::Now,
     )
     .unwrap();
     assert_eq!(kinds(&again.ops), ["WriteStatus"]);
@@ -99,6 +100,7 @@ fn in_place_applies_unless_nothing_changed_since_the_last_apply() {
         &[],
         response(vec![desired("web", 2)]),
         &same,
+        StatusPace::Now,
     )
     .unwrap();
     assert_eq!(kinds(&drift.ops), ["ApplyChild", "WriteStatus", "Event"]);
@@ -119,6 +121,7 @@ fn in_place_applies_unless_nothing_changed_since_the_last_apply() {
         &[],
         response(vec![desired("web", 3)]),
         &same,
+        StatusPace::Now,
     )
     .unwrap();
     assert_eq!(kinds(&changed.ops), ["ApplyChild", "WriteStatus", "Event"]);
@@ -196,6 +199,7 @@ fn a_desired_name_taken_by_an_object_not_ours_is_left_alone() {
             desired("new", 1),
         ]),
         &NoMemory,
+        StatusPace::Now,
     )
     .unwrap();
     assert_applies_only(&plan, "new");
@@ -243,6 +247,7 @@ fn convergence_desired_fed_back_as_observed_plans_no_writes() {
         &[],
         response(vec![desired("web", 2)]),
         &Once(*fingerprint),
+        StatusPace::Now,
     )
     .unwrap();
     assert!(second.ops.is_empty(), "{:?}", second.ops);

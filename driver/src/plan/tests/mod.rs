@@ -24,7 +24,15 @@ fn planned(
     observed: &[Vec<Arc<DynamicObject>>],
     response: HookResponse,
 ) -> Result<Plan, PlanError> {
-    after_hook(ctl, parent, observed, &[], response, &NoMemory)
+    after_hook(
+        ctl,
+        parent,
+        observed,
+        &[],
+        response,
+        &NoMemory,
+        StatusPace::Now,
+    )
 }
 
 /// The `demo` controller with Deployments (strategy given) and ConfigMaps.

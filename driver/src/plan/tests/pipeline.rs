@@ -3,7 +3,7 @@
 //! planned. No API server: the "cluster" is the objects fed back in.
 
 use crate::model::Driven;
-use crate::plan::{self, Applied, AppliedMemory, Next, Op};
+use crate::plan::{self, Applied, AppliedMemory, Next, Op, StatusPace};
 use crate::test_support;
 use crate::wire::{self, TypedObjects};
 use kube::core::DynamicObject;
@@ -54,7 +54,16 @@ fn pass(
     let now = "2026-11-22T03:00:00Z".parse().unwrap();
     let body = handler(&request, now).unwrap();
     let response = wire::decode_sync_response(&body, true).unwrap();
-    plan::after_hook(ctl, parent, &observed, &candidates, response, memory).unwrap()
+    plan::after_hook(
+        ctl,
+        parent,
+        &observed,
+        &candidates,
+        response,
+        memory,
+        StatusPace::Now,
+    )
+    .unwrap()
 }
 
 struct Remember(Option<Applied>);

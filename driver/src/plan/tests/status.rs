@@ -26,12 +26,22 @@ fn status_is_replaced_with_observed_generation_and_skipped_when_equal() {
         &[],
         response(vec![]),
         &NoMemory,
+        StatusPace::Now,
     )
     .unwrap();
     assert!(plan.ops.is_empty());
     // No status in the response: the status is wiped to observedGeneration.
     let none = HookResponse::default();
-    let plan = after_hook(&ctl, &written, &[vec![], vec![]], &[], none, &NoMemory).unwrap();
+    let plan = after_hook(
+        &ctl,
+        &written,
+        &[vec![], vec![]],
+        &[],
+        none,
+        &NoMemory,
+        StatusPace::Now,
+    )
+    .unwrap();
     assert_eq!(
         plan.ops,
         [Op::WriteStatus {
@@ -217,6 +227,7 @@ fn a_status_the_cache_has_not_seen_yet_is_not_written_again() {
         &[],
         response(vec![]),
         &memory,
+        StatusPace::Now,
     )
     .unwrap();
     assert!(
@@ -238,7 +249,124 @@ fn a_status_the_cache_has_not_seen_yet_is_not_written_again() {
         &[],
         response(vec![]),
         &memory,
+        StatusPace::Now,
     )
     .unwrap();
     assert_eq!(kinds(&plan.ops), ["WriteStatus"]);
+}
+
+/// Remembers that a pass left `p1`'s status for later while catching up.
+struct DeferredWhileCatchingUp;
+
+impl AppliedMemory for DeferredWhileCatchingUp {
+    fn applied(&self, _: usize, _: Option<&str>, _: &str) -> Option<crate::plan::Applied> {
+        None
+    }
+    fn deferred_while_catching_up(&self, uid: &str) -> bool {
+        uid == "p1"
+    }
+}
+
+/// A response desiring `children`, with these conditions as its status.
+fn with_conditions(children: Vec<Value>, list: &[(&str, &str, &str)]) -> HookResponse {
+    let mut resp = response(children);
+    resp.status = conditions(list).as_object().cloned();
+    resp
+}
+
+const VALID_NOT_READY: [(&str, &str, &str); 2] = [
+    ("SpecValid", "True", "Valid"),
+    ("Ready", "False", "ReplicasNotAvailable"),
+];
+
+#[test]
+fn a_deferrable_status_waits_unless_it_is_worth_a_warning_or_the_parent_goes() {
+    let ctl = hello_like();
+    let parent = Obj::parent().finalizer(FINALIZER).0;
+    let none: [Vec<Arc<DynamicObject>>; 2] = [vec![], vec![]];
+    let deferrable = |parent: &DynamicObject, resp: HookResponse| {
+        after_hook(
+            &ctl,
+            parent,
+            &none,
+            &[],
+            resp,
+            &NoMemory,
+            StatusPace::Deferrable,
+        )
+        .unwrap()
+    };
+    // A new parent: its child is created now, its status waits, and the
+    // plan says this pass was catching up.
+    let plan = deferrable(
+        &parent,
+        with_conditions(vec![desired("web", 1)], &VALID_NOT_READY),
+    );
+    assert_eq!(kinds(&plan.ops), ["ApplyChild"]);
+    assert_eq!(plan.deferred_status, Some(true));
+    // Nothing changes but the status: it waits too, not catching up.
+    let ready = [
+        ("SpecValid", "True", "Valid"),
+        ("Ready", "True", "ReplicasAvailable"),
+    ];
+    let plan = deferrable(&parent, with_conditions(vec![], &ready));
+    assert!(plan.ops.is_empty(), "{:?}", plan.ops);
+    assert_eq!(plan.deferred_status, Some(false));
+    // A status equal to the one the parent holds defers nothing.
+    let mut holds = conditions(&ready);
+    holds["observedGeneration"] = json!(1);
+    let holding = Obj::parent()
+        .finalizer(FINALIZER)
+        .generation(1)
+        .data("status", holds)
+        .0;
+    let plan = deferrable(&holding, with_conditions(vec![], &ready));
+    assert_eq!(
+        (plan.ops.len(), plan.deferred_status),
+        (0, None),
+        "{:?}",
+        plan.ops
+    );
+    // Worth a Warning: written now, Warning and all.
+    let invalid = [
+        ("SpecValid", "False", "InvalidSpec"),
+        ("Ready", "False", "ReplicasNotAvailable"),
+    ];
+    let plan = deferrable(&parent, with_conditions(vec![], &invalid));
+    assert_eq!(kinds(&plan.ops), ["WriteStatus", "Event", "Event"]);
+    assert_eq!(plan.deferred_status, None);
+    // Being deleted: written now.
+    let deleting = Obj::parent().finalizer(FINALIZER).deleting().0;
+    let plan = deferrable(&deleting, with_conditions(vec![], &VALID_NOT_READY));
+    assert_eq!(kinds(&plan.ops), ["WriteStatus"]);
+    assert_eq!(plan.deferred_status, None);
+}
+
+#[test]
+fn the_pass_that_writes_a_deferred_status_judges_it_as_the_deferring_pass_would() {
+    // The pass that created the child deferred the status (Ready False,
+    // catching up); the next writes it with nothing left to change. Without
+    // the memory that would be a fall nothing explains: a Warning.
+    let ctl = hello_like();
+    let parent = Obj::parent().finalizer(FINALIZER).0;
+    let none: [Vec<Arc<DynamicObject>>; 2] = [vec![], vec![]];
+    let remembered = after_hook(
+        &ctl,
+        &parent,
+        &none,
+        &[],
+        with_conditions(vec![], &VALID_NOT_READY),
+        &DeferredWhileCatchingUp,
+        StatusPace::Now,
+    )
+    .unwrap();
+    assert_eq!(kinds(&remembered.ops), ["WriteStatus"]);
+    let forgotten = planned(
+        &ctl,
+        &parent,
+        &none,
+        with_conditions(vec![], &VALID_NOT_READY),
+    )
+    .unwrap();
+    assert_eq!(kinds(&forgotten.ops), ["WriteStatus", "Event"]);
 }
