@@ -122,6 +122,35 @@ Called with (list $ shard).
 {{- end }}
 
 {{/*
+A shard's ServiceAccount: with serviceAccount.create, one per shard
+(<serviceAccountName>-<name>, within 63 characters), so that the API
+server's audit log and RBAC tell the shards apart; otherwise, and unsharded,
+the release's. Called with (list $ shard).
+*/}}
+{{- define "metahook.shardServiceAccountName" -}}
+{{- $root := index . 0 -}}
+{{- $shard := index . 1 -}}
+{{- $name := include "metahook.serviceAccountName" $root -}}
+{{- if and $shard.name $root.Values.serviceAccount.create -}}
+{{- printf "%s-%s" ($name | trunc (int (sub 62 (len $shard.name))) | trimSuffix "-") $shard.name -}}
+{{- else -}}
+{{- $name -}}
+{{- end -}}
+{{- end }}
+
+{{/*
+The driver's ServiceAccounts, one per shard (or the one), as a YAML list of
+names without repeats: what the chart creates and binds.
+*/}}
+{{- define "metahook.serviceAccountNames" -}}
+{{- $names := list -}}
+{{- range $shard := include "metahook.shards" . | fromYamlArray -}}
+{{- $names = append $names (include "metahook.shardServiceAccountName" (list $ $shard)) -}}
+{{- end -}}
+{{- toYaml ($names | uniq) -}}
+{{- end }}
+
+{{/*
 The CompositeControllers of the enabled controllers, read from
 metacontroller/*.yaml (the single source of truth), as a YAML list. Fails when a
 manifest has no controllers.<name> switch in the values, and when no controller

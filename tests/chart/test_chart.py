@@ -531,6 +531,98 @@ def test_shards_are_refused_where_they_cannot_work(chart: helm_python.Chart) -> 
     assert plain.kinds() == sharded.kinds()
 
 
+def subjects(out: Rendered, kind: str) -> list[str]:
+    """The ServiceAccounts a (Cluster)RoleBinding of the driver binds."""
+    [binding] = [b for b in out.all(kind) if b["roleRef"]["name"] != "extension-apiserver-authentication-reader"]
+    assert {s["kind"] for s in binding["subjects"]} == {"ServiceAccount"}
+    assert {s["namespace"] for s in binding["subjects"]} == {out.namespace}
+    return [s["name"] for s in binding["subjects"]]
+
+
+def test_shards_run_as_a_service_account_each(chart: helm_python.Chart, driver: Rendered) -> None:
+    """So that the API server's audit log and RBAC tell one shard's requests
+    from another's: each Deployment runs as <serviceAccount>-<shard>, each
+    bound to the driver's ClusterRole and Lease Role; the release's own
+    ServiceAccount is not rendered, as no pod would use it."""
+    out = render(chart, {"mode": "driver", "driver": {"shards": SHARDS}})
+    base = driver.one("ServiceAccount")["metadata"]["name"]
+    expected = [f"{base}-{s['name']}" for s in SHARDS]
+    accounts = out.all("ServiceAccount")
+    assert sorted(a["metadata"]["name"] for a in accounts) == sorted(expected)
+    assert all(a["automountServiceAccountToken"] is True for a in accounts)
+    by_deployment = {d["metadata"]["name"]: d["spec"]["template"]["spec"]["serviceAccountName"]
+                     for d in out.all("Deployment")}
+    assert by_deployment == {f"{driver.deployment['metadata']['name']}-{s['name']}": f"{base}-{s['name']}"
+                             for s in SHARDS}
+    assert subjects(out, "ClusterRoleBinding") == expected
+    assert subjects(out, "RoleBinding") == expected
+    # Unsharded, unchanged: the one account, bound alone.
+    assert [a["metadata"]["name"] for a in driver.all("ServiceAccount")] == [base]
+    assert driver.pod_spec["serviceAccountName"] == base
+    assert subjects(driver, "ClusterRoleBinding") == subjects(driver, "RoleBinding") == [base]
+    # A named account is the prefix.
+    named = render(chart, {"mode": "driver", "serviceAccount": {"create": True, "name": "robot"},
+                           "driver": {"shards": SHARDS}})
+    assert sorted(a["metadata"]["name"] for a in named.all("ServiceAccount")) == ["robot-a", "robot-rest"]
+    # Within 63 characters, the shard's name kept whole.
+    long_name = "r" * 63
+    long = render(chart, {"mode": "driver", "serviceAccount": {"create": True, "name": long_name},
+                          "driver": {"shards": SHARDS}})
+    accounts = sorted(a["metadata"]["name"] for a in long.all("ServiceAccount"))
+    assert accounts == sorted(long_name[:62 - len(s["name"])] + f"-{s['name']}" for s in SHARDS)
+    assert all(len(a) == 63 for a in accounts), accounts
+
+
+def test_shards_share_an_existing_service_account(chart: helm_python.Chart) -> None:
+    """With serviceAccount.create false the chart cannot make one per shard:
+    every shard runs as the one named, bound once."""
+    out = render(chart, {"mode": "driver", "serviceAccount": {"create": False, "name": "existing"},
+                         "driver": {"shards": SHARDS}})
+    assert not out.all("ServiceAccount")
+    assert {d["spec"]["template"]["spec"]["serviceAccountName"] for d in out.all("Deployment")} == {"existing"}
+    assert subjects(out, "ClusterRoleBinding") == subjects(out, "RoleBinding") == ["existing"]
+
+
+def selects(selector: dict, labels: dict) -> bool:
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
+def test_shard_selectors_do_not_mix_shards(chart: helm_python.Chart, driver: Rendered) -> None:
+    """Each shard's Deployment, and its spread constraints, count only its own
+    pods; the release-wide objects (Service, NetworkPolicy) cover every
+    shard's pods with the same rules; driver mode has no
+    PodDisruptionBudget, sharded or not."""
+    three = [*SHARDS, {"name": "b", "selector": "metahook.dev/shard=b"}]
+    out = render(chart, {"mode": "driver", "replicas": 2, "driver": {"shards": three},
+                         "podDisruptionBudget": {"enabled": True}})
+    deployments = out.all("Deployment")
+    assert len(deployments) == 3
+    pods = {d["metadata"]["name"]: d["spec"]["template"]["metadata"]["labels"] for d in deployments}
+    for d in deployments:
+        name, selector = d["metadata"]["name"], d["spec"]["selector"]["matchLabels"]
+        assert [other for other, labels in pods.items() if selects(selector, labels)] == [name]
+        for constraint in d["spec"]["template"]["spec"]["topologySpreadConstraints"]:
+            assert constraint["labelSelector"]["matchLabels"] == selector
+        # Nor does a shard's Deployment select the unsharded release's pods.
+        assert not selects(selector, driver.deployment["spec"]["template"]["metadata"]["labels"])
+    policy = out.one("NetworkPolicy")["spec"]
+    assert all(selects(policy["podSelector"]["matchLabels"], labels) for labels in pods.values())
+    assert policy == driver.one("NetworkPolicy")["spec"]
+    assert all(selects(out.one("Service")["spec"]["selector"], labels) for labels in pods.values())
+    assert not out.all("PodDisruptionBudget")
+
+
+def test_notes_name_each_shards_deployment_and_lease(chart: helm_python.Chart) -> None:
+    out = render(chart, {"mode": "driver", "driver": {"shards": SHARDS}})
+    for shard in SHARDS:
+        assert f"rollout status deployment/metahook-{shard['name']}" in out.notes
+        assert f"get lease metahook-{shard['name']}" in out.notes
+        assert f"logs deployment/metahook-{shard['name']}" in out.notes
+        assert f"# {shard['name']}: {shard['selector']}" in out.notes
+    # No Deployment or Lease without the shard's suffix exists.
+    assert "deployment/metahook\n" not in out.notes and "get lease metahook\n" not in out.notes
+
+
 # --------------------------------------------------------------------------
 # The CompositeControllers: metacontroller/*.yaml, pointed at the release
 
@@ -756,7 +848,8 @@ def test_driver_env_names_are_the_ones_the_binary_reads(driver: Rendered, chart:
     assert {"METAHOOK_CONTROLLERS", "METAHOOK_LISTEN", "METAHOOK_LEADER_ELECTION"} <= known, known
     assert set(DRIVER_ENV) <= known
     everything = render(chart, {**EVERYTHING, "mode": "driver",
-                                "driver": {"leaseName": "metahook-leader", "kubeQps": 5, "kubeBurst": 10}})
+                                "driver": {"leaseName": "metahook-leader", "kubeQps": 5, "kubeBurst": 10,
+                                           "eventsQps": 0.5, "eventsBurst": 5, "reconcileDebounceMs": 100}})
     hooks_only = render(chart, EVERYTHING)
     for out in (driver, everything, hooks_only):
         ours = [e["name"] for e in out.container["env"] if e["name"].startswith(("METAHOOK_", "POD_"))]
@@ -774,6 +867,36 @@ def test_driver_api_budget_is_passed_only_when_set(driver: Rendered, chart: helm
         assert re.fullmatch(r"[0-9.e+]+", env["METAHOOK_KUBE_QPS"]), env["METAHOOK_KUBE_QPS"]
         assert float(env["METAHOOK_KUBE_QPS"]) == qps
         assert env["METAHOOK_KUBE_BURST"] == "20"
+
+
+@pytest.mark.parametrize("key, env_name, values, rendered", [
+    ("eventsQps", "METAHOOK_EVENTS_QPS", [0.01, 2.5, 1e-05, 1000000], None),
+    ("eventsBurst", "METAHOOK_EVENTS_BURST", [1, 25, 4294967295], ["1", "25", "4294967295"]),
+    ("reconcileDebounceMs", "METAHOOK_RECONCILE_DEBOUNCE_MS", [0, 250, 60000], ["0", "250", "60000"]),
+])
+def test_driver_event_budget_and_debounce_are_passed_only_when_set(
+        driver: Rendered, chart: helm_python.Chart, key: str, env_name: str, values: list, rendered: list | None,
+) -> None:
+    """driver.eventsQps / eventsBurst / reconcileDebounceMs become
+    --events-qps / --events-burst / --reconcile-debounce-ms; unset (null),
+    the binary's defaults hold (Metacontroller's)."""
+    assert env_name in binary_env_names()
+    assert env_name not in driver.env()
+    assert env_name not in render(chart, {"driver": {key: values[0]}}).env(), "metacontroller mode has no driver"
+    for i, value in enumerate(values):
+        env = render(chart, {"mode": "driver", "driver": {key: value}}).env()
+        if rendered is None:
+            # A float the binary's f64 parser reads back as the value.
+            assert re.fullmatch(r"[0-9.e+-]+", env[env_name]), env[env_name]
+            assert float(env[env_name]) == value
+        else:
+            assert env[env_name] == rendered[i]
+    # Every shard gets them.
+    sharded = render(chart, {"mode": "driver", "driver": {key: values[1], "shards": SHARDS}})
+    assert len({d["metadata"]["name"] for d in sharded.all("Deployment")}) == len(SHARDS)
+    for d in sharded.all("Deployment"):
+        env = {e["name"]: e.get("value") for e in d["spec"]["template"]["spec"]["containers"][0]["env"]}
+        assert float(env[env_name]) == values[1]
 
 
 def test_driver_configmap_holds_the_enabled_manifests(driver: Rendered) -> None:
@@ -1502,6 +1625,11 @@ MALFORMED = [
      r"/topologySpreadConstraints/0/whenUnsatisfiable"),
     ("zero API budget", {"driver": {"kubeQps": 0}}, r"/driver/kubeQps"),
     ("API burst as a fraction", {"driver": {"kubeBurst": 2.5}}, r"/driver/kubeBurst"),
+    ("zero event rate", {"driver": {"eventsQps": 0}}, r"/driver/eventsQps"),
+    ("zero event burst", {"driver": {"eventsBurst": 0}}, r"/driver/eventsBurst.*minimum"),
+    ("negative debounce", {"driver": {"reconcileDebounceMs": -1}}, r"/driver/reconcileDebounceMs.*minimum"),
+    ("debounce as a duration", {"driver": {"reconcileDebounceMs": "250ms"}},
+     r"/driver/reconcileDebounceMs.*want null or integer"),
     ("bad scrape interval", {"metrics": {"serviceMonitor": {"enabled": True, "interval": "often"}}},
      r"/metrics/serviceMonitor/interval"),
     ("aggregated API switch as a string", {"driver": {"aggregatedApi": {"enabled": "true"}}},
