@@ -223,14 +223,17 @@ class Installed:
         return self.one("Deployment")["metadata"]["name"]
 
 
-def install(cluster: Cluster, chart: helm_python.Chart, values: dict, release: str, namespace: str) -> Installed:
+def install(cluster: Cluster, chart: helm_python.Chart, values: dict, release: str, namespace: str,
+            wait: str | None = "watcher") -> Installed:
     """`helm install --create-namespace --wait=watcher`, with the image
-    values of METAHOOK_E2E_IMAGE; a failed install says what the pods did."""
+    values of METAHOOK_E2E_IMAGE; a failed install says what the pods did.
+    wait=None for releases Helm cannot wait for (driver mode with standby
+    replicas, which are never Ready): the caller waits for what it needs."""
     values = deep_merge(cluster.image_values, values)
     try:
         with helm(cluster, namespace) as config:
             summary = config.install(chart, release, values, namespace=namespace, create_namespace=True,
-                                     wait="watcher", timeout=HELM_TIMEOUT_SECONDS)
+                                     wait=wait, timeout=HELM_TIMEOUT_SECONDS)
     except Exception as e:  # helm_python's errors; the cluster's side of it below
         raise AssertionError(f"helm install {release}: {e}\n{report(cluster, namespace)}") from None
     assert summary["status"] == "deployed", summary
