@@ -31,6 +31,12 @@
 #       # `metahook serve` on loopback, on a fresh control plane of its own
 #       # with the same Hellos: converged, all ready, requests by verb (audit
 #       # log, the same client certificate), peak RSS.
+#   SHARDS=3 SIZES=3000 BUDGETS=none ENGINES= bench/driver.sh
+#       # also K drivers sharing the Hellos by label (--shard-selector
+#       # metahook.dev/shard=s<i>; Hello i labelled s<i mod K>), each with a
+#       # client certificate of its own: converged, all ready, and per shard
+#       # its requests, the objects it wrote and its peak RSS; objects
+#       # written by more than one shard (0 when sharding works).
 #
 # Set METAHOOK_GOCACHE / METAHOOK_GOMODCACHE (tests/cluster/go-env.sh) to
 # reuse a warm Go build of the control plane. Every wait is bounded; the
@@ -40,7 +46,8 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 
 SIZES=${SIZES:-"100 1000"}
-ENGINES=${ENGINES:-driver}
+ENGINES=${ENGINES-driver}
+SHARDS=${SHARDS:-0}
 BUDGETS=${BUDGETS:-"5/10 none"}
 PORT=${PORT:-18090}
 USER_NAME=metahook-bench
@@ -62,6 +69,13 @@ stop_driver() {
     wait "$DRIVER_PID" 2>/dev/null || true
     DRIVER_PID=
 }
+SHARD_PIDS=()
+stop_shards() {
+    local pid
+    for pid in "${SHARD_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in "${SHARD_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    SHARD_PIDS=()
+}
 stop_hooks() {
     [ -n "$HOOKS_PID" ] || return 0
     kill -TERM "$HOOKS_PID" 2>/dev/null || true
@@ -70,6 +84,7 @@ stop_hooks() {
 }
 cleanup() {
     stop_driver
+    stop_shards
     stop_hooks
     tests/cluster/down.sh "$DIR" || true
 }
@@ -238,6 +253,70 @@ run_metacontroller() {
     echo "${MC_ROWS[-1]}"
 }
 
+SHARD_ROWS=()
+# K drivers, one per shard, on one fresh control plane.
+run_sharded() {
+    local n=$1 budget=$2 k=$SHARDS tag="shards$SHARDS-n$1-${2/\//-}"
+    local loadavg flags=() users=() rss=() i
+    loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
+    if [ "$budget" != none ]; then flags=(--kube-qps "${budget%/*}" --kube-burst "${budget#*/}"); fi
+    echo "== $k shards: N=$n, budget $budget each (load average $loadavg)"
+    tests/cluster/down.sh --wipe "$DIR"
+    cluster_env="$(tests/cluster/up.sh --standin "$DIR")" # assigned first: set -e sees a failure
+    eval "$cluster_env"
+    kubectl apply --server-side -f crds/ >/dev/null
+    kubectl wait --for condition=Established crd --all --timeout=60s >/dev/null
+    kubectl create namespace bench >/dev/null
+    mkdir -p "$DIR/controllers/plain"
+    cp metacontroller/hello.yaml "$DIR/controllers/plain/"
+    for i in $(seq 0 $((k - 1))); do
+        users+=("$USER_NAME-s$i")
+        curl -sf -X POST "$METAHOOK_CLUSTER_CONTROL/kubeconfig?user=$USER_NAME-s$i&group=system:masters" >"$DIR/shard-$i.kubeconfig"
+        KUBECONFIG=$DIR/shard-$i.kubeconfig RUST_LOG=${RUST_LOG:-info} \
+            "$BIN" serve --drive --listen "127.0.0.1:$((PORT + 10 + i))" \
+            --controllers "$DIR/controllers/plain" --shard-selector "metahook.dev/shard=s$i" \
+            "${flags[@]}" >"$RAW/$tag-s$i.log" 2>&1 &
+        SHARD_PIDS+=($!)
+    done
+    for i in $(seq 0 $((k - 1))); do
+        for _ in $(seq 1 300); do
+            curl -sf "http://127.0.0.1:$((PORT + 10 + i))/readyz" >/dev/null && break
+            kill -0 "${SHARD_PIDS[$i]}" 2>/dev/null || { tail -n 20 "$RAW/$tag-s$i.log" >&2; exit 1; }
+            sleep 0.2
+        done
+    done
+    local timeout=600
+    if [ "$budget" != none ]; then timeout=$(python3 -c "print(600 + int($n * 12 / ${budget%/*}))"); fi
+    python3 bench/driver_bench.py converge --namespace bench --count "$n" --shards "$k" --quiet 10 \
+        --timeout "$timeout" --out "$RAW/$tag-converge.json"
+    for i in $(seq 0 $((k - 1))); do rss+=("$(peak_kb "${SHARD_PIDS[$i]}")"); done
+    stop_shards
+    local c=$RAW/$tag-converge.json
+    python3 bench/driver_bench.py shard-audit --log "$METAHOOK_CLUSTER_AUDIT_LOG" \
+        --since "$(json "$c" 'd["start"]')" --until "$(json "$c" 'd["quiet_at"]')" "${users[@]}" >"$RAW/$tag-audit.json"
+    tests/cluster/down.sh --wipe "$DIR"
+    SHARD_ROWS+=("$(python3 - "$RAW" "$tag" "$n" "$budget" "$loadavg" "${rss[*]}" "${users[@]}" <<'EOF'
+import json, sys
+raw, tag, n, budget, loadavg, rss = sys.argv[1:7]
+users = sys.argv[7:]
+c = json.load(open(f"{raw}/{tag}-converge.json"))
+a = json.load(open(f"{raw}/{tag}-audit.json"))
+shards = []
+for user, kb in zip(users, rss.split()):
+    u = a["users"][user]
+    verbs = ", ".join(f"{v} {u['verbs'][v]}" for v in sorted(u["verbs"], key=lambda v: -u["verbs"][v]))
+    shards.append(f"{user.rsplit('-', 1)[1]}: {u['total']} ({verbs}), {u['objects_written']} objects, {int(kb) // 1024} MiB")
+total = sum(a["users"][u]["total"] for u in users)
+budget_text = "unbounded" if budget == "none" else budget.replace("/", " / ") + " each"
+print(
+    f"| {len(users)} × {n} | {budget_text} | {c['created_seconds']:.1f} | **{c['converged_seconds']:.1f}** "
+    f"| {c['ready_seconds']:.1f} | {'; '.join(shards)} | {total / int(n):.2f} | {len(a['written_by_several'])} | {loadavg} |"
+)
+EOF
+)")
+    echo "${SHARD_ROWS[-1]}"
+}
+
 MC=
 MC_ARCHIVE=${METAHOOK_METACONTROLLER_ARCHIVE:-$root/../shared/metacontroller/metacontroller-v4.17.2.tar.gz}
 case " $ENGINES " in *" metacontroller "*) MC=$(tests/metacontroller/build.sh) ;; esac
@@ -247,6 +326,7 @@ for n in $SIZES; do
     for budget in $BUDGETS; do
         case " $ENGINES " in *" driver "*) run "$n" "$budget" ;; esac
         if [ -n "$MC" ]; then run_metacontroller "$n" "$budget"; fi
+        if [ "$SHARDS" -gt 0 ]; then run_sharded "$n" "$budget"; fi
     done
 done
 
@@ -254,13 +334,15 @@ K8S=$("$root/target/cluster/bin/kubectl" version --client -o json 2>/dev/null | 
 {
     echo "$(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) vCPU ($CPU), shared; Kubernetes $K8S (tests/cluster/); metahook $("$BIN" --version | cut -d' ' -f2), release build."
     echo
-    echo "| N | budget (QPS / burst) | create s | converged s (reconciles) | all ready s | reconciles until quiet | reconciles/s to converged | API requests per reconcile, by verb | s waiting on the budget | writes in the periodic no-op resync | writes in the restart pass | driver peak RSS MiB (run / restart) | load average before |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-    printf '%s\n' "${ROWS[@]}"
-    echo
-    echo "Requests by verb and resource (audit log: user $USER_NAME, User-Agent metahook/*):"
-    echo
-    printf '%s\n' "${DETAILS[@]}"
+    if [ ${#ROWS[@]} -gt 0 ]; then
+        echo "| N | budget (QPS / burst) | create s | converged s (reconciles) | all ready s | reconciles until quiet | reconciles/s to converged | API requests per reconcile, by verb | s waiting on the budget | writes in the periodic no-op resync | writes in the restart pass | driver peak RSS MiB (run / restart) | load average before |"
+        echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        printf '%s\n' "${ROWS[@]}"
+        echo
+        echo "Requests by verb and resource (audit log: user $USER_NAME, User-Agent metahook/*):"
+        echo
+        printf '%s\n' "${DETAILS[@]}"
+    fi
     if [ ${#MC_ROWS[@]} -gt 0 ]; then
         echo
         echo "Metacontroller ($(basename "$MC_ARCHIVE" .tar.gz)) on its own fresh control plane, same Hellos, hooks by metahook serve (audit log: user $USER_NAME):"
@@ -268,6 +350,14 @@ K8S=$("$root/target/cluster/bin/kubectl" version --client -o json 2>/dev/null | 
         echo "| N | budget (--client-go-qps / burst) | create s | converged s | all ready s | API requests, by verb | requests per Hello | peak RSS MiB | load average before |"
         echo "|---|---|---|---|---|---|---|---|---|"
         printf '%s\n' "${MC_ROWS[@]}"
+    fi
+    if [ ${#SHARD_ROWS[@]} -gt 0 ]; then
+        echo
+        echo "$SHARDS drivers, one per shard (--shard-selector metahook.dev/shard=s<i>), on one fresh control plane (audit log: one user per shard):"
+        echo
+        echo "| shards × N | budget | create s | converged s | all ready s | per shard: API requests (by verb), Hellos and Deployments written, peak RSS | requests per Hello | objects written by more than one shard | load average before |"
+        echo "|---|---|---|---|---|---|---|---|---|"
+        printf '%s\n' "${SHARD_ROWS[@]}"
     fi
 } | tee "$REPORT"
 echo

@@ -98,12 +98,17 @@ def wait_quiet(url: str | None, deadline: float, quiet_for: float = 5.0, at_leas
     raise SystemExit(f"driver_bench: the driver did not go quiet in time (last: {last})")
 
 
-def hello_manifests(namespace: str, count: int) -> str:
+SHARD_LABEL = "metahook.dev/shard"
+
+
+def hello_manifests(namespace: str, count: int, shards: int = 0) -> str:
+    """N Hellos; with `shards`, Hello i labelled SHARD_LABEL=s<i mod shards>."""
     docs = []
     for i in range(count):
+        labels = f"  labels:\n    {SHARD_LABEL}: s{i % shards}\n" if shards else ""
         docs.append(
             "apiVersion: fraim.co.jp/v1\nkind: Hello\n"
-            f"metadata:\n  name: hello-{i:04d}\n  namespace: {namespace}\n"
+            f"metadata:\n  name: hello-{i:04d}\n  namespace: {namespace}\n{labels}"
             "spec:\n  replicas: 1\n"
         )
     return "---\n".join(docs)
@@ -133,7 +138,7 @@ def state(namespace: str) -> tuple[int, int, int]:
 def converge(args: argparse.Namespace) -> None:
     manifests = os.path.join(os.path.dirname(args.out), f"hellos-{args.count}.yaml")
     with open(manifests, "w") as f:
-        f.write(hello_manifests(args.namespace, args.count))
+        f.write(hello_manifests(args.namespace, args.count, args.shards))
     deadline = time.monotonic() + args.timeout
     before = metrics(args.metrics)
     start = now()
@@ -238,6 +243,41 @@ def audit(args: argparse.Namespace) -> None:
 
 
 
+def shard_audit(args: argparse.Namespace) -> None:
+    """Per shard user: requests by verb and the Hellos (and their
+    Deployments, named after them) it wrote; and how many objects were
+    written by more than one shard."""
+    since, until = parse_time(args.since), parse_time(args.until)
+    seen = set()
+    verbs = {user: collections.Counter() for user in args.users}
+    writers = collections.defaultdict(set)
+    with open(args.log) as f:
+        for line in f:
+            event = json.loads(line)
+            user = event.get("user", {}).get("username")
+            if user not in verbs or event["auditID"] in seen:
+                continue
+            if not event.get("userAgent", "").startswith("metahook/"):
+                continue
+            if not since <= parse_time(event["requestReceivedTimestamp"]) <= until:
+                continue
+            seen.add(event["auditID"])
+            verbs[user][event["verb"]] += 1
+            ref = event.get("objectRef") or {}
+            if event["verb"] in WRITES and ref.get("resource") in ("helloes", "deployments") and ref.get("name"):
+                writers[(ref["resource"], ref["name"])].add(user)
+    json.dump(
+        {
+            "users": {
+                u: {"total": sum(v.values()), "verbs": dict(v), "objects_written": sum(1 for w in writers.values() if u in w)}
+                for u, v in verbs.items()
+            },
+            "written_by_several": sorted(f"{r}/{n}" for (r, n), w in writers.items() if len(w) > 1),
+        },
+        sys.stdout,
+    )
+
+
 def loopback_hooks(args: argparse.Namespace) -> None:
     """A CompositeController from stdin with each webhook's Service
     reference replaced by the loopback URL of `metahook serve`."""
@@ -274,6 +314,7 @@ def main() -> None:
     c.add_argument("--timeout", type=float, required=True)
     c.add_argument("--interval", type=float, default=2.0)
     c.add_argument("--out", required=True)
+    c.add_argument("--shards", type=int, default=0, help=f"label the Hellos {SHARD_LABEL}=s0..s<K-1> in turn")
     r = sub.add_parser("resync")
     r.add_argument("--count", type=int, required=True)
     r.add_argument("--start", required=True, help="when the driver was started")
@@ -286,6 +327,11 @@ def main() -> None:
     a.add_argument("--since", required=True)
     a.add_argument("--until", required=True)
     a.add_argument("--user-agent", default="metahook/", help="the engine's User-Agent prefix")
+    sa = sub.add_parser("shard-audit")
+    sa.add_argument("--log", required=True)
+    sa.add_argument("--since", required=True)
+    sa.add_argument("--until", required=True)
+    sa.add_argument("users", nargs="+")
     h = sub.add_parser("loopback-hooks")
     h.add_argument("--port", type=int, required=True)
     m = sub.add_parser("mc-row")
@@ -300,6 +346,7 @@ def main() -> None:
         "converge": converge,
         "resync": resync,
         "audit": audit,
+        "shard-audit": shard_audit,
         "loopback-hooks": loopback_hooks,
         "mc-row": mc_row,
     }[args.command](args)

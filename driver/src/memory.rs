@@ -19,10 +19,17 @@ use tokio::time::Instant;
 
 type Key = (usize, Option<String>, String);
 
+/// How long after an apply a child the cache does not show yet counts as
+/// on its way (its watch event not here yet) rather than gone: well past a
+/// watch event's latency, short enough that a deletion the cache never
+/// reported (a relist in between) is repaired soon.
+const UNSEEN_WINDOW: Duration = Duration::from_secs(10);
+
 /// One per controller: (child type, namespace, name) → last apply.
 #[derive(Debug, Default)]
 pub struct ApplyMemory {
-    entries: Mutex<HashMap<Key, Applied>>,
+    /// … and when it was recorded.
+    entries: Mutex<HashMap<Key, (Applied, Instant)>>,
     /// Parent UID → (the resourceVersion the status was written on, the
     /// status written).
     statuses: Mutex<HashMap<String, (String, Value)>>,
@@ -58,7 +65,7 @@ impl ApplyMemory {
         // A poisoned lock only means another worker panicked mid-insert; the
         // map is still a valid cache.
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        entries.insert(key(type_index, namespace, name), entry);
+        entries.insert(key(type_index, namespace, name), (entry, Instant::now()));
     }
 
     /// Forgets a deleted child, so memory stays bounded by the children
@@ -121,7 +128,24 @@ fn key(type_index: usize, namespace: Option<&str>, name: &str) -> Key {
 impl AppliedMemory for ApplyMemory {
     fn applied(&self, type_index: usize, namespace: Option<&str>, name: &str) -> Option<Applied> {
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        entries.get(&key(type_index, namespace, name)).cloned()
+        entries
+            .get(&key(type_index, namespace, name))
+            .map(|(applied, _)| applied.clone())
+    }
+
+    fn on_its_way(
+        &self,
+        type_index: usize,
+        namespace: Option<&str>,
+        name: &str,
+        fingerprint: u64,
+    ) -> bool {
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries
+            .get(&key(type_index, namespace, name))
+            .is_some_and(|(applied, at)| {
+                applied.fingerprint == fingerprint && at.elapsed() < UNSEEN_WINDOW
+            })
     }
 
     fn written_status(&self, uid: &str, resource_version: &str) -> Option<Value> {
@@ -142,6 +166,38 @@ impl AppliedMemory for ApplyMemory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_child_just_applied_is_on_its_way_for_a_while_unless_deleted() {
+        let memory = ApplyMemory::new();
+        let applied: DynamicObject = serde_json::from_value(serde_json::json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "shop", "uid": "c1", "generation": 1, "resourceVersion": "5"}
+        }))
+        .unwrap();
+        assert!(!memory.on_its_way(0, Some("shop"), "web", 7));
+        memory.record(0, Some("shop"), "web", 7, &applied);
+        assert!(memory.on_its_way(0, Some("shop"), "web", 7));
+        assert!(
+            !memory.on_its_way(0, Some("shop"), "web", 8),
+            "another body"
+        );
+        assert!(
+            !memory.on_its_way(1, Some("shop"), "web", 7),
+            "another type"
+        );
+        tokio::time::advance(UNSEEN_WINDOW).await;
+        assert!(
+            !memory.on_its_way(0, Some("shop"), "web", 7),
+            "too long unseen"
+        );
+        memory.record(0, Some("shop"), "web", 7, &applied);
+        memory.forget(0, Some("shop"), "web");
+        assert!(
+            !memory.on_its_way(0, Some("shop"), "web", 7),
+            "seen deleted"
+        );
+    }
 
     #[tokio::test(start_paused = true)]
     async fn a_deferred_status_ages_until_settled_and_keeps_whether_it_caught_up() {

@@ -29,6 +29,21 @@ pub trait AppliedMemory {
         None
     }
 
+    /// This process applied exactly this body (`fingerprint`) to the child
+    /// moments ago, and no deletion of it has been seen since: a child the
+    /// cache does not show yet is on its way, not missing — its watch
+    /// event has not arrived (the parent's own event, from our finalizer
+    /// write, often queues the next pass first).
+    fn on_its_way(
+        &self,
+        _type_index: usize,
+        _namespace: Option<&str>,
+        _name: &str,
+        _fingerprint: u64,
+    ) -> bool {
+        false
+    }
+
     /// The parent `uid`'s status was left for later ([`super::StatusPace`])
     /// by a pass that changed a child or deleted it, and has not been
     /// written since: the pass that writes it is still catching up.

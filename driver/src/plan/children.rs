@@ -68,10 +68,15 @@ pub(super) fn manage_children(
             let taken = existing
                 .get(d.type_index)
                 .is_some_and(|objs| objs.iter().any(|o| same(d, d.type_index, o)));
-            if !taken {
-                ops.push(apply(body));
-                content_changes = true;
+            if taken {
+                continue;
             }
+            // Just created by us, not in the cache yet: its event will
+            // queue the parent again.
+            if !memory.on_its_way(d.type_index, d.namespace.as_deref(), &d.name, fingerprint) {
+                ops.push(apply(body));
+            }
+            content_changes = true;
             continue;
         };
         if is_deleting(obs) {

@@ -344,3 +344,46 @@ fn a_restarted_driver_leaves_a_child_alone_that_carries_what_it_would_apply() {
         "no Event: nothing a person asked for changed"
     );
 }
+
+/// Applied `web` moments ago; the cache has not shown it yet.
+struct WebOnItsWay;
+
+impl AppliedMemory for WebOnItsWay {
+    fn applied(&self, _: usize, _: Option<&str>, _: &str) -> Option<Applied> {
+        None
+    }
+    fn on_its_way(&self, type_index: usize, _: Option<&str>, name: &str, _: u64) -> bool {
+        type_index == 0 && name == "web"
+    }
+}
+
+#[test]
+fn a_child_on_its_way_to_the_cache_is_not_applied_again() {
+    let ctl = hello_like();
+    let parent = Obj::parent().finalizer(FINALIZER).0;
+    let none: [Vec<Arc<DynamicObject>>; 2] = [vec![], vec![]];
+    let plan = after_hook(
+        &ctl,
+        &parent,
+        &none,
+        &[],
+        response(vec![desired("web", 1), desired("db", 1)]),
+        &WebOnItsWay,
+        StatusPace::Deferrable,
+    )
+    .unwrap();
+    let applied: Vec<&str> = plan
+        .ops
+        .iter()
+        .filter_map(|op| match op {
+            Op::ApplyChild { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(applied, ["db"], "web is on its way, db is new");
+    // Still catching up with what this process created.
+    assert_eq!(plan.deferred_status, Some(true));
+    // Without the memory, web is created (again).
+    let plan = planned(&ctl, &parent, &none, response(vec![desired("web", 1)])).unwrap();
+    assert_eq!(kinds(&plan.ops), ["ApplyChild", "WriteStatus"]);
+}
