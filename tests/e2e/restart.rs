@@ -3,7 +3,9 @@
 //! with empty caches and no memory of its applies, as a new leader after a
 //! failover is) lists and watches, reconciles every Hello, and writes
 //! nothing. The audit log says so: the restarted driver authenticates as a
-//! user of its own.
+//! user of its own. The same for a real leader change: a standby replica
+//! that takes the Lease when the leader is killed writes nothing but the
+//! Lease.
 
 use crate::support::*;
 use k8s_openapi::api::events::v1::Event;
@@ -76,6 +78,82 @@ async fn a_restarted_driver_writes_nothing_on_a_converged_cluster() {
     );
     eprintln!("requests of a restarted driver on a converged cluster, by verb: {by_verb:?}");
     drop(restarted);
+    drop_namespace(&client, &ns).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_standby_taking_over_a_converged_cluster_writes_only_the_lease() {
+    let client = admin().await;
+    install_crds(&client).await;
+    let ns = namespace(&client, "e2e-failover").await;
+    let replica = |user: &str, pod: &str| {
+        let debug_port = free_port();
+        let debug = format!("127.0.0.1:{debug_port}");
+        let args = [
+            "serve",
+            "--drive",
+            "--debug-driver-listen",
+            &debug,
+            "--leader-election",
+            "--leader-election-namespace",
+            "default",
+            "--leader-election-lease",
+            "metahook-e2e-failover",
+            "--pod-name",
+            pod,
+        ];
+        let mut replica = spawn(&kubeconfig_as(user), &args);
+        replica.debug_port = Some(debug_port);
+        replica
+    };
+    let leader = replica("metahook-leader", "leader");
+    wait_for("the first replica to lead", || async {
+        readyz(leader.port).then_some(())
+    })
+    .await;
+    let standby_user = "metahook-standby";
+    let standby = replica(standby_user, "standby");
+    let hellos = names("hello", HELLOS);
+    create_hellos(&client, &ns, &hellos, 1).await;
+    wait_for("every Hello ready", || async {
+        all_converged(&client, &ns, &hellos, 1).await.then_some(())
+    })
+    .await;
+    assert!(!readyz(standby.port), "the standby waits for the Lease");
+    // Killed, not stopped: no release of the Lease; the standby takes it
+    // once it expires.
+    leader.signal("KILL");
+    drop(leader);
+    let records_path = format!("/debug/driver/reconciles?namespace={ns}");
+    let records = wait_for("the standby to lead and reconcile every Hello", || async {
+        let records = debug_json(standby.debug_port(), &records_path);
+        let records = records.as_array()?.clone();
+        (records.len() == HELLOS).then_some(records)
+    })
+    .await;
+    for r in &records {
+        assert_eq!(
+            r["outcome"], "Unchanged",
+            "a converged Hello needs nothing: {r}"
+        );
+    }
+    // In this test's namespace: the standby drives the whole cluster, and
+    // an earlier test's namespace may still be going (its Hellos
+    // finalized by whoever leads).
+    let writes: Vec<String> = audit()
+        .iter()
+        .filter(|e| e["user"]["username"] == standby_user)
+        .filter(|e| e["objectRef"]["namespace"] == ns.as_str())
+        .filter(|e| !matches!(e["verb"].as_str(), Some("get" | "list" | "watch")))
+        .filter(|e| e["objectRef"]["resource"] != "leases")
+        .map(|e| format!("{} {}", e["verb"], e["requestURI"]))
+        .collect();
+    assert!(writes.is_empty(), "the new leader wrote: {writes:?}");
+    eprintln!(
+        "requests of a new leader on a converged cluster, by verb: {:?}",
+        requests_by(standby_user)
+    );
+    drop(standby);
     drop_namespace(&client, &ns).await;
 }
 
