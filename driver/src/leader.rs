@@ -3,9 +3,18 @@
 //! tokio, rand, tracing). kube-rs itself has no leader election, and
 //! `kube-leader-election` still targets kube 4. Active/passive, like
 //! Metacontroller's `--leader-election`: one replica drives, the others wait.
+//!
+//! A waiting replica also watches the Lease: kube-lease-manager sleeps
+//! until the holder's term would expire, so a Lease its leader released on
+//! the way out (a rollout, a deleted pod) would stay free that long and go
+//! to whoever wakes first — often the replacement pod rather than the
+//! standby. Seeing it released, the standby starts over at once.
 
-use kube::Client;
-use kube_lease_manager::{LeaseManagerBuilder, LeaseManagerError};
+use futures::{Stream, StreamExt};
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Client};
+use kube_lease_manager::{LeaseManager, LeaseManagerBuilder, LeaseManagerError};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -46,39 +55,78 @@ pub async fn acquire(
     settings: &LeaderSettings,
     stop: &CancellationToken,
 ) -> Result<Option<Leadership>, LeaderError> {
-    let manager = LeaseManagerBuilder::new(client, settings.lease_name.clone())
+    let mut released = std::pin::pin!(released(client.clone(), settings));
+    loop {
+        // A fresh manager reads the Lease anew: one that has slept through
+        // a release would still think it held.
+        let (mut state, task) = manager(client.clone(), settings).await?.watch().await;
+        tracing::info!(lease = %settings.lease_name, identity = %settings.identity, "waiting for the lease");
+        loop {
+            if *state.borrow_and_update() {
+                tracing::info!(lease = %settings.lease_name, "lease acquired");
+                return Ok(Some(Leadership { state, task }));
+            }
+            tokio::select! {
+                // A lease won and its release seen at once: the win counts.
+                biased;
+                _ = stop.cancelled() => {
+                    drop(state);
+                    let _ = task.await;
+                    return Ok(None);
+                }
+                changed = state.changed() => {
+                    if changed.is_err() {
+                        return Err(LeaderError::Stopped);
+                    }
+                }
+                Some(()) = released.next() => {
+                    tracing::info!(lease = %settings.lease_name, "the lease was released; trying for it now");
+                    // Not the holder: dropping the receiver releases nothing.
+                    drop(state);
+                    let _ = task.await;
+                    break;
+                }
+            }
+        }
+    }
+}
+
+fn manager(
+    client: Client,
+    settings: &LeaderSettings,
+) -> impl Future<Output = Result<LeaseManager, LeaderError>> {
+    let build = LeaseManagerBuilder::new(client, settings.lease_name.clone())
         .with_namespace(settings.namespace.clone())
         .with_identity(settings.identity.clone())
         .with_duration(settings.lease_seconds)
         .with_grace(settings.grace_seconds)
         .with_field_manager("metahook")
-        .build()
-        .await
-        .map_err(|source| LeaderError::Setup {
-            namespace: settings.namespace.clone(),
-            name: settings.lease_name.clone(),
+        .build();
+    let (namespace, name) = (settings.namespace.clone(), settings.lease_name.clone());
+    async move {
+        build.await.map_err(|source| LeaderError::Setup {
+            namespace,
+            name,
             source,
-        })?;
-    let (mut state, task) = manager.watch().await;
-    tracing::info!(lease = %settings.lease_name, identity = %settings.identity, "waiting for the lease");
-    loop {
-        if *state.borrow_and_update() {
-            tracing::info!(lease = %settings.lease_name, "lease acquired");
-            return Ok(Some(Leadership { state, task }));
-        }
-        tokio::select! {
-            _ = stop.cancelled() => {
-                drop(state);
-                let _ = task.await;
-                return Ok(None);
-            }
-            changed = state.changed() => {
-                if changed.is_err() {
-                    return Err(LeaderError::Stopped);
-                }
-            }
-        }
+        })
     }
+}
+
+/// One item each time the Lease is seen with no holder (released, or not
+/// taken yet), from a watch of that one Lease. Watch failures are retried
+/// with kube's default backoff; the wait for the term's end still works
+/// without it.
+fn released(client: Client, settings: &LeaderSettings) -> impl Stream<Item = ()> + use<> {
+    let api: Api<Lease> = Api::namespaced(client, &settings.namespace);
+    let config =
+        watcher::Config::default().fields(&format!("metadata.name={}", settings.lease_name));
+    watcher(api, config)
+        .default_backoff()
+        .applied_objects()
+        .filter_map(|lease| async move {
+            let holder = lease.ok()?.spec?.holder_identity;
+            holder.is_none_or(|h| h.is_empty()).then_some(())
+        })
 }
 
 impl Leadership {

@@ -979,13 +979,14 @@ def test_driver_bindings_and_lease_role(driver: Rendered, chart: helm_python.Cha
                                   "name": driver.one("ClusterRole")["metadata"]["name"]}
     assert binding["subjects"] == subject
     role = driver.one("Role")
-    # What kube-lease-manager (driver/src/leader.rs) calls: get the Lease,
-    # create it when missing, and patch it to acquire, renew and release.
-    # It never updates (PUT), lists or watches it.
+    # What driver/src/leader.rs calls: kube-lease-manager gets the Lease,
+    # creates it when missing, and patches it to acquire, renew and release;
+    # a standby lists and watches that one Lease (by name) to see it
+    # released. Never an update (PUT), nor any other Lease.
     assert role["rules"] == [
         {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
         {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": ["metahook"],
-         "verbs": ["get", "patch"]},
+         "verbs": ["get", "list", "watch", "patch"]},
     ]
     role_binding = driver.one("RoleBinding")
     assert role_binding["roleRef"]["name"] == role["metadata"]["name"]

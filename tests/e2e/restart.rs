@@ -8,6 +8,7 @@
 //! Lease.
 
 use crate::support::*;
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::events::v1::Event;
 use kube::api::Api;
 use std::collections::BTreeMap;
@@ -155,6 +156,66 @@ async fn a_standby_taking_over_a_converged_cluster_writes_only_the_lease() {
     );
     drop(standby);
     drop_namespace(&client, &ns).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_leader_hands_its_lease_to_the_standby_within_its_term() {
+    let client = admin().await;
+    let replica = |pod: &str| {
+        spawn(
+            &kubeconfig(),
+            &[
+                "serve",
+                "--drive",
+                "--leader-election",
+                "--leader-election-namespace",
+                "default",
+                "--leader-election-lease",
+                "metahook-e2e-handover",
+                "--pod-name",
+                pod,
+            ],
+        )
+    };
+    let leader = replica("first");
+    wait_for("the first replica to lead", || async {
+        readyz(leader.port).then_some(())
+    })
+    .await;
+    let standby = replica("second");
+    let leases: Api<Lease> = Api::namespaced(client.clone(), "default");
+    let lease = |name| {
+        let leases = leases.clone();
+        async move {
+            leases
+                .get(name)
+                .await
+                .expect("the Lease")
+                .spec
+                .unwrap_or_default()
+        }
+    };
+    // Its term as last renewed: without the release, the standby would
+    // wait until it ends.
+    let held = lease("metahook-e2e-handover").await;
+    let term_end = held.renew_time.expect("renewed").0
+        + jiff::SignedDuration::from_secs(held.lease_duration_seconds.expect("a duration").into());
+    assert_eq!(held.holder_identity.as_deref(), Some("first"));
+    // SIGTERM: the leader stops its work and releases the Lease.
+    leader.signal("TERM");
+    wait_for("the standby to lead", || async {
+        readyz(standby.port).then_some(())
+    })
+    .await;
+    let taken = lease("metahook-e2e-handover").await;
+    assert_eq!(taken.holder_identity.as_deref(), Some("second"));
+    let acquired = taken.acquire_time.expect("acquired").0;
+    assert!(
+        acquired < term_end,
+        "the standby took the Lease at {acquired}, after the released term ended ({term_end})"
+    );
+    drop(standby);
+    drop(leader);
 }
 
 /// The resource requests of `user` in the audit log, counted by verb
