@@ -309,7 +309,7 @@ for user, kb in zip(users, rss.split()):
 total = sum(a["users"][u]["total"] for u in users)
 budget_text = "unbounded" if budget == "none" else budget.replace("/", " / ") + " each"
 print(
-    f"| {len(users)} × {n} | {budget_text} | {c['created_seconds']:.1f} | **{c['converged_seconds']:.1f}** "
+    f"| {len(users)} × {int(n) // len(users)} | {budget_text} | {c['created_seconds']:.1f} | **{c['converged_seconds']:.1f}** "
     f"| {c['ready_seconds']:.1f} | {'; '.join(shards)} | {total / int(n):.2f} | {len(a['written_by_several'])} | {loadavg} |"
 )
 EOF
@@ -355,7 +355,7 @@ K8S=$("$root/target/cluster/bin/kubectl" version --client -o json 2>/dev/null | 
         echo
         echo "$SHARDS drivers, one per shard (--shard-selector metahook.dev/shard=s<i>), on one fresh control plane (audit log: one user per shard):"
         echo
-        echo "| shards × N | budget | create s | converged s | all ready s | per shard: API requests (by verb), Hellos and Deployments written, peak RSS | requests per Hello | objects written by more than one shard | load average before |"
+        echo "| shards × Hellos each | budget | create s | converged s | all ready s | per shard: API requests (by verb), Hellos and Deployments written, peak RSS | requests per Hello | objects written by more than one shard | load average before |"
         echo "|---|---|---|---|---|---|---|---|---|"
         printf '%s\n' "${SHARD_ROWS[@]}"
     fi
