@@ -86,5 +86,6 @@ pub fn driver(
         budget,
         events: Budget::new(args.events_qps, args.events_burst)?,
         shard: args.shard_selector.clone(),
+        status_settle: Duration::from_millis(args.status_settle_ms),
     })
 }

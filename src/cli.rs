@@ -140,6 +140,14 @@ pub struct DriverArgs {
     /// (Metacontroller has none).
     #[arg(long, env = "METAHOOK_RECONCILE_DEBOUNCE_MS", value_name = "MS", default_value_t = driver_defaults::RECONCILE_DEBOUNCE_MS)]
     pub reconcile_debounce_ms: u64,
+    /// How long (ms) a parent's status may wait after a pass that changed
+    /// one of its children: the child's own status is about to move (a
+    /// Deployment just created or scaled reports its replicas moments
+    /// later), and a status written once it has is one write instead of
+    /// one per step. Changes worth a Warning are written at once. 0: the
+    /// status is written in the same pass, as Metacontroller does.
+    #[arg(long, env = "METAHOOK_STATUS_SETTLE_MS", value_name = "MS", default_value_t = driver_defaults::STATUS_SETTLE_MS)]
+    pub status_settle_ms: u64,
     /// Elect a leader on a Lease, so that of several replicas one drives.
     #[arg(long, env = "METAHOOK_LEADER_ELECTION")]
     pub leader_election: bool,

@@ -17,6 +17,7 @@ use crate::pressure::Pressure;
 use crate::queue::{ParentKey, Queue};
 use crate::records::Records;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The hooks of a controller, resolved to where they are answered.
 #[derive(Debug, Clone)]
@@ -39,6 +40,8 @@ pub struct Shared {
     pub metrics: Arc<DriverMetrics>,
     /// Whether the API budget is holding back converging writes.
     pub pressure: Pressure,
+    /// `--status-settle-ms`.
+    pub status_settle: Duration,
 }
 
 /// One controller's reconcile context.
@@ -59,6 +62,7 @@ pub struct Context {
     pub records: Records,
     pub metrics: Arc<DriverMetrics>,
     pub pressure: Pressure,
+    pub status_settle: Duration,
 }
 
 impl Context {
@@ -90,6 +94,7 @@ impl Context {
             records: Records::default(),
             metrics: shared.metrics,
             pressure: shared.pressure,
+            status_settle: shared.status_settle,
         })
     }
 

@@ -108,12 +108,12 @@ impl ApplyMemory {
         self.deferred_statuses().remove(uid);
     }
 
-    /// How long the parent `uid`'s status has been left for later (zero
-    /// when it is not).
-    pub fn status_deferred_for(&self, uid: &str) -> Duration {
+    /// How long the parent `uid`'s status has been left for later, if it
+    /// is.
+    pub fn status_deferred_for(&self, uid: &str) -> Option<Duration> {
         self.deferred_statuses()
             .get(uid)
-            .map_or(Duration::ZERO, |(since, _)| since.elapsed())
+            .map(|(since, _)| since.elapsed())
     }
 
     fn deferred_statuses(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Instant, bool)>> {
@@ -202,22 +202,25 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_deferred_status_ages_until_settled_and_keeps_whether_it_caught_up() {
         let memory = ApplyMemory::new();
-        assert_eq!(memory.status_deferred_for("p1"), Duration::ZERO);
+        assert_eq!(memory.status_deferred_for("p1"), None);
         memory.defer_status("p1", true);
         tokio::time::advance(Duration::from_secs(20)).await;
         // A later pass that changes nothing does not reset the age or the
         // catching up.
         memory.defer_status("p1", false);
         tokio::time::advance(Duration::from_secs(10)).await;
-        assert_eq!(memory.status_deferred_for("p1"), Duration::from_secs(30));
+        assert_eq!(
+            memory.status_deferred_for("p1"),
+            Some(Duration::from_secs(30))
+        );
         assert!(memory.deferred_while_catching_up("p1"));
         assert!(!memory.deferred_while_catching_up("p2"));
         memory.status_settled("p1");
-        assert_eq!(memory.status_deferred_for("p1"), Duration::ZERO);
+        assert_eq!(memory.status_deferred_for("p1"), None);
         assert!(!memory.deferred_while_catching_up("p1"));
         memory.defer_status("p2", false);
         assert!(!memory.deferred_while_catching_up("p2"));
         memory.forget_parent("p2");
-        assert_eq!(memory.status_deferred_for("p2"), Duration::ZERO);
+        assert_eq!(memory.status_deferred_for("p2"), None);
     }
 }

@@ -34,6 +34,9 @@ pub mod defaults {
     pub const WORKERS: u16 = 5;
     /// `--reconcile-debounce-ms`: none, as Metacontroller.
     pub const RECONCILE_DEBOUNCE_MS: u64 = 0;
+    /// `--status-settle-ms`: a second, about what a Deployment takes to
+    /// report a new replica set's pods.
+    pub const STATUS_SETTLE_MS: u64 = 1000;
     pub const LEASE_NAME: &str = "metahook-driver";
     /// Metacontroller's `--client-go-burst`.
     pub use crate::events::{EVENTS_BURST, EVENTS_QPS};
@@ -66,6 +69,9 @@ pub struct DriveSettings {
     /// `--shard-selector`: the parents this driver (and its Lease) is for;
     /// `None`: every parent.
     pub shard: Option<Selector>,
+    /// `--status-settle-ms`: how long a status may wait after a pass that
+    /// changed a child (`plan::StatusPace::Settle`).
+    pub status_settle: Duration,
     /// Where what the driver runs is shown (`/debug/driver`).
     pub view: Arc<View>,
 }
@@ -254,6 +260,7 @@ fn shared(
         caller,
         metrics: metrics.clone(),
         pressure,
+        status_settle: settings.status_settle,
     })
 }
 

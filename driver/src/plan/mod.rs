@@ -158,6 +158,11 @@ pub struct Prelude {
 pub enum StatusPace {
     /// Written whenever it changed.
     Now,
+    /// Waits for a later pass if this pass changes a child's content: the
+    /// child's own status is about to move (a Deployment just created or
+    /// scaled reports its replicas moments later), and the status written
+    /// once it has is one write instead of one per step.
+    Settle,
     /// The API budget is short: a status change may wait for a later pass,
     /// which will have caught up with the children written meanwhile (one
     /// status write instead of two). Never deferred: a change worth a
@@ -170,7 +175,7 @@ pub enum StatusPace {
 pub struct Plan {
     pub ops: Vec<Op>,
     /// The status changed but was left for a later pass
-    /// ([`StatusPace::Deferrable`]): `Some(catching_up)`, which the caller
+    /// ([`StatusPace::Settle`], [`StatusPace::Deferrable`]): `Some(catching_up)`, which the caller
     /// remembers so that the pass that writes it judges its conditions as
     /// this one would have ([`AppliedMemory::deferred_while_catching_up`]).
     pub deferred_status: Option<bool>,
@@ -403,7 +408,12 @@ pub fn after_hook(
         let finalizing = ops
             .iter()
             .any(|op| matches!(op, Op::RemoveFinalizer { .. }));
-        if pace == StatusPace::Deferrable && !warns && !is_deleting(parent) && !finalizing {
+        let may_wait = match pace {
+            StatusPace::Now => false,
+            StatusPace::Settle => content_changes,
+            StatusPace::Deferrable => true,
+        };
+        if may_wait && !warns && !is_deleting(parent) && !finalizing {
             deferred_status = Some(catching_up);
         } else {
             ops.extend(events);

@@ -11,9 +11,10 @@
 //! 3. calls the sync hook (the finalize hook for a parent being deleted)
 //!    with the parent, its children and the related objects;
 //! 4. plans what follows from the answer (children to apply and delete, the
-//!    status, the finalizer's removal) and executes it — while the API
-//!    budget holds back converging writes ([`crate::pressure`]), a status
-//!    change may wait for a later pass, at most [`STATUS_DEFERRAL`];
+//!    status, the finalizer's removal) and executes it — a status change
+//!    may wait for a later pass: after a pass that changed a child, for
+//!    `--status-settle-ms`; while the API budget holds back converging
+//!    writes ([`crate::pressure`]), at most [`STATUS_DEFERRAL`];
 //! 5. reports: log, metrics, a Warning Event for a failure worth one, the
 //!    parent's record ([`report`]).
 //!
@@ -175,11 +176,11 @@ async fn sync(
     // 4. What follows from the answer.
     let memory = ctx.executor.memory();
     let uid = parent.metadata.uid.clone().unwrap_or_default();
-    let pace = if ctx.pressure.busy() && memory.status_deferred_for(&uid) < STATUS_DEFERRAL {
-        StatusPace::Deferrable
-    } else {
-        StatusPace::Now
-    };
+    let pace = status_pace(
+        ctx.pressure.busy(),
+        ctx.status_settle,
+        memory.status_deferred_for(&uid),
+    );
     let plan = plan::after_hook(
         ctl,
         &parent,
@@ -216,6 +217,23 @@ async fn sync(
             reason: "statusDeferred",
         },
     }))
+}
+
+/// Whether this pass may leave the parent's status for later: `busy`, the
+/// budget holds back converging writes; `settle`, `--status-settle-ms`;
+/// `waiting`, how long the status has waited already (`None`: it is not
+/// waiting).
+fn status_pace(busy: bool, settle: Duration, waiting: Option<Duration>) -> StatusPace {
+    if busy && waiting.unwrap_or_default() < STATUS_DEFERRAL {
+        return StatusPace::Deferrable;
+    }
+    match waiting {
+        // Settling after a child's change: until the window ends.
+        Some(waited) if waited < settle => StatusPace::Deferrable,
+        Some(_) => StatusPace::Now,
+        None if settle.is_zero() => StatusPace::Now,
+        None => StatusPace::Settle,
+    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! what a good answer writes, and the record each leaves; and the loop
 //! (`worker.rs`) that runs them.
 
-use super::{ReconcileError, error_policy, reconcile};
+use super::{ReconcileError, STATUS_DEFERRAL, error_policy, reconcile, status_pace};
 use crate::backoff::backoff;
 use crate::cache::Caches;
 use crate::config::HookVersion;
@@ -171,6 +171,9 @@ fn runtime_with_children(
             caller,
             metrics,
             pressure: Pressure::default(),
+            // The status in the same pass as the children, as
+            // Metacontroller writes it (the settling has its own test).
+            status_settle: Duration::ZERO,
         },
     );
     worker::subscribe(&ctx);
@@ -528,6 +531,7 @@ async fn customize_rules_select_related_objects_from_the_caches() {
             caller: HookCaller::in_process(jiff::Timestamp::now, metrics.clone()),
             metrics,
             pressure: Pressure::default(),
+            status_settle: Duration::ZERO,
         },
     );
     worker::subscribe(&ctx);
@@ -661,4 +665,22 @@ async fn each_reconcile_leaves_a_record_of_its_plan_and_outcome() {
         Some((0.005, "backoff")),
         "the error policy's first step"
     );
+}
+
+#[test]
+fn a_status_waits_while_the_budget_is_short_or_a_changed_child_settles() {
+    use crate::plan::StatusPace::{Deferrable, Now, Settle};
+    let second = Duration::from_secs(1);
+    let at = |ms: u64| Some(Duration::from_millis(ms));
+    // Not waiting yet: with a settle window, only a pass that changes a
+    // child defers (Settle); without one, never.
+    assert_eq!(status_pace(false, second, None), Settle);
+    assert_eq!(status_pace(false, Duration::ZERO, None), Now);
+    // Waiting: until the window ends, then written.
+    assert_eq!(status_pace(false, second, at(999)), Deferrable);
+    assert_eq!(status_pace(false, second, at(1000)), Now);
+    // A short budget defers whatever the window, up to STATUS_DEFERRAL.
+    assert_eq!(status_pace(true, Duration::ZERO, None), Deferrable);
+    assert_eq!(status_pace(true, second, at(29_999)), Deferrable);
+    assert_eq!(status_pace(true, second, Some(STATUS_DEFERRAL)), Now);
 }

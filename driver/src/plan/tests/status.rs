@@ -370,3 +370,30 @@ fn the_pass_that_writes_a_deferred_status_judges_it_as_the_deferring_pass_would(
     .unwrap();
     assert_eq!(kinds(&forgotten.ops), ["WriteStatus", "Event"]);
 }
+
+#[test]
+fn a_settling_status_waits_only_for_a_pass_that_changes_a_child() {
+    let ctl = hello_like();
+    let parent = Obj::parent().finalizer(FINALIZER).0;
+    let none: [Vec<Arc<DynamicObject>>; 2] = [vec![], vec![]];
+    let settle = |resp: HookResponse| {
+        after_hook(
+            &ctl,
+            &parent,
+            &none,
+            &[],
+            resp,
+            &NoMemory,
+            StatusPace::Settle,
+        )
+        .unwrap()
+    };
+    // The child is created: its status follows moments later; so does ours.
+    let plan = settle(with_conditions(vec![desired("web", 1)], &VALID_NOT_READY));
+    assert_eq!(kinds(&plan.ops), ["ApplyChild"]);
+    assert_eq!(plan.deferred_status, Some(true));
+    // Nothing of ours changes: the status goes now.
+    let plan = settle(with_conditions(vec![], &VALID_NOT_READY));
+    assert_eq!(kinds(&plan.ops), ["WriteStatus", "Event"]);
+    assert_eq!(plan.deferred_status, None);
+}
