@@ -849,7 +849,8 @@ def test_driver_env_names_are_the_ones_the_binary_reads(driver: Rendered, chart:
     assert set(DRIVER_ENV) <= known
     everything = render(chart, {**EVERYTHING, "mode": "driver",
                                 "driver": {"leaseName": "metahook-leader", "kubeQps": 5, "kubeBurst": 10,
-                                           "eventsQps": 0.5, "eventsBurst": 5, "reconcileDebounceMs": 100}})
+                                           "eventsQps": 0.5, "eventsBurst": 5, "reconcileDebounceMs": 100,
+                                           "statusSettleMs": 500}})
     hooks_only = render(chart, EVERYTHING)
     for out in (driver, everything, hooks_only):
         ours = [e["name"] for e in out.container["env"] if e["name"].startswith(("METAHOOK_", "POD_"))]
@@ -873,13 +874,14 @@ def test_driver_api_budget_is_passed_only_when_set(driver: Rendered, chart: helm
     ("eventsQps", "METAHOOK_EVENTS_QPS", [0.01, 2.5, 1e-05, 1000000], None),
     ("eventsBurst", "METAHOOK_EVENTS_BURST", [1, 25, 4294967295], ["1", "25", "4294967295"]),
     ("reconcileDebounceMs", "METAHOOK_RECONCILE_DEBOUNCE_MS", [0, 250, 60000], ["0", "250", "60000"]),
+    ("statusSettleMs", "METAHOOK_STATUS_SETTLE_MS", [0, 1000, 30000], ["0", "1000", "30000"]),
 ])
 def test_driver_event_budget_and_debounce_are_passed_only_when_set(
         driver: Rendered, chart: helm_python.Chart, key: str, env_name: str, values: list, rendered: list | None,
 ) -> None:
-    """driver.eventsQps / eventsBurst / reconcileDebounceMs become
-    --events-qps / --events-burst / --reconcile-debounce-ms; unset (null),
-    the binary's defaults hold (Metacontroller's)."""
+    """driver.eventsQps / eventsBurst / reconcileDebounceMs / statusSettleMs
+    become --events-qps / --events-burst / --reconcile-debounce-ms /
+    --status-settle-ms; unset (null), the binary's defaults hold."""
     assert env_name in binary_env_names()
     assert env_name not in driver.env()
     assert env_name not in render(chart, {"driver": {key: values[0]}}).env(), "metacontroller mode has no driver"
@@ -1629,6 +1631,7 @@ MALFORMED = [
     ("zero event rate", {"driver": {"eventsQps": 0}}, r"/driver/eventsQps"),
     ("zero event burst", {"driver": {"eventsBurst": 0}}, r"/driver/eventsBurst.*minimum"),
     ("negative debounce", {"driver": {"reconcileDebounceMs": -1}}, r"/driver/reconcileDebounceMs.*minimum"),
+    ("negative settle", {"driver": {"statusSettleMs": -1}}, r"/driver/statusSettleMs.*minimum"),
     ("debounce as a duration", {"driver": {"reconcileDebounceMs": "250ms"}},
      r"/driver/reconcileDebounceMs.*want null or integer"),
     ("bad scrape interval", {"metrics": {"serviceMonitor": {"enabled": True, "interval": "often"}}},
