@@ -3,6 +3,7 @@
 # Rust tests, the Helm chart tests (real Helm from PyPI, in a venv), the
 # Go-built control plane's own checks, everything that needs Kubernetes
 # against that real control plane (tests/e2e/run.sh builds and starts it),
+# Metacontroller's own examples under both engines (tests/examples/run.sh),
 # and a bounded fuzz run. Installs what it needs. Exits non-zero if anything
 # fails.
 #
@@ -58,6 +59,7 @@ step "cargo test" cargo test --workspace --locked
 optional "chart tests (helm, kubernetes-validate)" tests/chart/run.sh
 step "control plane: gofmt, go vet, go test, pinned modules" tests/cluster/check.sh
 step "end to end on the real control plane" tests/e2e/run.sh
+step "Metacontroller's examples under Metacontroller and the driver" tests/examples/run.sh
 if [ -z "${SKIP_FUZZ:-}" ]; then
   optional "fuzz (bounded)" fuzz/run.sh
 fi

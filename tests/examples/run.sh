@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Metacontroller's own examples (examples/*/test.sh in the v4.17.2 source
+# archive, read from ../shared/metacontroller/ at run time) under the real
+# Metacontroller and under `metahook drive`: each engine on a fresh stand-in
+# control plane of tests/cluster/ (the two side by side), each example's hook
+# server (sync.py under python3, sync.js under node) on this machine. Prints
+# a Markdown table, example x engine, and fails when an example does other
+# than tests/examples/expected.txt says (tests/examples/examples.py does the
+# work).
+#
+#   tests/examples/run.sh                          # both engines, every example
+#   tests/examples/run.sh driver -k bluegreen      # one engine, one example (-k repeatable)
+#   tests/examples/run.sh --serial                 # the engines one after the other
+#
+# METAHOOK_EXAMPLES_TIMEOUT: seconds per example (default 240). The last
+# run's logs (each test.sh, engine and hook server): target/examples/.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+
+engines=()
+filter=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+    metacontroller | driver) engines+=("$1") ;;
+    -k) filter+=(-k "$2"); shift ;;
+    --serial) filter+=(--serial) ;;
+    *) echo "usage: tests/examples/run.sh [metacontroller] [driver] [-k EXAMPLE]... [--serial]" >&2; exit 2 ;;
+    esac
+    shift
+done
+[ ${#engines[@]} -gt 0 ] || engines=(metacontroller driver)
+
+for tool in node python3; do
+    command -v "$tool" >/dev/null || { echo "tests/examples: $tool is needed (the examples' hook servers)" >&2; exit 2; }
+done
+archive="${METAHOOK_METACONTROLLER_ARCHIVE:-$root/../shared/metacontroller/metacontroller-v4.17.2.tar.gz}"
+cargo build --locked --bin metahook
+metahook="$(cd "${CARGO_TARGET_DIR:-$root/target}" && pwd)/debug/metahook"
+metacontroller=
+case " ${engines[*]} " in *" metacontroller "*) metacontroller="$(tests/metacontroller/build.sh)" ;; esac
+
+# PyYAML from the chart tests' venv (tests/chart/requirements.txt pins it).
+venv="${METAHOOK_VENV:-$root/.venv}"
+if ! "$venv/bin/python" -c 'import yaml' 2>/dev/null; then
+    python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r tests/chart/requirements.txt
+fi
+
+exec "$venv/bin/python" tests/examples/examples.py run --engines "${engines[@]}" "${filter[@]}" \
+    --archive "$archive" --metahook "$metahook" ${metacontroller:+--metacontroller "$metacontroller"} \
+    ${METAHOOK_EXAMPLES_TIMEOUT:+--timeout "$METAHOOK_EXAMPLES_TIMEOUT"}
