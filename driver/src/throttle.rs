@@ -230,6 +230,14 @@ mod tests {
         })
     }
 
+    /// Waits for the service's readiness (its token), then calls it.
+    async fn send<S>(service: &mut S, request: http::Request<()>)
+    where
+        S: Service<http::Request<()>, Response = (), Error = Infallible>,
+    {
+        service.ready().await.unwrap().call(request).await.unwrap();
+    }
+
     fn get(path: &str) -> http::Request<()> {
         http::Request::get(path).body(()).unwrap()
     }
@@ -252,13 +260,7 @@ mod tests {
         let mut service =
             ThrottleLayer::new(Some(budget), metrics).layer(recorder(Arc::clone(&seen), origin));
         for _ in 0..13 {
-            service
-                .ready()
-                .await
-                .unwrap()
-                .call(get("/api"))
-                .await
-                .unwrap();
+            send(&mut service, get("/api")).await;
         }
         let seen = seen.lock().unwrap().clone();
         // The burst goes at once; then one every 1/5 s (tokio's timer has
@@ -328,13 +330,7 @@ mod tests {
             "/apis/apps/v1/deployments?watch=true&timeoutSeconds=290",
         ] {
             for _ in 0..50 {
-                service
-                    .ready()
-                    .await
-                    .unwrap()
-                    .call(get(path))
-                    .await
-                    .unwrap();
+                send(&mut service, get(path)).await;
             }
         }
         assert!(seen.lock().unwrap().iter().all(|t| *t == Duration::ZERO));
@@ -358,35 +354,17 @@ mod tests {
         let patch = |path: &str| http::Request::patch(path).body(()).unwrap();
         let status = "/apis/example.com/v1/namespaces/a/things/p/status";
         for path in [status, status] {
-            service
-                .ready()
-                .await
-                .unwrap()
-                .call(patch(path))
-                .await
-                .unwrap();
+            send(&mut service, patch(path)).await;
         }
         assert!(!pressure.busy(), "status writes waiting are not pressure");
         let child = "/apis/apps/v1/namespaces/a/deployments/web";
-        service
-            .ready()
-            .await
-            .unwrap()
-            .call(patch(child))
-            .await
-            .unwrap();
+        send(&mut service, patch(child)).await;
         assert!(pressure.busy());
         // Without a budget nothing waits: never pressure.
         let free = ThrottleLayer::new(None, Arc::new(DriverMetrics::default()));
         let mut service = free.layer(recorder(Arc::default(), Instant::now()));
         for _ in 0..5 {
-            service
-                .ready()
-                .await
-                .unwrap()
-                .call(patch(child))
-                .await
-                .unwrap();
+            send(&mut service, patch(child)).await;
         }
         assert!(!free.pressure().busy());
     }

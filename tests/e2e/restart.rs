@@ -50,19 +50,7 @@ async fn a_restarted_driver_writes_nothing_on_a_converged_cluster() {
     // The restart: a new process, its own user in the audit log.
     let user = "metahook-restarted";
     let restarted = start_driver(&kubeconfig_as(user)).await;
-    let records_path = format!("/debug/driver/reconciles?namespace={ns}");
-    let records = wait_for("the restarted driver to reconcile every Hello", || async {
-        let records = debug_json(restarted.debug_port(), &records_path);
-        let records = records.as_array()?.clone();
-        (records.len() == HELLOS).then_some(records)
-    })
-    .await;
-    for r in &records {
-        assert_eq!(
-            r["outcome"], "Unchanged",
-            "a converged Hello needs nothing: {r}"
-        );
-    }
+    every_hello_unchanged(&restarted, &ns, "the restarted driver").await;
     let by_verb = requests_by(user);
     let writes: Vec<_> = by_verb
         .iter()
@@ -125,19 +113,7 @@ async fn a_standby_taking_over_a_converged_cluster_writes_only_the_lease() {
     // once it expires.
     leader.signal("KILL");
     drop(leader);
-    let records_path = format!("/debug/driver/reconciles?namespace={ns}");
-    let records = wait_for("the standby to lead and reconcile every Hello", || async {
-        let records = debug_json(standby.debug_port(), &records_path);
-        let records = records.as_array()?.clone();
-        (records.len() == HELLOS).then_some(records)
-    })
-    .await;
-    for r in &records {
-        assert_eq!(
-            r["outcome"], "Unchanged",
-            "a converged Hello needs nothing: {r}"
-        );
-    }
+    every_hello_unchanged(&standby, &ns, "the standby, leading").await;
     // In this test's namespace: the standby drives the whole cluster, and
     // an earlier test's namespace may still be going (its Hellos
     // finalized by whoever leads).
@@ -216,6 +192,24 @@ async fn a_stopped_leader_hands_its_lease_to_the_standby_within_its_term() {
     );
     drop(standby);
     drop(leader);
+}
+
+/// Waits until `driver` has reconciled every Hello in `ns`, and checks
+/// that none needed anything (their records, from `/debug/driver`).
+async fn every_hello_unchanged(driver: &Metahook, ns: &str, who: &str) {
+    let records_path = format!("/debug/driver/reconciles?namespace={ns}");
+    let records = wait_for(&format!("{who} to reconcile every Hello"), || async {
+        let records = debug_json(driver.debug_port(), &records_path);
+        let records = records.as_array()?.clone();
+        (records.len() == HELLOS).then_some(records)
+    })
+    .await;
+    for r in &records {
+        assert_eq!(
+            r["outcome"], "Unchanged",
+            "a converged Hello needs nothing from {who}: {r}"
+        );
+    }
 }
 
 /// The resource requests of `user` in the audit log, counted by verb

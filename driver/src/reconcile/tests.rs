@@ -114,6 +114,18 @@ async fn apply_status_event(api: &mut ApiHandle, replicas: i64) -> ((Seen, Seen)
     (writes, event)
 }
 
+/// `status` replaced the parent's status with the hook's `{ok: true}`.
+fn assert_wrote_ok_status(status: &Seen) {
+    assert_eq!(
+        status.path,
+        "/apis/example.com/v1/namespaces/shop/things/p/status"
+    );
+    assert_eq!(
+        status.body[1]["value"],
+        json!({"ok": true, "observedGeneration": 2})
+    );
+}
+
 fn runtime(sync: Endpoint, client: kube::Client) -> Arc<Context> {
     runtime_with(sync, client, settled_parent())
 }
@@ -290,14 +302,7 @@ async fn a_good_answer_is_applied_and_its_status_written() {
     assert_eq!(apply.path, "/apis/apps/v1/namespaces/shop/deployments/web");
     assert_eq!(apply.body["metadata"]["labels"]["controller-uid"], "p1");
     assert_eq!(apply.body["spec"]["replicas"], 3);
-    assert_eq!(
-        status.path,
-        "/apis/example.com/v1/namespaces/shop/things/p/status"
-    );
-    assert_eq!(
-        status.body[1]["value"],
-        json!({"ok": true, "observedGeneration": 2})
-    );
+    assert_wrote_ok_status(&status);
 }
 
 #[tokio::test]
@@ -340,14 +345,7 @@ async fn while_the_budget_is_short_the_status_waits_for_a_later_pass() {
     let (action, status) =
         scripted(reconcile_and_requeue(&ctx), answer(&mut api, 200, written)).await;
     no_further_request(&mut api);
-    assert_eq!(
-        status.path,
-        "/apis/example.com/v1/namespaces/shop/things/p/status"
-    );
-    assert_eq!(
-        status.body[1]["value"],
-        json!({"ok": true, "observedGeneration": 2})
-    );
+    assert_wrote_ok_status(&status);
     assert_eq!(action, Action::requeue(Duration::from_secs(30)));
 }
 
