@@ -6,11 +6,12 @@
 //! is a Metacontroller feature outside the subset; required fields, defaults
 //! and allowed values follow Metacontroller v4.17 (docs/metacontroller.md
 //! §2). The webhook's own rules are in [`webhook`](super::webhook) and
-//! [`webhook_auth`](super::webhook_auth).
+//! [`webhook_auth`](super::webhook_auth); settings given per host, in
+//! [`endpoint`](super::endpoint).
 
 use super::{
     ChildResource, ConfigError, ControllerConfig, Hook, HookVersion, Hooks, ParentResource,
-    UpdateStrategy, manifest,
+    UpdateStrategy, endpoint, manifest,
 };
 use serde_json::Value;
 use std::time::Duration;
@@ -46,9 +47,6 @@ impl Check<'_> {
         let hint = match key.as_str() {
             "revisionHistory" | "statusChecks" => " (rolling updates are not supported)",
             "ignoreStatusChanges" => " (every parent update triggers a sync)",
-            "endpointConfigs" => {
-                " (set caBundle, clientTLS, authorization or basicAuth on each webhook instead)"
-            }
             "etag" => " (hook responses are not cached)",
             "preUpdateChild" | "postUpdateChild" => " (Metacontroller ignores these hooks too)",
             _ => "",
@@ -108,10 +106,12 @@ impl Check<'_> {
         let resync_period = spec
             .resync_period_seconds
             .map(|n| Duration::from_secs(n.max(1).unsigned_abs()));
-        let hooks = self.hooks(
+        let mut hooks = self.hooks(
             spec.hooks
                 .ok_or_else(|| self.invalid("spec.hooks", "is required (no hooks defined)"))?,
         )?;
+        let endpoints = self.endpoint_configs(spec.endpoint_configs.unwrap_or_default())?;
+        endpoint::apply(&mut hooks, &endpoints);
         Ok(ControllerConfig {
             name,
             source: self.source_name.to_owned(),

@@ -43,6 +43,21 @@ pub struct Spec {
     pub generate_selector: Option<bool>,
     pub resync_period_seconds: Option<i64>,
     pub hooks: Option<Hooks>,
+    pub endpoint_configs: Option<Vec<EndpointConfig>>,
+    #[serde(flatten)]
+    pub other: Other,
+}
+
+/// A webhook's connection settings by host (`spec.endpointConfigs[]`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointConfig {
+    pub host: Option<String>,
+    pub ca_bundle: Option<CaBundle>,
+    #[serde(rename = "clientTLS")]
+    pub client_tls: Option<ClientTls>,
+    pub authorization: Option<Authorization>,
+    pub basic_auth: Option<BasicAuth>,
     #[serde(flatten)]
     pub other: Other,
 }

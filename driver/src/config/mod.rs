@@ -14,10 +14,12 @@
 //!
 //! - `load`: where the files come from, and one name per controller;
 //! - `manifest`: serde's mirror of the YAML, keeping unknown keys;
-//! - `check` (with `webhook`, `webhook_auth` and `go_duration` for the
-//!   hooks' fields): the rules beyond the types, each naming its field.
+//! - `check` (with `webhook`, `webhook_auth`, `endpoint` and `go_duration`
+//!   for the hooks' fields): the rules beyond the types, each naming its
+//!   field.
 
 mod check;
+mod endpoint;
 mod error;
 mod go_duration;
 mod load;

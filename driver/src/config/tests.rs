@@ -60,8 +60,6 @@ fn defaults_match_metacontroller() {
 
 #[test]
 fn unsupported_fields_are_named() {
-    let endpoint = with_spec("  endpointConfigs: []\n");
-    assert!(err(&endpoint).contains("`spec.endpointConfigs` is not supported"));
     let history = MINIMAL.replace(
         "resource: things}",
         "resource: things, revisionHistory: {}}",
@@ -84,8 +82,6 @@ fn unsupported_fields_are_named() {
     );
     let etag = MINIMAL.replace("webhook: {url:", "webhook: {etag: {enabled: true}, url:");
     assert!(err(&etag).contains("`spec.hooks.sync.webhook.etag` is not supported"));
-    let endpoints = with_spec("  endpointConfigs: []\n");
-    assert!(err(&endpoints).contains("set caBundle, clientTLS, authorization or basicAuth"));
     let pre = MINIMAL.replace("  hooks:\n", "  hooks:\n    preUpdateChild: {}\n");
     assert!(err(&pre).contains("`spec.hooks.preUpdateChild`"));
     let status_changes = MINIMAL.replace(
@@ -357,4 +353,72 @@ fn a_directory_is_read_in_name_order_and_duplicates_rejected() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(matches!(from_dir(&dir), Err(ConfigError::Read { .. })));
+}
+
+#[test]
+fn endpoint_configs_give_their_settings_to_webhooks_of_their_host_that_have_none() {
+    let text = r#"
+apiVersion: metacontroller.k8s.io/v1alpha1
+kind: CompositeController
+metadata: {name: demo}
+spec:
+  parentResource: {apiVersion: example.com/v1, resource: things}
+  endpointConfigs:
+    - host: other.example
+      authorization: {secretRef: {name: other, namespace: hooks, key: t}}
+    - host: hooks.example:443
+      caBundle: {configMapRef: {name: ca, namespace: hooks, key: ca.crt}}
+      authorization: {secretRef: {name: token, namespace: hooks, key: t}}
+  hooks:
+    sync:
+      webhook: {url: "https://hooks.example/demo/sync"}
+    finalize:
+      webhook:
+        url: "https://hooks.example/demo/finalize"
+        basicAuth: {secretRef: {name: own, namespace: hooks}}
+    customize:
+      webhook: {url: "https://elsewhere.example/demo/customize"}
+"#;
+    let c = parse("test.yaml", text).unwrap();
+    // The sync hook's host, with https's default port: the second entry.
+    let sync = &c.hooks.sync.webhook.auth;
+    assert_eq!(
+        sync.ca_bundle,
+        Some(CaBundle::ConfigMap(KeyRef {
+            object: ObjectRef {
+                namespace: "hooks".to_owned(),
+                name: "ca".to_owned()
+            },
+            key: "ca.crt".to_owned()
+        }))
+    );
+    assert!(
+        matches!(&sync.header, Some(AuthHeader::Authorization { secret, .. }) if secret.object.name == "token"),
+        "{sync:?}"
+    );
+    // Settings of its own: those only (no CA from the entry).
+    let finalize = &c.hooks.finalize.as_ref().unwrap().webhook.auth;
+    assert!(matches!(finalize.header, Some(AuthHeader::Basic { .. })));
+    assert_eq!(finalize.ca_bundle, None);
+    // No entry for its host: nothing.
+    assert!(c.hooks.customize.as_ref().unwrap().webhook.auth.is_empty());
+    // An entry is checked as a webhook's settings are, by its path.
+    let bad = MINIMAL.replace(
+        "  hooks:\n",
+        "  endpointConfigs:\n    - {caBundle: {inline: pem}}\n  hooks:\n",
+    );
+    assert!(
+        err(&bad).contains("`spec.endpointConfigs[0].host` is required"),
+        "{}",
+        err(&bad)
+    );
+    let both = MINIMAL.replace(
+        "  hooks:\n",
+        "  endpointConfigs:\n    - {host: h, caBundle: {}}\n  hooks:\n",
+    );
+    assert!(
+        err(&both).contains("`spec.endpointConfigs[0].caBundle` needs one of inline"),
+        "{}",
+        err(&both)
+    );
 }
