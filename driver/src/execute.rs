@@ -251,6 +251,32 @@ impl Executor {
                         }),
                     }
                 }
+                Op::PatchObject { patch, .. } => {
+                    let patch = patch_from(Value::Array(patch))?;
+                    let api = self.parent_api(ctl, &parent);
+                    let result = api
+                        .patch(
+                            &parent_name,
+                            &PatchParams::default(),
+                            &Patch::Json::<()>(patch),
+                        )
+                        .await;
+                    self.count(ctl, "patch_object", &parent_kind, &result);
+                    match result {
+                        Ok(updated) => parent = updated,
+                        // Gone: nothing left to decorate.
+                        Err(e) if status_code(&e) == Some(404) => {
+                            tracing::debug!(parent = %parent_key, error = %e, "object gone");
+                        }
+                        // A failed `test` (422) or a conflict is a stale
+                        // cache: an error, retried quietly
+                        // (`ExecuteError::is_stale_cache`).
+                        Err(source) => errors.push(ExecuteError::PatchObject {
+                            parent: parent_key.clone(),
+                            source,
+                        }),
+                    }
+                }
                 Op::Event { kind, reason, note } => {
                     self.publish(ctl, &parent, kind, reason, note).await;
                 }

@@ -1,7 +1,8 @@
 //! A controller as the driver runs it: its validated configuration plus what
 //! discovery said about its parent and child types.
 
-use super::config::{ControllerConfig, UpdateStrategy};
+use super::config::{ControllerConfig, ControllerKind, UpdateStrategy};
+use super::selector::{self, SelectorExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::ResourceExt;
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
@@ -41,7 +42,8 @@ pub struct ChildType {
     pub strategy: UpdateStrategy,
 }
 
-/// One CompositeController, ready to drive.
+/// One CompositeController (or one resource of a DecoratorController),
+/// ready to drive.
 #[derive(Debug, Clone)]
 pub struct Driven {
     pub config: ControllerConfig,
@@ -51,13 +53,46 @@ pub struct Driven {
     /// parent's values of them, so that the shard's filtered child watch
     /// sees it (docs/architecture.md, "Shards").
     pub shard_labels: Vec<String>,
+    /// Whether the parent type has a status subresource (discovery says):
+    /// a composite's must; a decorator writes a status through it only
+    /// when it has one, with the object otherwise, as Metacontroller does.
+    pub status_subresource: bool,
 }
 
 impl Driven {
     /// The same finalizer as Metacontroller's, so a cluster can move between
     /// the two.
     pub fn finalizer(&self) -> String {
-        format!("metacontroller.io/compositecontroller-{}", self.config.name)
+        match self.config.kind {
+            ControllerKind::Composite => {
+                format!("metacontroller.io/compositecontroller-{}", self.config.name)
+            }
+            ControllerKind::Decorator => {
+                format!("metacontroller.io/decoratorcontroller-{}", self.config.name)
+            }
+        }
+    }
+
+    pub fn is_decorator(&self) -> bool {
+        self.config.kind == ControllerKind::Decorator
+    }
+
+    /// Whether the controller's parent filter selects `parent`: the
+    /// `labelSelector` and, for a decorator, the `annotationSelector` (an
+    /// absent one selects everything). A selector that does not parse
+    /// selects nothing (the manifest check refuses those before start).
+    pub fn selects(&self, parent: &DynamicObject) -> bool {
+        let matches =
+            |s: &Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+             values: &std::collections::BTreeMap<String, String>| {
+                s.as_ref()
+                    .is_none_or(|s| selector::parse(s).is_ok_and(|s| s.matches(values)))
+            };
+        matches(&self.config.parent.label_selector, parent.labels())
+            && matches(
+                &self.config.parent.annotation_selector,
+                parent.annotations(),
+            )
     }
 
     pub fn name(&self) -> &str {

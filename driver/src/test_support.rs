@@ -89,6 +89,7 @@ spec:
             parent: api_type("example.com", "v1", "Thing", true),
             children,
             shard_labels: Vec::new(),
+            status_subresource: true,
         }
     }
 }
@@ -117,6 +118,7 @@ pub(crate) fn hello() -> Driven {
             strategy: UpdateStrategy::InPlace,
         }],
         shard_labels: Vec::new(),
+        status_subresource: true,
     }
 }
 
@@ -155,6 +157,14 @@ impl Obj {
         self.0
             .metadata
             .labels
+            .get_or_insert_with(Default::default)
+            .insert(k.to_owned(), v.to_owned());
+        self
+    }
+    pub(crate) fn annotation(mut self, k: &str, v: &str) -> Self {
+        self.0
+            .metadata
+            .annotations
             .get_or_insert_with(Default::default)
             .insert(k.to_owned(), v.to_owned());
         self
