@@ -2,54 +2,12 @@
 //! attachments, its edits of the object, its finalizer.
 
 use super::*;
-use crate::config::{self, UpdateStrategy};
-use crate::model::ChildType;
-use crate::test_support::api_type;
+use crate::test_support::{DECORATOR_FINALIZER, decorator};
 use crate::wire::decorator::DecoratorAnswer;
 use std::collections::BTreeMap;
 
-const DECORATOR_FINALIZER: &str = "metacontroller.io/decoratorcontroller-svc";
-
-/// `svc`: decorates Pods annotated `expose`, attaching Services.
-fn decorator(finalize: bool, status_subresource: bool) -> Driven {
-    let finalize = if finalize {
-        "    finalize: {webhook: {url: \"http://h/finalize\"}}\n"
-    } else {
-        ""
-    };
-    let text = format!(
-        r#"
-apiVersion: metacontroller.k8s.io/v1alpha1
-kind: DecoratorController
-metadata: {{name: svc}}
-spec:
-  resources:
-    - apiVersion: v1
-      resource: pods
-      annotationSelector: {{matchExpressions: [{{key: expose, operator: Exists}}]}}
-  attachments:
-    - {{apiVersion: v1, resource: services, updateStrategy: {{method: InPlace}}}}
-  hooks:
-    sync: {{webhook: {{url: "http://h/sync"}}}}
-{finalize}"#
-    );
-    Driven {
-        config: config::parse("svc.yaml", &text).unwrap(),
-        parent: api_type("", "v1", "Pod", true),
-        children: vec![ChildType {
-            resource: api_type("", "v1", "Service", true),
-            strategy: UpdateStrategy::InPlace,
-        }],
-        shard_labels: Vec::new(),
-        status_subresource,
-    }
-}
-
 fn pod() -> Obj {
-    Obj::new(("", "v1", "Pod"), "web-0")
-        .uid("pod1")
-        .annotation("expose", "")
-        .label("app", "web")
+    Obj::pod().annotation("expose", "").label("app", "web")
 }
 
 /// A Service controlled by the Pod `pod1`.
@@ -108,7 +66,7 @@ fn attachments_are_what_this_decorator_made_for_this_object() {
 #[test]
 fn an_object_the_annotation_selector_does_not_select_is_left_alone() {
     let ctl = decorator(true, true);
-    let plain = Obj::new(("", "v1", "Pod"), "web-1").build();
+    let plain = Obj::pod().build();
     assert_eq!(prelude(&ctl, &plain, &[vec![]]).unwrap().next, Next::Stop);
 }
 
@@ -265,10 +223,7 @@ fn the_finalizer_is_the_decorators_and_finalize_runs_on_deletion() {
         HookKind::Finalize
     );
     // Out of the selector while holding the finalizer: finalized too.
-    let unselected = Obj::new(("", "v1", "Pod"), "web-0")
-        .uid("pod1")
-        .finalizer(DECORATOR_FINALIZER)
-        .build();
+    let unselected = Obj::pod().finalizer(DECORATOR_FINALIZER).build();
     assert_eq!(
         hook_of(&prelude(&ctl, &unselected, &[vec![]]).unwrap()),
         HookKind::Finalize
