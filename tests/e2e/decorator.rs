@@ -23,7 +23,8 @@ const WANT: &str = "e2e.metahook.dev/want-secret";
 /// The hook: labels `decorated-by: e2e` and removes `remove-me`; counts its
 /// attachments into an annotation; wants a Secret `<name>-attached` unless
 /// the object is annotated `want-secret: "no"`; sets a status; finalize
-/// appends the object's name to `finalized.log` and says `finalized`.
+/// appends the object's name to `finalized.log`, says `finalized` and still
+/// wants the Secret (so that only its owner reference removes it).
 const HOOKS: &str = r#"
 import json, sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -35,23 +36,24 @@ class Hooks(BaseHTTPRequestHandler):
         req = json.loads(self.rfile.read(int(self.headers['content-length'])))
         obj = req['object']
         meta = obj['metadata']
+        want = meta.get('annotations', {}).get('e2e.metahook.dev/want-secret') != 'no'
+        secret = {
+            'apiVersion': 'v1', 'kind': 'Secret',
+            'metadata': {'name': meta['name'] + '-attached'},
+            'stringData': {'for': meta['name']},
+        }
+        attachments = [secret] if want else []
         if self.path == '/finalize':
             with open(LOG, 'a') as f:
                 f.write(meta['name'] + '\n')
-            resp = {'finalized': True}
+            resp = {'finalized': True, 'attachments': attachments}
         else:
-            want = meta.get('annotations', {}).get('e2e.metahook.dev/want-secret') != 'no'
-            secret = {
-                'apiVersion': 'v1', 'kind': 'Secret',
-                'metadata': {'name': meta['name'] + '-attached'},
-                'stringData': {'for': meta['name']},
-            }
             seen = sum(len(v) for v in req['attachments'].values())
             resp = {
                 'labels': {'decorated-by': 'e2e', 'remove-me': None},
                 'annotations': {'e2e.metahook.dev/attachments-seen': str(seen)},
                 'status': {'decorated': True, 'attachments': seen},
-                'attachments': [secret] if want else [],
+                'attachments': attachments,
             }
         body = json.dumps(resp).encode()
         self.send_response(200)
@@ -266,13 +268,20 @@ async fn decorates_a_config_map(client: &Client, ns: &str, log: &Path) {
         finalized.lines().any(|l| l == "decorated"),
         "finalize was not called for the ConfigMap: {finalized:?}"
     );
-    // Its owner gone, the garbage collector takes the attachment.
+    // Its owner gone, the garbage collector takes the attachment the
+    // finalize hook still wanted: the driver deleted it only when the hook
+    // stopped wanting it.
     wait_gone(
         "the Secret garbage-collected",
         &secrets,
         "decorated-attached",
     )
     .await;
+    let deletes = driver_writes(ns)
+        .into_iter()
+        .filter(|w| w.verb == "delete" && w.name == "decorated-attached")
+        .count();
+    assert_eq!(deletes, 1, "the driver deleted the Secret {deletes} times");
 
     // The ConfigMap the annotation selector does not select was never
     // touched.
