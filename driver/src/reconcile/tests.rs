@@ -4,6 +4,8 @@
 //! what a good answer writes, and the record each leaves; and the loop
 //! (`worker.rs`) that runs them.
 
+mod decorator;
+
 use super::{ReconcileError, error_policy, reconcile};
 use crate::backoff::backoff;
 use crate::cache::Caches;
