@@ -3,9 +3,10 @@
 
 use super::config::{ControllerConfig, ControllerKind, UpdateStrategy};
 use super::selector::{self, SelectorExt};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};
 use kube::ResourceExt;
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+use std::collections::BTreeMap;
 
 /// An API type: group, version, kind, plural, and whether it is namespaced.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,15 +83,10 @@ impl Driven {
     /// absent one selects everything). A selector that does not parse
     /// selects nothing (the manifest check refuses those before start).
     pub fn selects(&self, parent: &DynamicObject) -> bool {
-        let matches =
-            |s: &Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
-             values: &std::collections::BTreeMap<String, String>| {
-                s.as_ref()
-                    .is_none_or(|s| selector::parse(s).is_ok_and(|s| s.matches(values)))
-            };
-        matches(&self.config.parent.label_selector, parent.labels())
+        let parent_filter = &self.config.parent;
+        matches(parent_filter.label_selector.as_ref(), parent.labels())
             && matches(
-                &self.config.parent.annotation_selector,
+                parent_filter.annotation_selector.as_ref(),
                 parent.annotations(),
             )
     }
@@ -98,6 +94,12 @@ impl Driven {
     pub fn name(&self) -> &str {
         &self.config.name
     }
+}
+
+/// Whether `selector` (none: everything) selects these labels or
+/// annotations.
+fn matches(selector: Option<&LabelSelector>, values: &BTreeMap<String, String>) -> bool {
+    selector.is_none_or(|s| selector::parse(s).is_ok_and(|s| s.matches(values)))
 }
 
 /// `namespace/name`, or `name` for cluster-scoped objects: how messages and

@@ -92,20 +92,16 @@ impl ControllerConfig {
     /// One configuration per resource it drives: a composite's parent, or
     /// each of a decorator's `spec.resources`, each with its own cache and
     /// queue (the applier runs over one type).
-    pub fn per_resource(self) -> Vec<ControllerConfig> {
-        let mut more = self.more_resources.clone();
-        let first = ControllerConfig {
-            more_resources: Vec::new(),
-            ..self
-        };
-        let mut out = Vec::with_capacity(1 + more.len());
-        for parent in more.drain(..) {
-            out.push(ControllerConfig {
+    pub fn per_resource(mut self) -> Vec<ControllerConfig> {
+        let more = std::mem::take(&mut self.more_resources);
+        let mut out: Vec<ControllerConfig> = more
+            .into_iter()
+            .map(|parent| ControllerConfig {
                 parent,
-                ..first.clone()
-            });
-        }
-        out.insert(0, first);
+                ..self.clone()
+            })
+            .collect();
+        out.insert(0, self);
         out
     }
 }
