@@ -89,18 +89,28 @@ pub fn decorate(
     let old_status = written.as_ref().or_else(|| parent.data.get("status"));
     let new_status = answer.status.map(Value::Object);
     let status_change = new_status.filter(|s| old_status != Some(s));
+    // Our own last edit, if the cache has not caught up with it yet.
+    let written_metadata = memory.written_metadata(
+        uid,
+        parent
+            .metadata
+            .resource_version
+            .as_deref()
+            .unwrap_or_default(),
+    );
+    let (labels, annotations) = match &written_metadata {
+        Some(w) => (w.labels.as_ref(), w.annotations.as_ref()),
+        None => (
+            parent.metadata.labels.as_ref(),
+            parent.metadata.annotations.as_ref(),
+        ),
+    };
     let mut changed = Vec::new();
     let mut patch = vec![json!({"op": "test", "path": "/metadata/uid", "value": uid})];
-    edit(
-        "labels",
-        parent.metadata.labels.as_ref(),
-        &answer.labels,
-        &mut patch,
-        &mut changed,
-    );
+    edit("labels", labels, &answer.labels, &mut patch, &mut changed);
     edit(
         "annotations",
-        parent.metadata.annotations.as_ref(),
+        annotations,
         &answer.annotations,
         &mut patch,
         &mut changed,

@@ -48,7 +48,7 @@ mod status;
 #[cfg(test)]
 mod tests;
 
-pub use applied::{Applied, AppliedMemory, NoMemory};
+pub use applied::{Applied, AppliedMemory, NoMemory, WrittenMetadata};
 pub use apply::{APPLIED, LAST_APPLIED, owner_reference};
 pub use children::contains;
 pub use claim::child_selector;

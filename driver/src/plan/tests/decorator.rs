@@ -257,3 +257,40 @@ fn finalized_removes_the_finalizer_and_the_attachments_it_still_wants_are_applie
             .is_empty()
     );
 }
+
+#[test]
+fn an_edit_the_cache_has_not_seen_yet_is_not_sent_again() {
+    let ctl = decorator(false, true);
+    // The cache still shows the object as the last pass read it (rv 7).
+    let seen = pod().resource_version("7").build();
+    let memory = crate::memory::ApplyMemory::new();
+    let wrote = |labels: &[(&str, &str)]| WrittenMetadata {
+        labels: Some(
+            labels
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+        ),
+        annotations: seen.metadata.annotations.clone(),
+    };
+    memory.record_metadata("pod1", "7", wrote(&[("app", "web"), ("tier", "front")]));
+    let answer = |tier: &str| DecoratorAnswer {
+        labels: edits(&[("tier", Some(tier))]),
+        ..DecoratorAnswer::default()
+    };
+    let plan = decorate(&ctl, &seen, &[vec![]], &[], answer("front"), &memory).unwrap();
+    assert!(plan.ops.is_empty(), "{:?}", plan.ops);
+    // A new edit is tested against what was written, not the stale cache.
+    let plan = decorate(&ctl, &seen, &[vec![]], &[], answer("back"), &memory).unwrap();
+    let [Op::PatchObject { patch, .. }] = &plan.ops[..] else {
+        panic!("{:?}", plan.ops)
+    };
+    assert_eq!(
+        patch[1],
+        json!({"op": "test", "path": "/metadata/labels", "value": {"app": "web", "tier": "front"}})
+    );
+    // Once the cache shows a newer version, it is the truth again.
+    let newer = pod().resource_version("8").build();
+    let plan = decorate(&ctl, &newer, &[vec![]], &[], answer("front"), &memory).unwrap();
+    assert_eq!(kinds(&plan.ops), ["PatchObject"]);
+}
