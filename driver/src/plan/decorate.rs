@@ -78,26 +78,17 @@ pub fn decorate(
     let desired = desired::check_desired(ctl, parent, &answer.attachments)?;
     let mut ops = Vec::new();
     let uid = parent.metadata.uid.as_deref().unwrap_or_default();
-    let written = memory.written_status(
-        uid,
-        parent
-            .metadata
-            .resource_version
-            .as_deref()
-            .unwrap_or_default(),
-    );
+    let read_at = parent
+        .metadata
+        .resource_version
+        .as_deref()
+        .unwrap_or_default();
+    // Our own last writes, if the cache has not caught up with them yet.
+    let written = memory.written_status(uid, read_at);
     let old_status = written.as_ref().or_else(|| parent.data.get("status"));
     let new_status = answer.status.map(Value::Object);
     let status_change = new_status.filter(|s| old_status != Some(s));
-    // Our own last edit, if the cache has not caught up with it yet.
-    let written_metadata = memory.written_metadata(
-        uid,
-        parent
-            .metadata
-            .resource_version
-            .as_deref()
-            .unwrap_or_default(),
-    );
+    let written_metadata = memory.written_metadata(uid, read_at);
     let (labels, annotations) = match &written_metadata {
         Some(w) => (w.labels.as_ref(), w.annotations.as_ref()),
         None => (
