@@ -5,8 +5,9 @@
 //! hook gives one and it differs (through the status subresource when the
 //! type has one, with the object otherwise, and with no
 //! `observedGeneration` added); labels and annotations are edited key by
-//! key, `null` removing one; `finalized` removes the finalizer in the same
-//! write; then the attachments are managed as a composite's children —
+//! key, `null` removing one; `finalized` removes the finalizer (after
+//! them, in a patch of its own); then the attachments are managed as a
+//! composite's children —
 //! deleted when not desired, applied with the object as their controller
 //! owner — unless the object is going and no finalizer of ours holds it.
 
@@ -152,9 +153,12 @@ pub fn decorate(
     })
 }
 
-/// The JSON patch for one of the object's string maps (`labels` or
-/// `annotations`) after the hook's edits, if they change it: a `test` of the
-/// map as read (absent reads as `null`), then the whole new map.
+/// The JSON patch operations for one of the object's string maps (`labels`
+/// or `annotations`) after the hook's edits, if they change it. Key by key:
+/// `add` sets a key (replacing its value), `remove` removes one (and fails,
+/// a stale cache, if it is gone already), so keys others wrote meanwhile
+/// are kept and an edit already made is harmless. A map the object does
+/// not have is added whole, after a `test` that it still has none.
 fn edit(
     key: &str,
     current: Option<&BTreeMap<String, String>>,
@@ -162,26 +166,35 @@ fn edit(
     patch: &mut Vec<Value>,
     changed: &mut Vec<String>,
 ) {
-    let mut after = current.cloned().unwrap_or_default();
-    let mut names = Vec::new();
+    let path = format!("/metadata/{key}");
+    let mut ops = Vec::new();
+    let mut created = Map::new();
     for (k, v) in edits {
-        let differs = match v {
-            Some(v) => after.insert(k.clone(), v.clone()).as_ref() != Some(v),
-            None => after.remove(k).is_some(),
-        };
-        if differs {
-            names.push(format!("metadata.{key}.{k}"));
+        let now = current.and_then(|m| m.get(k));
+        let member = format!("{path}/{}", pointer_escape(k));
+        match v {
+            Some(v) if now != Some(v) => {
+                created.insert(k.clone(), Value::String(v.clone()));
+                ops.push(json!({"op": "add", "path": member, "value": v}));
+            }
+            None if now.is_some() => ops.push(json!({"op": "remove", "path": member})),
+            _ => continue,
         }
+        changed.push(format!("metadata.{key}.{k}"));
     }
-    if names.is_empty() {
+    if ops.is_empty() {
         return;
     }
-    let path = format!("/metadata/{key}");
-    patch.push(json!({"op": "test", "path": path, "value": current}));
-    let after: Map<String, Value> = after
-        .into_iter()
-        .map(|(k, v)| (k, Value::String(v)))
-        .collect();
-    patch.push(json!({"op": "add", "path": path, "value": after}));
-    changed.extend(names);
+    if current.is_none() {
+        // Nothing to remove from a map that is not there: only additions.
+        patch.push(json!({"op": "test", "path": path, "value": null}));
+        patch.push(json!({"op": "add", "path": path, "value": created}));
+    } else {
+        patch.extend(ops);
+    }
+}
+
+/// A map key as a JSON pointer segment (RFC 6901): label keys hold `/`.
+fn pointer_escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
 }

@@ -135,9 +135,9 @@ pub enum Op {
     },
     /// Replace `.status` through the status subresource.
     WriteStatus { status: Value },
-    /// A decorator's edit of the object itself: a JSON patch of its labels
-    /// and annotations (and of its status, for a type with no status
-    /// subresource), each guarded by a `test` of what the plan read;
+    /// A decorator's edit of the object itself: a JSON patch (guarded by a
+    /// `test` of the UID) of the label and annotation keys that change, one
+    /// by one (and of its status, for a type with no status subresource);
     /// `changed` names what changes, for the record.
     PatchObject {
         patch: Vec<Value>,

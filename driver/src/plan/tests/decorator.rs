@@ -75,7 +75,12 @@ fn labels_and_annotations_are_edited_key_by_key_null_removing() {
     let ctl = decorator(false, true);
     let pod = pod().annotation("old", "x").build();
     let answer = DecoratorAnswer {
-        labels: edits(&[("tier", Some("front")), ("app", None), ("gone", None)]),
+        labels: edits(&[
+            ("tier", Some("front")),
+            ("example.com/role", Some("db")),
+            ("app", None),
+            ("gone", None),
+        ]),
         annotations: edits(&[("old", Some("x"))]),
         ..DecoratorAnswer::default()
     };
@@ -85,12 +90,42 @@ fn labels_and_annotations_are_edited_key_by_key_null_removing() {
         unreachable!()
     };
     // Only what changes is named; the annotation already held its value.
-    assert_eq!(changed, &["metadata.labels.app", "metadata.labels.tier"]);
+    assert_eq!(
+        changed,
+        &[
+            "metadata.labels.app",
+            "metadata.labels.example.com/role",
+            "metadata.labels.tier"
+        ]
+    );
+    // Key by key, so labels others set meanwhile stay; `/` escaped.
     assert_eq!(
         patch,
         &vec![
             json!({"op": "test", "path": "/metadata/uid", "value": "pod1"}),
-            json!({"op": "test", "path": "/metadata/labels", "value": {"app": "web"}}),
+            json!({"op": "remove", "path": "/metadata/labels/app"}),
+            json!({"op": "add", "path": "/metadata/labels/example.com~1role", "value": "db"}),
+            json!({"op": "add", "path": "/metadata/labels/tier", "value": "front"}),
+        ]
+    );
+}
+
+#[test]
+fn a_map_the_object_lacks_is_added_whole_if_it_is_still_missing() {
+    let ctl = decorator(false, true);
+    let bare = Obj::pod().annotation("expose", "").build();
+    let answer = DecoratorAnswer {
+        labels: edits(&[("tier", Some("front")), ("gone", None)]),
+        ..DecoratorAnswer::default()
+    };
+    let plan = decorate_with(&ctl, &bare, &[vec![]], answer);
+    let [Op::PatchObject { patch, .. }] = &plan.ops[..] else {
+        panic!("{:?}", plan.ops)
+    };
+    assert_eq!(
+        patch[1..],
+        [
+            json!({"op": "test", "path": "/metadata/labels", "value": null}),
             json!({"op": "add", "path": "/metadata/labels", "value": {"tier": "front"}}),
         ]
     );
@@ -280,14 +315,18 @@ fn an_edit_the_cache_has_not_seen_yet_is_not_sent_again() {
     };
     let plan = decorate(&ctl, &seen, &[vec![]], &[], answer("front"), &memory).unwrap();
     assert!(plan.ops.is_empty(), "{:?}", plan.ops);
-    // A new edit is tested against what was written, not the stale cache.
-    let plan = decorate(&ctl, &seen, &[vec![]], &[], answer("back"), &memory).unwrap();
+    // A label only our write holds is removed: the stale cache lacks it.
+    let remove = DecoratorAnswer {
+        labels: edits(&[("tier", None)]),
+        ..DecoratorAnswer::default()
+    };
+    let plan = decorate(&ctl, &seen, &[vec![]], &[], remove, &memory).unwrap();
     let [Op::PatchObject { patch, .. }] = &plan.ops[..] else {
         panic!("{:?}", plan.ops)
     };
     assert_eq!(
         patch[1],
-        json!({"op": "test", "path": "/metadata/labels", "value": {"app": "web", "tier": "front"}})
+        json!({"op": "remove", "path": "/metadata/labels/tier"})
     );
     // Once the cache shows a newer version, it is the truth again.
     let newer = pod().resource_version("8").build();
