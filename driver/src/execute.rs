@@ -6,7 +6,7 @@ use super::events::{EventPublisher, Published};
 use super::memory::ApplyMemory;
 use super::metrics::DriverMetrics;
 use super::model::Driven;
-use super::plan::{EventType, Op, Target};
+use super::plan::{EventType, Op, Target, WrittenMetadata};
 use kube::ResourceExt;
 use kube::api::{
     Api, DeleteParams, DynamicObject, Patch, PatchParams, Preconditions, PropagationPolicy,
@@ -127,6 +127,9 @@ impl Executor {
         );
         let parent_uid = parent.uid().unwrap_or_default();
         let parent_kind = ctl.parent.api.kind.clone();
+        // The version the plan read: what a later pass's cache shows until
+        // it sees this plan's writes.
+        let planned_on = parent.resource_version().unwrap_or_default();
         let mut errors = Vec::new();
         for op in ops {
             match op {
@@ -246,6 +249,42 @@ impl Executor {
                             tracing::debug!(parent = %parent_key, error = %e, "status write swallowed");
                         }
                         Err(source) => errors.push(ExecuteError::WriteStatus {
+                            parent: parent_key.clone(),
+                            source,
+                        }),
+                    }
+                }
+                Op::PatchObject { patch, .. } => {
+                    let patch = patch_from(Value::Array(patch))?;
+                    let api = self.parent_api(ctl, &parent);
+                    let result = api
+                        .patch(
+                            &parent_name,
+                            &PatchParams::default(),
+                            &Patch::Json::<()>(patch),
+                        )
+                        .await;
+                    self.count(ctl, "patch_object", &parent_kind, &result);
+                    match result {
+                        Ok(updated) => {
+                            self.memory.record_metadata(
+                                &parent_uid,
+                                &planned_on,
+                                WrittenMetadata {
+                                    labels: updated.metadata.labels.clone(),
+                                    annotations: updated.metadata.annotations.clone(),
+                                },
+                            );
+                            parent = updated;
+                        }
+                        // Gone: nothing left to decorate.
+                        Err(e) if status_code(&e) == Some(404) => {
+                            tracing::debug!(parent = %parent_key, error = %e, "object gone");
+                        }
+                        // A failed `test` (422) or a conflict is a stale
+                        // cache: an error, retried quietly
+                        // (`ExecuteError::is_stale_cache`).
+                        Err(source) => errors.push(ExecuteError::PatchObject {
                             parent: parent_key.clone(),
                             source,
                         }),

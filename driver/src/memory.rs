@@ -6,9 +6,10 @@
 //! the same status again (and see a fall of its conditions that is not
 //! there). And the statuses left for later while the API budget was short
 //! (`plan::StatusPace`): since when, and whether a pass that left one was
-//! catching up.
+//! catching up. And, for a decorator, the labels and annotations it last
+//! wrote on each object, for the same reason as the status.
 
-use super::plan::{Applied, AppliedMemory};
+use super::plan::{Applied, AppliedMemory, WrittenMetadata};
 use kube::ResourceExt;
 use kube::core::DynamicObject;
 use serde_json::Value;
@@ -33,6 +34,9 @@ pub struct ApplyMemory {
     /// Parent UID → (the resourceVersion the status was written on, the
     /// status written).
     statuses: Mutex<HashMap<String, (String, Value)>>,
+    /// Decorated object UID → (the resourceVersion the plan read, the
+    /// labels and annotations written).
+    metadata: Mutex<HashMap<String, (String, WrittenMetadata)>>,
     /// Parent UID → (when its status was first left for later, whether a
     /// pass that left it was catching up); until the status is written.
     deferred: Mutex<HashMap<String, (Instant, bool)>>,
@@ -84,9 +88,23 @@ impl ApplyMemory {
             .insert(uid.to_owned(), (resource_version.to_owned(), status));
     }
 
-    /// Forgets a deleted parent's status.
+    /// Remembers the labels and annotations written on the decorated
+    /// object `uid`, whose plan read it at `resource_version`.
+    pub fn record_metadata(&self, uid: &str, resource_version: &str, written: WrittenMetadata) {
+        self.metadata
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(uid.to_owned(), (resource_version.to_owned(), written));
+    }
+
+    /// Forgets a deleted parent's status (and a decorated object's
+    /// labels and annotations).
     pub fn forget_parent(&self, uid: &str) {
         self.statuses
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(uid);
+        self.metadata
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(uid);
@@ -154,6 +172,14 @@ impl AppliedMemory for ApplyMemory {
             .get(uid)
             .filter(|(written_on, _)| written_on == resource_version)
             .map(|(_, status)| status.clone())
+    }
+
+    fn written_metadata(&self, uid: &str, resource_version: &str) -> Option<WrittenMetadata> {
+        let metadata = self.metadata.lock().unwrap_or_else(|p| p.into_inner());
+        metadata
+            .get(uid)
+            .filter(|(read_at, _)| read_at == resource_version)
+            .map(|(_, written)| written.clone())
     }
 
     fn deferred_while_catching_up(&self, uid: &str) -> bool {

@@ -1,10 +1,12 @@
 //! A controller as the driver runs it: its validated configuration plus what
 //! discovery said about its parent and child types.
 
-use super::config::{ControllerConfig, UpdateStrategy};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use super::config::{ControllerConfig, ControllerKind, UpdateStrategy};
+use super::selector::{self, SelectorExt};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};
 use kube::ResourceExt;
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+use std::collections::BTreeMap;
 
 /// An API type: group, version, kind, plural, and whether it is namespaced.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,7 +43,8 @@ pub struct ChildType {
     pub strategy: UpdateStrategy,
 }
 
-/// One CompositeController, ready to drive.
+/// One CompositeController (or one resource of a DecoratorController),
+/// ready to drive.
 #[derive(Debug, Clone)]
 pub struct Driven {
     pub config: ControllerConfig,
@@ -51,18 +54,52 @@ pub struct Driven {
     /// parent's values of them, so that the shard's filtered child watch
     /// sees it (docs/architecture.md, "Shards").
     pub shard_labels: Vec<String>,
+    /// Whether the parent type has a status subresource (discovery says):
+    /// a composite's must; a decorator writes a status through it only
+    /// when it has one, with the object otherwise, as Metacontroller does.
+    pub status_subresource: bool,
 }
 
 impl Driven {
     /// The same finalizer as Metacontroller's, so a cluster can move between
     /// the two.
     pub fn finalizer(&self) -> String {
-        format!("metacontroller.io/compositecontroller-{}", self.config.name)
+        match self.config.kind {
+            ControllerKind::Composite => {
+                format!("metacontroller.io/compositecontroller-{}", self.config.name)
+            }
+            ControllerKind::Decorator => {
+                format!("metacontroller.io/decoratorcontroller-{}", self.config.name)
+            }
+        }
+    }
+
+    pub fn is_decorator(&self) -> bool {
+        self.config.kind == ControllerKind::Decorator
+    }
+
+    /// Whether the controller's parent filter selects `parent`: the
+    /// `labelSelector` and, for a decorator, the `annotationSelector` (an
+    /// absent one selects everything). A selector that does not parse
+    /// selects nothing (the manifest check refuses those before start).
+    pub fn selects(&self, parent: &DynamicObject) -> bool {
+        let parent_filter = &self.config.parent;
+        matches(parent_filter.label_selector.as_ref(), parent.labels())
+            && matches(
+                parent_filter.annotation_selector.as_ref(),
+                parent.annotations(),
+            )
     }
 
     pub fn name(&self) -> &str {
         &self.config.name
     }
+}
+
+/// Whether `selector` (none: everything) selects these labels or
+/// annotations.
+fn matches(selector: Option<&LabelSelector>, values: &BTreeMap<String, String>) -> bool {
+    selector.is_none_or(|s| selector::parse(s).is_ok_and(|s| s.matches(values)))
 }
 
 /// `namespace/name`, or `name` for cluster-scoped objects: how messages and

@@ -33,6 +33,10 @@ pub enum PrepareError {
         path: String,
         known: String,
     },
+    #[error(
+        "controller {controller}: a DecoratorController's hooks are called over HTTP (metahook's own service has no decorators); use `metahook drive`"
+    )]
+    DecoratorInProcess { controller: String },
     #[error("no controller to drive: {0}")]
     NothingToDrive(String),
 }
@@ -67,6 +71,16 @@ pub fn resolve_hooks(
 ) -> Result<Vec<Prepared>, PrepareError> {
     let mut prepared = Vec::new();
     for config in configs {
+        if mode == HookMode::InProcess && config.is_decorator() {
+            let err = PrepareError::DecoratorInProcess {
+                controller: config.name.clone(),
+            };
+            if skip_missing {
+                tracing::warn!(controller = %config.name, reason = %err, "not driving this controller");
+                continue;
+            }
+            return Err(err);
+        }
         let resolve = |kind: HookKind, hook: &Hook| -> Result<HookTarget, PrepareError> {
             let endpoint = match mode {
                 HookMode::Http => Endpoint::Http {

@@ -104,6 +104,7 @@ pub fn preview(controller: &str, request: &[u8], response: &[u8]) -> Result<Prev
         parent: parent_type,
         children,
         shard_labels: Vec::new(),
+        status_subresource: true,
     };
     let decoded = wire::decode_sync_response(response, strict)?;
     let planned = plan::after_hook(

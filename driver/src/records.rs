@@ -269,6 +269,10 @@ impl Step {
                 }
             }
             Op::WriteStatus { .. } => Step::new("writeStatus"),
+            Op::PatchObject { changed, .. } => Step {
+                detail: Some(changed.join(", ")),
+                ..Step::new("patchObject")
+            },
             Op::Event { kind, reason, .. } => Step {
                 detail: Some(format!(
                     "{} {reason}",

@@ -124,12 +124,19 @@ async fn resolve_controller(
             source: Box::new(source),
         }
     };
+    let (parent_field, children_field) = if config.is_decorator() {
+        ("spec.resources", "spec.attachments")
+    } else {
+        ("spec.parentResource", "spec.childResources")
+    };
     let (parent, has_status) =
         discovery::resolve(client, &config.parent.api_version, &config.parent.resource)
             .await
-            .map_err(err("spec.parentResource"))?;
-    if !has_status {
-        return Err(err("spec.parentResource")(DiscoveryError::NoStatus {
+            .map_err(err(parent_field))?;
+    // A decorator decorates any type (Pods, ClusterRoles); a composite's
+    // parent must take a status of its own.
+    if !has_status && !config.is_decorator() {
+        return Err(err(parent_field)(DiscoveryError::NoStatus {
             api_version: config.parent.api_version.clone(),
             resource: config.parent.resource.clone(),
         }));
@@ -138,7 +145,7 @@ async fn resolve_controller(
     for child in &config.children {
         let (resource, _) = discovery::resolve(client, &child.api_version, &child.resource)
             .await
-            .map_err(err("spec.childResources"))?;
+            .map_err(err(children_field))?;
         children.push(ChildType {
             resource,
             strategy: child.update_strategy,
@@ -150,6 +157,7 @@ async fn resolve_controller(
             parent,
             children,
             shard_labels: Vec::new(),
+            status_subresource: has_status,
         },
         prepared.hooks,
     ))
@@ -274,6 +282,17 @@ async fn lead(
     leadership: &mut Option<leader::Leadership>,
 ) -> Result<(), DriveError> {
     let mut contexts = Vec::new();
+    // A decorator of several resources runs as one context per resource.
+    let prepared = prepared.into_iter().flat_map(|p| {
+        let hooks = p.hooks;
+        p.config
+            .per_resource()
+            .into_iter()
+            .map(move |config| Prepared {
+                config,
+                hooks: hooks.clone(),
+            })
+    });
     for p in prepared {
         let (mut driven, hooks) = resolve_controller(&shared.client, p).await?;
         driven.shard_labels = shard_labels(settings.shard.as_ref());

@@ -11,6 +11,8 @@ use std::sync::Arc;
 
 /// The finalizer of the `demo` controller.
 pub(crate) const FINALIZER: &str = "metacontroller.io/compositecontroller-demo";
+/// The finalizer of the `svc` decorator.
+pub(crate) const DECORATOR_FINALIZER: &str = "metacontroller.io/decoratorcontroller-svc";
 
 /// A type with the plural kube derives from its kind.
 pub(crate) fn api_type(group: &str, version: &str, kind: &str, namespaced: bool) -> ApiType {
@@ -89,6 +91,7 @@ spec:
             parent: api_type("example.com", "v1", "Thing", true),
             children,
             shard_labels: Vec::new(),
+            status_subresource: true,
         }
     }
 }
@@ -117,6 +120,42 @@ pub(crate) fn hello() -> Driven {
             strategy: UpdateStrategy::InPlace,
         }],
         shard_labels: Vec::new(),
+        status_subresource: true,
+    }
+}
+
+/// `svc`: decorates Pods annotated `expose`, attaching Services.
+pub(crate) fn decorator(finalize: bool, status_subresource: bool) -> Driven {
+    let finalize = if finalize {
+        "    finalize: {webhook: {url: \"http://h/finalize\"}}\n"
+    } else {
+        ""
+    };
+    let text = format!(
+        r#"
+apiVersion: metacontroller.k8s.io/v1alpha1
+kind: DecoratorController
+metadata: {{name: svc}}
+spec:
+  resources:
+    - apiVersion: v1
+      resource: pods
+      annotationSelector: {{matchExpressions: [{{key: expose, operator: Exists}}]}}
+  attachments:
+    - {{apiVersion: v1, resource: services, updateStrategy: {{method: InPlace}}}}
+  hooks:
+    sync: {{webhook: {{url: "http://h/sync"}}}}
+{finalize}"#
+    );
+    Driven {
+        config: config::parse("svc.yaml", &text).expect("the svc manifest is valid"),
+        parent: api_type("", "v1", "Pod", true),
+        children: vec![ChildType {
+            resource: api_type("", "v1", "Service", true),
+            strategy: UpdateStrategy::InPlace,
+        }],
+        shard_labels: Vec::new(),
+        status_subresource,
     }
 }
 
@@ -140,6 +179,10 @@ impl Obj {
     pub(crate) fn parent() -> Self {
         Self::new(("example.com", "v1", "Thing"), "p").uid("p1")
     }
+    /// The Pod `shop/web-0` (UID `pod1`), which `svc` may decorate.
+    pub(crate) fn pod() -> Self {
+        Self::new(("", "v1", "Pod"), "web-0").uid("pod1")
+    }
     pub(crate) fn deployment(name: &str) -> Self {
         Self::new(("apps", "v1", "Deployment"), name)
     }
@@ -155,6 +198,14 @@ impl Obj {
         self.0
             .metadata
             .labels
+            .get_or_insert_with(Default::default)
+            .insert(k.to_owned(), v.to_owned());
+        self
+    }
+    pub(crate) fn annotation(mut self, k: &str, v: &str) -> Self {
+        self.0
+            .metadata
+            .annotations
             .get_or_insert_with(Default::default)
             .insert(k.to_owned(), v.to_owned());
         self

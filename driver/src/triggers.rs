@@ -18,7 +18,7 @@ use crate::model::{ApiType, Driven, controller_of};
 use crate::plan;
 use crate::queue::ParentKey;
 use crate::related::{self, Scope};
-use crate::selector::{self, SelectorExt};
+use crate::selector::SelectorExt;
 use kube::ResourceExt;
 use kube::api::DynamicObject;
 use metahook_hooks::protocol::RelatedResourceRule;
@@ -60,17 +60,11 @@ pub fn parent_key(driven: &Driven, parent: &DynamicObject) -> ParentKey {
 }
 
 /// Whether `driven` handles a parent: it matches the controller's label
-/// filter, or still carries its finalizer (so that finalizing finishes
+/// (and a decorator's annotation) filter, or still carries its finalizer (so that finalizing finishes
 /// after the labels change).
 pub fn handles(driven: &Driven, parent: &DynamicObject) -> bool {
     let finalizer = driven.finalizer();
-    if parent.finalizers().contains(&finalizer) {
-        return true;
-    }
-    match &driven.config.parent.label_selector {
-        None => true,
-        Some(s) => selector::parse(s).is_ok_and(|s| s.matches(parent.labels())),
-    }
+    parent.finalizers().contains(&finalizer) || driven.selects(parent)
 }
 
 /// A parent's own change: the parent, if `driven` handles it.
@@ -110,8 +104,9 @@ pub fn child_changed(
                 .into_iter()
                 .collect()
         }
-        // A deleted orphan leaves nothing to adopt.
-        None if deleted => Vec::new(),
+        // A deleted orphan leaves nothing to adopt; a decorator adopts
+        // nothing (Metacontroller's decorators only see what they created).
+        None if deleted || driven.is_decorator() => Vec::new(),
         None => parents
             .list(namespace)
             .into_iter()

@@ -2,6 +2,8 @@
 //! (docs/metacontroller.md §1.2, §1.3, §1.6) and hook responses decoded as it
 //! decodes them (docs/metacontroller.md §1.4): pure.
 
+pub mod decorator;
+
 use super::config::HookVersion;
 use super::model::{ApiType, key_of};
 use kube::core::DynamicObject;

@@ -9,6 +9,8 @@
 //! the keys differ between hook versions v1 (`name`) and v2
 //! (`namespace/name`), and the objects carry their own names anyway.
 
+pub mod decorator;
+
 use crate::objects::Observed;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde::de::{DeserializeOwned, IgnoredAny, MapAccess, Visitor};

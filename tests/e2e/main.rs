@@ -8,7 +8,8 @@
 //! The scenarios (`scenarios.rs`) run under metahook's own driver
 //! (`driver.rs`, `faults.rs`) and under the real Metacontroller calling
 //! `metahook serve` (`metacontroller.rs`, tests `metacontroller::...`); both
-//! calling the hooks over mutual TLS in `hooks_tls.rs`.
+//! calling the hooks over mutual TLS in `hooks_tls.rs`. A DecoratorController
+//! under `metahook drive`, with a Python hook server: `decorator.rs`.
 //!
 //! The tests run one at a time (`--test-threads=1`): each starts its own
 //! driver or Metacontroller, and two would both reconcile every parent. Each makes
@@ -17,6 +18,7 @@
 
 mod aggregated;
 mod crds;
+mod decorator;
 mod driver;
 mod faults;
 mod hooks_tls;

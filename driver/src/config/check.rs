@@ -10,8 +10,8 @@
 //! [`endpoint`](super::endpoint).
 
 use super::{
-    ChildResource, ConfigError, ControllerConfig, Hook, HookVersion, Hooks, ParentResource,
-    UpdateStrategy, endpoint, manifest,
+    ChildResource, ConfigError, ControllerConfig, ControllerKind, Hook, HookVersion, Hooks,
+    ParentResource, UpdateStrategy, endpoint, manifest,
 };
 use serde_json::Value;
 use std::time::Duration;
@@ -79,12 +79,7 @@ impl Check<'_> {
         }
         let kind = self.required(doc.kind, "kind")?;
         if kind != "CompositeController" {
-            let hint = if kind == "DecoratorController" {
-                " (DecoratorControllers are not supported by the bundled driver)"
-            } else {
-                ""
-            };
-            return Err(self.invalid("kind", format!("must be CompositeController{hint}")));
+            return Err(self.invalid("kind", "must be CompositeController or DecoratorController"));
         }
         let name = self.required(doc.metadata.name, "metadata.name")?;
         let spec = doc
@@ -113,9 +108,11 @@ impl Check<'_> {
         let endpoints = self.endpoint_configs(spec.endpoint_configs.unwrap_or_default())?;
         endpoint::apply(&mut hooks, &endpoints);
         Ok(ControllerConfig {
+            kind: ControllerKind::Composite,
             name,
             source: self.source_name.to_owned(),
             parent,
+            more_resources: Vec::new(),
             children,
             generate_selector: spec.generate_selector.unwrap_or(false),
             resync_period,
@@ -135,10 +132,15 @@ impl Check<'_> {
             api_version: self.required(parent.api_version, &join(field, "apiVersion"))?,
             resource: self.required(parent.resource, &join(field, "resource"))?,
             label_selector: parent.label_selector,
+            annotation_selector: None,
         })
     }
 
-    fn child(&self, child: manifest::Child, field: &str) -> Result<ChildResource, ConfigError> {
+    pub(super) fn child(
+        &self,
+        child: manifest::Child,
+        field: &str,
+    ) -> Result<ChildResource, ConfigError> {
         self.known(&child.other, field)?;
         let update_strategy = match child.update_strategy {
             None => UpdateStrategy::OnDelete,
@@ -171,7 +173,7 @@ impl Check<'_> {
         })
     }
 
-    fn hooks(&self, hooks: manifest::Hooks) -> Result<Hooks, ConfigError> {
+    pub(super) fn hooks(&self, hooks: manifest::Hooks) -> Result<Hooks, ConfigError> {
         let field = "spec.hooks";
         self.known(&hooks.other, field)?;
         let hook = |hook: Option<manifest::Hook>, key: &str| {

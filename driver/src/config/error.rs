@@ -31,12 +31,12 @@ pub enum ConfigError {
         field: String,
         message: String,
     },
-    #[error("{source_name}: a CompositeController named {name} is already defined in {first}")]
+    #[error("{source_name}: a controller named {name} is already defined in {first}")]
     Duplicate {
         source_name: String,
         name: String,
         first: String,
     },
-    #[error("{dir} holds no *.yaml or *.yml CompositeController files")]
+    #[error("{dir} holds no *.yaml or *.yml controller manifests")]
     Empty { dir: PathBuf },
 }

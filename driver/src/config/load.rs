@@ -83,7 +83,8 @@ fn collect(
     Ok(out)
 }
 
-/// Parses and validates one CompositeController document; `source_name`
+/// Parses and validates one CompositeController or DecoratorController
+/// document; `source_name`
 /// says where it came from in messages.
 ///
 /// # Example
@@ -124,7 +125,15 @@ pub fn parse(source_name: &str, text: &str) -> Result<ControllerConfig, ConfigEr
         source: Box::new(source),
     })?;
     let check = Check { source_name };
-    let document: manifest::Document = serde_path_to_error::deserialize(&object)
-        .map_err(|e| check.invalid(&e.path().to_string(), e.into_inner().to_string()))?;
+    let invalid = |e: serde_path_to_error::Error<serde_json::Error>| {
+        check.invalid(&e.path().to_string(), e.into_inner().to_string())
+    };
+    if object.get("kind").and_then(Value::as_str) == Some("DecoratorController") {
+        let document: manifest::Document<manifest::DecoratorSpec> =
+            serde_path_to_error::deserialize(&object).map_err(invalid)?;
+        return check.decorator(document, object);
+    }
+    let document: manifest::Document =
+        serde_path_to_error::deserialize(&object).map_err(invalid)?;
     check.controller(document, object)
 }

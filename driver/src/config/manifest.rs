@@ -1,4 +1,5 @@
-//! The CompositeController manifest as written: serde's mirror of the YAML.
+//! The CompositeController and DecoratorController manifests as written:
+//! serde's mirror of the YAML.
 //!
 //! No rule beyond the types is checked here. Every struct keeps the keys it
 //! does not know in `other`, so that the first one is refused by its path
@@ -7,21 +8,23 @@
 //! Fields that are required or have rules beyond their type are checked in
 //! [`super::check`], so that each message names the field and the rule.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use std::collections::BTreeMap;
 
 pub type Other = BTreeMap<String, IgnoredAny>;
 
+/// A manifest; `S` is a CompositeController's [`Spec`] or a
+/// DecoratorController's [`DecoratorSpec`].
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Document {
+pub struct Document<S = Spec> {
     pub api_version: Option<String>,
     pub kind: Option<String>,
     #[serde(default)]
     pub metadata: Metadata,
-    pub spec: Option<Spec>,
+    pub spec: Option<S>,
     /// Written by Metacontroller; accepted and not read.
     #[serde(default, rename = "status")]
     pub _status: Option<IgnoredAny>,
@@ -58,6 +61,39 @@ pub struct EndpointConfig {
     pub client_tls: Option<ClientTls>,
     pub authorization: Option<Authorization>,
     pub basic_auth: Option<BasicAuth>,
+    #[serde(flatten)]
+    pub other: Other,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DecoratorSpec {
+    pub resources: Option<Vec<Resource>>,
+    pub attachments: Option<Vec<Child>>,
+    pub resync_period_seconds: Option<i64>,
+    pub hooks: Option<Hooks>,
+    pub endpoint_configs: Option<Vec<EndpointConfig>>,
+    #[serde(flatten)]
+    pub other: Other,
+}
+
+/// One of a decorator's `spec.resources`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Resource {
+    pub api_version: Option<String>,
+    pub resource: Option<String>,
+    pub label_selector: Option<LabelSelector>,
+    pub annotation_selector: Option<AnnotationSelector>,
+    #[serde(flatten)]
+    pub other: Other,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AnnotationSelector {
+    pub match_annotations: Option<BTreeMap<String, String>>,
+    pub match_expressions: Option<Vec<LabelSelectorRequirement>>,
     #[serde(flatten)]
     pub other: Other,
 }

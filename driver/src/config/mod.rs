@@ -1,4 +1,5 @@
-//! The CompositeControllers the driver runs, read and checked offline.
+//! The CompositeControllers and DecoratorControllers the driver runs, read
+//! and checked offline.
 //!
 //! The driver supports a subset of Metacontroller's CompositeController
 //! (docs/metacontroller.md §2; README, "Metacontroller features the driver
@@ -14,11 +15,12 @@
 //!
 //! - `load`: where the files come from, and one name per controller;
 //! - `manifest`: serde's mirror of the YAML, keeping unknown keys;
-//! - `check` (with `webhook`, `webhook_auth`, `endpoint` and `go_duration`
-//!   for the hooks' fields): the rules beyond the types, each naming its
-//!   field.
+//! - `check` (with `decorator` for a DecoratorController's own fields, and
+//!   `webhook`, `webhook_auth`, `endpoint` and `go_duration` for the hooks'
+//!   fields): the rules beyond the types, each naming its field.
 
 mod check;
+mod decorator;
 mod endpoint;
 mod error;
 mod go_duration;
@@ -39,13 +41,30 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde_json::Value;
 use std::time::Duration;
 
-/// One CompositeController, in the supported subset.
+/// Which of Metacontroller's controllers a manifest is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ControllerKind {
+    /// A CompositeController: parents that own children it claims by
+    /// selector, a status it replaces.
+    Composite,
+    /// A DecoratorController (docs/metacontroller.md §6): existing objects
+    /// it adds labels, annotations, a status and attachments to.
+    Decorator,
+}
+
+/// One CompositeController or DecoratorController, in the supported subset.
+/// For a decorator, `parent` is one of its `spec.resources` and `children`
+/// its `spec.attachments`; a decorator of several resources is driven as
+/// one controller per resource ([`ControllerConfig::per_resource`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ControllerConfig {
+    pub kind: ControllerKind,
     pub name: String,
     /// Where it came from, for messages.
     pub source: String,
     pub parent: ParentResource,
+    /// A decorator's `spec.resources` after the first (which is `parent`).
+    pub more_resources: Vec<ParentResource>,
     pub children: Vec<ChildResource>,
     pub generate_selector: bool,
     /// `resyncPeriodSeconds`, floored at one second as Metacontroller does.
@@ -60,6 +79,32 @@ pub struct ParentResource {
     pub api_version: String,
     pub resource: String,
     pub label_selector: Option<LabelSelector>,
+    /// A decorator's `annotationSelector`, as a label selector over the
+    /// annotations (`matchAnnotations` becomes `matchLabels`), as
+    /// Metacontroller reads it.
+    pub annotation_selector: Option<LabelSelector>,
+}
+
+impl ControllerConfig {
+    pub fn is_decorator(&self) -> bool {
+        self.kind == ControllerKind::Decorator
+    }
+
+    /// One configuration per resource it drives: a composite's parent, or
+    /// each of a decorator's `spec.resources`, each with its own cache and
+    /// queue (the applier runs over one type).
+    pub fn per_resource(mut self) -> Vec<ControllerConfig> {
+        let more = std::mem::take(&mut self.more_resources);
+        let mut out: Vec<ControllerConfig> = more
+            .into_iter()
+            .map(|parent| ControllerConfig {
+                parent,
+                ..self.clone()
+            })
+            .collect();
+        out.insert(0, self);
+        out
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -1,5 +1,7 @@
 //! The manifests' rules, each refusal asserted by the message a user reads.
 
+mod decorator;
+
 use super::go_duration::{GoDurationError, go_duration};
 use super::*;
 use std::time::Duration;
@@ -109,8 +111,8 @@ fn wrong_types_are_named_by_their_path() {
 #[test]
 fn invalid_values_are_named() {
     assert!(
-        err(&MINIMAL.replace("CompositeController", "DecoratorController"))
-            .contains("DecoratorControllers are not supported")
+        err(&MINIMAL.replace("CompositeController", "ReplicaController"))
+            .contains("`kind` must be CompositeController or DecoratorController")
     );
     assert!(
         err(&MINIMAL.replace("resource: things", "resource: \"\""))

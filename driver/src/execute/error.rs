@@ -59,6 +59,12 @@ pub enum ExecuteError {
         #[source]
         source: kube::Error,
     },
+    #[error("writing the labels, annotations or status of {parent} failed")]
+    PatchObject {
+        parent: String,
+        #[source]
+        source: kube::Error,
+    },
     #[error("the plan names child type {0}, which the controller does not have")]
     UnknownChildType(usize),
     #[error("building a JSON patch failed")]
@@ -75,7 +81,8 @@ impl ExecuteError {
             ExecuteError::AddFinalizer { source, .. }
             | ExecuteError::RemoveFinalizer { source, .. }
             | ExecuteError::AdoptChild { source, .. }
-            | ExecuteError::ReleaseChild { source, .. } => {
+            | ExecuteError::ReleaseChild { source, .. }
+            | ExecuteError::PatchObject { source, .. } => {
                 matches!(status_code(source), Some(409 | 422))
             }
             _ => false,

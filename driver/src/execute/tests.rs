@@ -374,3 +374,44 @@ async fn releasing_a_child_that_is_gone_is_done_and_a_failed_adopt_is_reported()
     // The adopt's `test` met a changed object: a stale cache, retried quietly.
     assert!(errors[0].is_stale_cache());
 }
+
+#[tokio::test]
+async fn a_decorators_object_patch_goes_to_the_object_and_a_failed_test_is_a_stale_cache() {
+    let (client, mut api) = mock_client();
+    let (exec, _) = executor(client);
+    let ctl = crate::test_support::decorator(false, false);
+    let pod = crate::test_support::Obj::pod().build();
+    let patch = vec![
+        json!({"op": "test", "path": "/metadata/uid", "value": "pod1"}),
+        json!({"op": "test", "path": "/metadata/labels", "value": null}),
+        json!({"op": "add", "path": "/metadata/labels", "value": {"tier": "front"}}),
+    ];
+    let ops = vec![
+        Op::PatchObject {
+            patch: patch.clone(),
+            changed: vec!["metadata.labels.tier".to_owned()],
+        },
+        Op::DeleteChild {
+            child: target("web-0", "svc1"),
+            reason: DeleteReason::NotDesired,
+        },
+    ];
+    let (outcome, seen) = scripted(exec.execute(&ctl, pod, ops), async {
+        let seen = answer(&mut api, 422, status_body(422, "Invalid")).await;
+        // The plan goes on after a failed object patch.
+        answer(&mut api, 200, status_body(200, "Success")).await;
+        seen
+    })
+    .await;
+    no_further_request(&mut api);
+    assert_eq!(seen.method, "PATCH");
+    assert_eq!(seen.path, "/api/v1/namespaces/shop/pods/web-0");
+    assert_eq!(seen.content_type, "application/json-patch+json");
+    assert_eq!(seen.body, json!(patch));
+    let errors = outcome.unwrap().errors;
+    assert!(
+        matches!(&errors[..], [ExecuteError::PatchObject { .. }]),
+        "{errors:?}"
+    );
+    assert!(errors[0].is_stale_cache());
+}

@@ -5,6 +5,7 @@ use super::apply::APPLIED;
 use kube::ResourceExt;
 use kube::core::DynamicObject;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::hash::Hasher;
 
 /// What the executor remembers of its last apply of a child; see
@@ -17,6 +18,13 @@ pub struct Applied {
     pub resource_version: String,
 }
 
+/// A decorated object's labels and annotations as this process wrote them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WrittenMetadata {
+    pub labels: Option<BTreeMap<String, String>>,
+    pub annotations: Option<BTreeMap<String, String>>,
+}
+
 /// Looks up [`Applied`] by (child type, namespace, name), and the status
 /// last written on a parent.
 pub trait AppliedMemory {
@@ -26,6 +34,15 @@ pub trait AppliedMemory {
     /// `resource_version`: what the parent holds now, if the cache still
     /// shows that version (it has not seen the write yet).
     fn written_status(&self, _uid: &str, _resource_version: &str) -> Option<Value> {
+        None
+    }
+
+    /// The labels and annotations this process wrote on the decorated
+    /// object `uid` when it was at `resource_version`, if the cache still
+    /// shows that version: what the object holds now. Without it, the pass
+    /// a concurrent event queues would send the same edit again, guarded by
+    /// a `test` of the stale maps, and fail.
+    fn written_metadata(&self, _uid: &str, _resource_version: &str) -> Option<WrittenMetadata> {
         None
     }
 

@@ -12,18 +12,20 @@ use serde_json::Value;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-/// Whether the controller's `parentResource.labelSelector` (if any) selects
-/// `parent`.
+/// Whether the controller's `parentResource.labelSelector` (if any), and a
+/// decorator's `annotationSelector`, select `parent`.
 pub(super) fn parent_matches_label_filter(
     ctl: &Driven,
     parent: &DynamicObject,
 ) -> Result<bool, PlanError> {
-    match &ctl.config.parent.label_selector {
+    let matches = |sel: &Option<LabelSelector>, values| match sel {
         None => Ok(true),
         Some(sel) => Ok(selector::parse(sel)
             .map_err(PlanError::BadSelector)?
-            .matches(parent.labels())),
-    }
+            .matches(values)),
+    };
+    Ok(matches(&ctl.config.parent.label_selector, parent.labels())?
+        && matches(&ctl.config.parent.annotation_selector, parent.annotations())?)
 }
 
 /// The selector children must match (docs/metacontroller.md §3.6).

@@ -26,7 +26,14 @@ pub(super) fn check_desired(
     parent: &DynamicObject,
     children: &[Value],
 ) -> Result<Vec<Desired>, PlanError> {
-    let selector = child_selector(ctl, parent)?;
+    // A decorator's attachments have no selector to match; they carry the
+    // decorator's name instead (what tells them apart from other
+    // decorators' objects owned by the same parent).
+    let selector = if ctl.is_decorator() {
+        None
+    } else {
+        Some(child_selector(ctl, parent)?)
+    };
     let parent_ns = parent.namespace().filter(|ns| !ns.is_empty());
     let parent_uid = parent.uid().unwrap_or_default();
     let mut out: Vec<Desired> = Vec::new();
@@ -101,8 +108,25 @@ pub(super) fn check_desired(
                 *labels = serde_json::json!({ CONTROLLER_UID: parent_uid });
             }
         }
-        if !selector.matches(&child_labels) {
+        if let Some(selector) = &selector
+            && !selector.matches(&child_labels)
+        {
             return Err(PlanError::SelectorMismatch { kind, name });
+        }
+        if ctl.is_decorator() {
+            let annotations = metadata
+                .entry("annotations")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if annotations.is_null() {
+                *annotations = Value::Object(Map::new());
+            }
+            annotations
+                .as_object_mut()
+                .ok_or_else(|| bad("metadata.annotations is not a map"))?
+                .insert(
+                    super::DECORATOR_ANNOTATION.to_owned(),
+                    Value::String(ctl.name().to_owned()),
+                );
         }
         let desired = Desired {
             type_index,

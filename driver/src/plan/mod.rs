@@ -31,20 +31,28 @@
 //!      (`status.rs`) — or left for a later pass when the caller says the
 //!      API budget is short ([`StatusPace`]);
 //!    - the requeue, from `resyncAfterSeconds`.
+//!
+//! A DecoratorController's pass (docs/metacontroller.md §6) shares the
+//! prelude, with no claim: its attachments are the objects it created
+//! (`decorate.rs`). Its answer is planned by [`decorate`]: the object's
+//! status, labels and annotations, the finalizer, then the attachments
+//! through the same `children.rs`.
 
 mod applied;
 mod apply;
 mod children;
 mod claim;
+mod decorate;
 mod desired;
 mod status;
 #[cfg(test)]
 mod tests;
 
-pub use applied::{Applied, AppliedMemory, NoMemory};
+pub use applied::{Applied, AppliedMemory, NoMemory, WrittenMetadata};
 pub use apply::{APPLIED, LAST_APPLIED, owner_reference};
 pub use children::contains;
 pub use claim::child_selector;
+pub use decorate::{DECORATOR_ANNOTATION, decorate};
 
 use super::model::Driven;
 use super::selector::SelectorError;
@@ -127,6 +135,14 @@ pub enum Op {
     },
     /// Replace `.status` through the status subresource.
     WriteStatus { status: Value },
+    /// A decorator's edit of the object itself: a JSON patch (guarded by a
+    /// `test` of the UID) of the label and annotation keys that change, one
+    /// by one (and of its status, for a type with no status subresource);
+    /// `changed` names what changes, for the record.
+    PatchObject {
+        patch: Vec<Value>,
+        changed: Vec<String>,
+    },
     /// A Kubernetes Event on the parent.
     Event {
         kind: EventType,
@@ -250,6 +266,7 @@ pub enum PlanError {
 ///         strategy: UpdateStrategy::InPlace,
 ///     }],
 ///     shard_labels: Vec::new(),
+///     status_subresource: true,
 /// };
 /// let parent = serde_json::from_value(serde_json::json!({
 ///     "apiVersion": "example.com/v1", "kind": "Greeter",
@@ -309,8 +326,12 @@ pub fn prelude(
             });
         }
     }
-    let selector = child_selector(ctl, parent)?;
-    let observed = claim::claim(ctl, parent, candidates, &selector, &mut ops);
+    let observed = if ctl.is_decorator() {
+        decorate::attachments(ctl, parent, candidates)
+    } else {
+        let selector = child_selector(ctl, parent)?;
+        claim::claim(ctl, parent, candidates, &selector, &mut ops)
+    };
     let hook = if finalize_hook && (deleting || (has_after && !label_match)) {
         HookKind::Finalize
     } else {

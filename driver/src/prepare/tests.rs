@@ -46,3 +46,26 @@ fn http_mode_calls_every_webhook_by_url() {
     assert_eq!(url, "http://metahook.metahook:80/hello/sync");
     assert_eq!(*timeout, Duration::from_secs(10));
 }
+
+#[test]
+fn a_decorator_is_driven_over_http_only() {
+    let text = r#"
+apiVersion: metacontroller.k8s.io/v1alpha1
+kind: DecoratorController
+metadata: {name: labeller}
+spec:
+  resources: [{apiVersion: v1, resource: pods}]
+  hooks: {sync: {webhook: {url: "http://hooks/hello/sync"}}}
+"#;
+    let configs = vec![config::parse("d.yaml", text).unwrap()];
+    let err = resolve_hooks(configs.clone(), HookMode::InProcess, false).unwrap_err();
+    assert!(
+        matches!(err, PrepareError::DecoratorInProcess { .. }),
+        "{err}"
+    );
+    let prepared = resolve_hooks(configs, HookMode::Http, false).unwrap();
+    assert!(matches!(
+        prepared[0].hooks.sync.endpoint,
+        Endpoint::Http { .. }
+    ));
+}

@@ -18,9 +18,13 @@
 //! 5. reports: log, metrics, a Warning Event for a failure worth one, the
 //!    parent's record ([`report`]).
 //!
+//! A DecoratorController's pass shares steps 1, 2 and 5; its hook and what
+//! follows from its answer are [`decorate`]'s.
+//!
 //! Deciding is the planner's (`plan/`, pure); acting is the executor's.
 //! Which changes queue a parent, and the loop, are `worker.rs`'s.
 
+mod decorate;
 mod error;
 mod related;
 mod report;
@@ -139,6 +143,19 @@ async fn sync(
 
     // 2. Related objects.
     let related = related::objects(ctx, &parent).await?;
+
+    // 3–4 for a decorator: its own request, answer and plan.
+    if ctl.is_decorator() {
+        let seen = decorate::Observed {
+            parent,
+            hook,
+            attachments: &observed,
+            candidates: &candidates,
+            related: &related,
+            namespace,
+        };
+        return decorate::hook_and_apply(ctx, seen, trace).await;
+    }
 
     // 3. The hook.
     let target = match hook {

@@ -4,6 +4,8 @@
 //! what a good answer writes, and the record each leaves; and the loop
 //! (`worker.rs`) that runs them.
 
+mod decorator;
+
 use super::{ReconcileError, STATUS_DEFERRAL, error_policy, reconcile, status_pace};
 use crate::backoff::backoff;
 use crate::cache::Caches;

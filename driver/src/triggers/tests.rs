@@ -180,3 +180,37 @@ fn a_related_object_queues_the_parents_whose_rules_select_it() {
     let secret = Change::Applied(Obj::new(("", "v1", "Secret"), "settings").arc());
     assert!(related_changed(&driven, HookVersion::V2, &secrets, &secret, &answers, &[]).is_empty());
 }
+
+#[test]
+fn a_decorator_queues_what_its_annotation_selector_selects_and_adopts_no_orphan() {
+    let svc = crate::test_support::decorator(true, true);
+    // A selector in its spec, which a composite would claim orphans by.
+    let exposed = Obj::pod().annotation("expose", "").data(
+        "spec",
+        serde_json::json!({"selector": {"matchLabels": {"app": "web"}}}),
+    );
+    assert!(parent_changed(&svc, &applied(exposed.clone())).is_some());
+    // Labels do not stand in for the annotation.
+    assert_eq!(
+        parent_changed(&svc, &applied(Obj::pod().label("expose", ""))),
+        None
+    );
+    let finalizing = Obj::pod().finalizer(crate::test_support::DECORATOR_FINALIZER);
+    assert!(parent_changed(&svc, &applied(finalizing)).is_some());
+
+    let pods = [exposed.arc()];
+    let attachment = Obj::new(("", "v1", "Service"), "web-0").controlled_by(OwnerReference {
+        api_version: "v1".to_owned(),
+        kind: "Pod".to_owned(),
+        name: "web-0".to_owned(),
+        uid: "pod1".to_owned(),
+        controller: Some(true),
+        block_owner_deletion: Some(true),
+    });
+    let keys = child_changed(&svc, &applied(attachment), &pods[..]);
+    assert_eq!(names(&keys), ["shop/web-0"]);
+    // A composite would queue the parents whose selector matches an
+    // orphan; a decorator takes only what it made.
+    let orphan = Obj::new(("", "v1", "Service"), "loose").label("app", "web");
+    assert!(child_changed(&svc, &applied(orphan), &pods[..]).is_empty());
+}

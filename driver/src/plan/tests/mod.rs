@@ -6,6 +6,7 @@
 
 mod children;
 mod claim;
+mod decorator;
 mod desired;
 mod finalizer;
 mod pipeline;
@@ -91,6 +92,7 @@ fn kinds(ops: &[Op]) -> Vec<&'static str> {
             Op::DeleteChild { .. } => "DeleteChild",
             Op::ApplyChild { .. } => "ApplyChild",
             Op::WriteStatus { .. } => "WriteStatus",
+            Op::PatchObject { .. } => "PatchObject",
             Op::Event { .. } => "Event",
         })
         .collect()

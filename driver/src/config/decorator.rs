@@ -1,0 +1,103 @@
+//! A DecoratorController's own fields (docs/metacontroller.md §6):
+//! `spec.resources` (what it decorates, with label and annotation
+//! selectors), `spec.attachments` (what it may create for them), and the
+//! same hooks, webhooks and `resyncPeriodSeconds` as a CompositeController.
+
+use super::check::{Check, join};
+use super::{ConfigError, ControllerConfig, ControllerKind, ParentResource, endpoint, manifest};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use serde_json::Value;
+use std::time::Duration;
+
+impl Check<'_> {
+    /// A whole DecoratorController; `object` is the document as read, sent
+    /// as `controller` in every hook request.
+    pub(super) fn decorator(
+        &self,
+        doc: manifest::Document<manifest::DecoratorSpec>,
+        object: Value,
+    ) -> Result<ControllerConfig, ConfigError> {
+        self.known(&doc.other, "")?;
+        let api_version = self.required(doc.api_version, "apiVersion")?;
+        if api_version != "metacontroller.k8s.io/v1alpha1" {
+            return Err(self.invalid("apiVersion", "must be metacontroller.k8s.io/v1alpha1"));
+        }
+        let name = self.required(doc.metadata.name, "metadata.name")?;
+        let spec = doc
+            .spec
+            .ok_or_else(|| self.invalid("spec", "must be a mapping"))?;
+        self.known(&spec.other, "spec")?;
+        let mut resources = spec
+            .resources
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| self.resource(r, &format!("spec.resources[{i}]")))
+            .collect::<Result<Vec<_>, _>>()?;
+        if resources.is_empty() {
+            return Err(self.invalid("spec.resources", "must name at least one resource"));
+        }
+        let parent = resources.remove(0);
+        let children = spec
+            .attachments
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+            .map(|(i, child)| self.child(child, &format!("spec.attachments[{i}]")))
+            .collect::<Result<_, _>>()?;
+        // Metacontroller floors the period at one second.
+        let resync_period = spec
+            .resync_period_seconds
+            .map(|n| Duration::from_secs(n.max(1).unsigned_abs()));
+        let mut hooks = self.hooks(
+            spec.hooks
+                .ok_or_else(|| self.invalid("spec.hooks", "is required (no hooks defined)"))?,
+        )?;
+        let endpoints = self.endpoint_configs(spec.endpoint_configs.unwrap_or_default())?;
+        endpoint::apply(&mut hooks, &endpoints);
+        Ok(ControllerConfig {
+            kind: ControllerKind::Decorator,
+            name,
+            source: self.source_name.to_owned(),
+            parent,
+            more_resources: resources,
+            children,
+            generate_selector: false,
+            resync_period,
+            hooks,
+            object,
+        })
+    }
+
+    fn resource(
+        &self,
+        resource: manifest::Resource,
+        field: &str,
+    ) -> Result<ParentResource, ConfigError> {
+        self.known(&resource.other, field)?;
+        if let Some(selector) = &resource.label_selector {
+            crate::selector::parse(selector)
+                .map_err(|e| self.invalid(&join(field, "labelSelector"), e.to_string()))?;
+        }
+        let annotation_selector = match resource.annotation_selector {
+            None => None,
+            Some(a) => {
+                let path = join(field, "annotationSelector");
+                self.known(&a.other, &path)?;
+                let selector = LabelSelector {
+                    match_labels: a.match_annotations,
+                    match_expressions: a.match_expressions,
+                };
+                crate::selector::parse(&selector)
+                    .map_err(|e| self.invalid(&path, e.to_string()))?;
+                Some(selector)
+            }
+        };
+        Ok(ParentResource {
+            api_version: self.required(resource.api_version, &join(field, "apiVersion"))?,
+            resource: self.required(resource.resource, &join(field, "resource"))?,
+            label_selector: resource.label_selector,
+            annotation_selector,
+        })
+    }
+}

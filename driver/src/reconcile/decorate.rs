@@ -1,0 +1,97 @@
+//! Steps 3 and 4 of a DecoratorController's reconcile
+//! (docs/metacontroller.md §6): its hook called with the object and its
+//! attachments, its answer planned by `plan::decorate` and executed. The
+//! prelude, the related objects and the report are the composite's.
+
+use super::{Again, ReconcileError, Trace};
+use crate::context::Context;
+use crate::execute::ExecuteErrors;
+use crate::model::ApiType;
+use crate::plan;
+use crate::records::{Condition, Step};
+use crate::wire::{self, TypedObjects};
+use kube::api::DynamicObject;
+use metahook_hooks::HookKind;
+use std::sync::Arc;
+
+/// What the prelude and the related objects left for the hook.
+pub(super) struct Observed<'a> {
+    pub parent: DynamicObject,
+    pub hook: HookKind,
+    /// The attachments, one list per attachment type.
+    pub attachments: &'a [Vec<Arc<DynamicObject>>],
+    /// Every cached object of each attachment type in scope.
+    pub candidates: &'a [Vec<Arc<DynamicObject>>],
+    pub related: &'a [(ApiType, Vec<Arc<DynamicObject>>)],
+    pub namespace: Option<&'a str>,
+}
+
+/// Calls the decorator's hook and performs what its answer says. `Ok`
+/// carries the requested resync.
+pub(super) async fn hook_and_apply(
+    ctx: &Arc<Context>,
+    seen: Observed<'_>,
+    trace: &mut Trace,
+) -> Result<Option<Again>, ReconcileError> {
+    let ctl = &ctx.driven;
+    let Observed {
+        parent,
+        hook,
+        attachments,
+        candidates,
+        related,
+        namespace,
+    } = seen;
+    let target = match hook {
+        HookKind::Finalize => ctx.hooks.finalize.as_ref().unwrap_or(&ctx.hooks.sync),
+        _ => &ctx.hooks.sync,
+    };
+    let attachment_types: Vec<TypedObjects<'_>> = ctl
+        .children
+        .iter()
+        .zip(attachments)
+        .map(|(t, objects)| TypedObjects {
+            resource: &t.resource,
+            objects,
+        })
+        .collect();
+    let related_types: Vec<TypedObjects<'_>> = related
+        .iter()
+        .map(|(resource, objects)| TypedObjects { resource, objects })
+        .collect();
+    let request = wire::decorator::request(
+        &ctl.config.object,
+        &parent,
+        wire::object_map(&attachment_types, target.version, namespace),
+        wire::object_map(&related_types, target.version, namespace),
+        hook == HookKind::Finalize,
+    )?;
+    let called = std::time::Instant::now();
+    let answer = ctx.caller.call(ctx.name(), target, request).await;
+    trace.hook = Some(called.elapsed());
+    let answer = wire::decorator::decode_response(&answer?, target.strict())
+        .map_err(|source| ReconcileError::Decode { hook, source })?;
+    trace.desired = Some(answer.attachments.len());
+    trace.conditions = Condition::read(answer.status.as_ref().and_then(|s| s.get("conditions")));
+
+    let memory = ctx.executor.memory();
+    let plan = plan::decorate(
+        ctl,
+        &parent,
+        attachments,
+        candidates,
+        answer,
+        memory.as_ref(),
+    )?;
+    trace
+        .steps
+        .extend(plan.ops.iter().map(|op| Step::of(op, ctl, attachments)));
+    let executed = ctx.executor.execute(ctl, parent, plan.ops).await?;
+    if !executed.errors.is_empty() {
+        return Err(ReconcileError::Children(ExecuteErrors(executed.errors)));
+    }
+    Ok(plan.resync_after.map(|after| Again {
+        after,
+        reason: "resyncAfterSeconds",
+    }))
+}
