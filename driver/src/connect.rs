@@ -1,7 +1,7 @@
 //! The driver's connection to the API server: the kubeconfig found the
 //! usual way, a User-Agent of its own, every answer counted, kube's retries
 //! of 429/503/504, and the client-side budget (`--kube-qps`/`--kube-burst`)
-//! for everything but the Lease.
+//! for everything but the Lease (Events have one of their own).
 
 use crate::metrics::DriverMetrics;
 use crate::pressure::Pressure;
@@ -13,9 +13,14 @@ use std::sync::Arc;
 /// The driver's API clients.
 #[derive(Clone)]
 pub struct Clients {
-    /// Every watch, read and write of the controllers, and Events: within
-    /// the client-side budget, if there is one.
+    /// Every watch, read and write of the controllers: within the
+    /// client-side budget, if there is one.
     pub client: Client,
+    /// Events, within a budget of their own of the same size (as
+    /// client-go gives Metacontroller's event recorder, a clientset of its
+    /// own): an Event never waits for, nor delays, a write that converges
+    /// a parent.
+    pub events: Client,
     /// The Lease's, outside the budget: a renewal queued behind a burst of
     /// throttled requests would lose the lease, and a lost lease stops the
     /// driver.
@@ -60,6 +65,7 @@ pub async fn connect(
     let throttle = ThrottleLayer::new(budget, metrics.clone());
     Ok(Clients {
         lease: build(config.clone(), ThrottleLayer::new(None, metrics.clone()))?,
+        events: build(config.clone(), ThrottleLayer::new(budget, metrics.clone()))?,
         pressure: throttle.pressure(),
         client: build(config, throttle)?,
     })

@@ -181,6 +181,7 @@ pub async fn run(
     let Clients {
         client,
         lease,
+        events,
         pressure,
     } = clients;
     let mut leadership = match &settings.leader {
@@ -194,7 +195,7 @@ pub async fn run(
     // The caches stop with the driver, not before: workers finishing a
     // reconcile at shutdown still read them.
     let cache_stop = CancellationToken::new();
-    let result = match shared(&settings, client, pressure, &metrics, &cache_stop) {
+    let result = match shared(&settings, client, events, pressure, &metrics, &cache_stop) {
         Ok(shared) => {
             lead(
                 prepared,
@@ -224,6 +225,7 @@ pub async fn run(
 fn shared(
     settings: &DriveSettings,
     client: Client,
+    events_client: Client,
     pressure: Pressure,
     metrics: &Arc<DriverMetrics>,
     cache_stop: &CancellationToken,
@@ -235,7 +237,7 @@ fn shared(
             .reading_credentials_with(client.clone()),
     };
     let events = Arc::new(EventPublisher::new(
-        client.clone(),
+        events_client,
         "metahook",
         &settings.instance,
         settings.events,
