@@ -14,6 +14,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::{Api, Client};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::sign::{CertifiedKey, SingleCertAndKey};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -130,18 +131,45 @@ pub(crate) fn tls_config(
             roots.add_parsable_certificates(native.certs);
         }
     }
-    let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .map_err(CredentialError::Tls)?
-    .with_root_certificates(roots);
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(CredentialError::Tls)?
+        .with_root_certificates(roots);
     Ok(match identity {
-        Some((chain, key)) => builder
-            .with_client_auth_cert(chain, key)
-            .map_err(CredentialError::Tls)?,
+        Some((chain, key)) => {
+            let certified = client_identity(&provider, chain, key)?;
+            builder.with_client_cert_resolver(Arc::new(SingleCertAndKey::from(certified)))
+        }
         None => builder.with_no_client_auth(),
     })
+}
+
+/// The client certificate and its key, refused when the key is not the
+/// certificate's (where webpki can tell; otherwise the server's handshake
+/// will). rustls's `with_client_auth_cert` also refuses a
+/// certificate webpki cannot parse, such as an X.509 v1 one (`openssl x509
+/// -req` without extensions makes those; Metacontroller's webhook-auth
+/// example does), which Go presents and servers accept: whether to trust
+/// it is the server's to say.
+fn client_identity(
+    provider: &rustls::crypto::CryptoProvider,
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+) -> Result<CertifiedKey, CredentialError> {
+    let signing_key = provider
+        .key_provider
+        .load_private_key(key)
+        .map_err(CredentialError::Tls)?;
+    let certified = CertifiedKey::new(chain, signing_key);
+    match certified.keys_match() {
+        Err(err @ rustls::Error::InconsistentKeys(rustls::InconsistentKeys::KeyMismatch)) => {
+            Err(CredentialError::Tls(err))
+        }
+        // Matching, or not checkable (a key that does not say its public
+        // half, a certificate webpki does not parse).
+        _ => Ok(certified),
+    }
 }
 
 struct Reader<'a> {

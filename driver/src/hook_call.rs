@@ -18,6 +18,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+mod close_delimited;
+
+use close_delimited::CloseDelimited;
+
 /// Where one hook is answered.
 #[derive(Clone)]
 pub enum Endpoint {
@@ -95,7 +99,7 @@ pub enum HookCallError {
 /// Largest hook response read: far above any real one, but bounded.
 const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
 
-type Https = hyper_rustls::HttpsConnector<HttpConnector>;
+type Https = CloseDelimited<hyper_rustls::HttpsConnector<HttpConnector>>;
 type Http = HttpClient<Https, Full<Bytes>>;
 
 /// A client for one webhook's TLS settings, and its `Authorization`.
@@ -124,7 +128,7 @@ fn http_client(tls: rustls::ClientConfig) -> Http {
         .https_or_http()
         .enable_http1()
         .build();
-    HttpClient::builder(TokioExecutor::new()).build(https)
+    HttpClient::builder(TokioExecutor::new()).build(CloseDelimited(https))
 }
 
 impl HookCaller {

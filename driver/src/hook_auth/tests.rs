@@ -283,3 +283,92 @@ async fn basic_auth_and_missing_secrets_as_metacontroller_reads_them() {
     })
     .await;
 }
+
+/// Runs openssl with `args` in `dir`.
+fn openssl(dir: &std::path::Path, args: &[&str]) {
+    let status = std::process::Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("running openssl (Metacontroller's webhook-auth example makes its certificates with it)");
+    assert!(status.success(), "openssl {args:?}");
+}
+
+#[test]
+fn an_x509_v1_client_certificate_is_presented_and_a_foreign_key_refused() {
+    // As Metacontroller's webhook-auth example makes it: `openssl x509 -req`
+    // with no extensions is an X.509 v1 certificate, which webpki does not
+    // parse; rustls's with_client_auth_cert refused it
+    // (UnsupportedCertVersion) where Go presents it.
+    let dir = std::env::temp_dir().join(format!("metahook-v1-cert-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    openssl(
+        &dir,
+        &[
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt",
+            "-days", "1", "-subj", "/CN=ca",
+        ],
+    );
+    openssl(
+        &dir,
+        &[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "client.key",
+            "-out",
+            "client.csr",
+            "-subj",
+            "/CN=client",
+        ],
+    );
+    openssl(
+        &dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "client.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "client.crt",
+            "-days",
+            "1",
+        ],
+    );
+    let read = |name: &str| std::fs::read(dir.join(name)).unwrap();
+    let client_crt = read("client.crt");
+    let text = String::from_utf8_lossy(&client_crt).into_owned();
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&client_crt)
+        .map(Result::unwrap)
+        .collect();
+    // The first byte after the TBSCertificate's header is the serial (an
+    // INTEGER, 0x02) in a v1 certificate, the [0] version tag (0xa0) in v3.
+    assert_eq!(chain[0].as_ref()[8], 0x02, "not a v1 certificate: {text}");
+    let key = PrivateKeyDer::from_pem_slice(&read("client.key")).unwrap();
+    let ca = read("ca.crt");
+    crate::hook_auth::tls_config(Some(&ca), Some((chain.clone(), key)))
+        .expect("a v1 client certificate with its own key");
+    let _ = std::fs::remove_dir_all(&dir);
+    // A certificate webpki parses (v3) is still checked against its key.
+    let ca = Ca::new("hooks-ca");
+    let v3 = ca.client("driver");
+    let other = ca.client("someone-else");
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(v3.cert.as_bytes())
+        .map(Result::unwrap)
+        .collect();
+    let foreign = PrivateKeyDer::from_pem_slice(other.key.as_bytes()).unwrap();
+    let refused = crate::hook_auth::tls_config(Some(ca.pem.as_bytes()), Some((chain, foreign)));
+    assert!(
+        matches!(refused, Err(crate::hook_auth::CredentialError::Tls(_))),
+        "another key than the certificate's: {refused:?}"
+    );
+}
