@@ -23,10 +23,6 @@ fn err(text: &str) -> String {
     parse("test.yaml", text).unwrap_err().to_string()
 }
 
-fn with_spec(extra: &str) -> String {
-    format!("{MINIMAL}{extra}")
-}
-
 #[test]
 fn embedded_manifests_are_in_the_subset() {
     let all = embedded().unwrap();
