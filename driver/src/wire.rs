@@ -135,9 +135,27 @@ pub fn decode_sync_response(
     body: &[u8],
     strict: bool,
 ) -> Result<HookResponse, DecodeResponseError> {
+    let Some(map) = top_level(body, strict, SYNC_KEYS)? else {
+        return Ok(HookResponse::default());
+    };
+    Ok(HookResponse {
+        status: field(&map, "status")?,
+        children: objects(&map, "children")?,
+        resync_after_seconds: field(&map, "resyncAfterSeconds")?,
+        finalized: field(&map, "finalized")?,
+    })
+}
+
+/// A response's top level: `None` for `null`, else an object whose keys
+/// are `keys` when `strict` (case-sensitive either way).
+pub(crate) fn top_level(
+    body: &[u8],
+    strict: bool,
+    keys: &[&str],
+) -> Result<Option<Map<String, Value>>, DecodeResponseError> {
     let value: Value = serde_json::from_slice(body).map_err(DecodeResponseError::Json)?;
     let map = match value {
-        Value::Null => return Ok(HookResponse::default()),
+        Value::Null => return Ok(None),
         Value::Object(map) => map,
         other => {
             return Err(DecodeResponseError::Json(serde::de::Error::custom(
@@ -145,30 +163,35 @@ pub fn decode_sync_response(
             )));
         }
     };
-    if strict && let Some(key) = map.keys().find(|k| !SYNC_KEYS.contains(&k.as_str())) {
+    if strict && let Some(key) = map.keys().find(|k| !keys.contains(&k.as_str())) {
         return Err(DecodeResponseError::UnknownKey(key.clone()));
     }
-    fn field<T: for<'de> Deserialize<'de> + Default>(
-        map: &Map<String, Value>,
-        key: &'static str,
-    ) -> Result<T, DecodeResponseError> {
-        match map.get(key) {
-            None | Some(Value::Null) => Ok(T::default()),
-            Some(v) => {
-                T::deserialize(v).map_err(|source| DecodeResponseError::WrongType { key, source })
-            }
+    Ok(Some(map))
+}
+
+/// A top-level field; absent or `null` is its zero value, as Go decodes it.
+pub(crate) fn field<T: for<'de> Deserialize<'de> + Default>(
+    map: &Map<String, Value>,
+    key: &'static str,
+) -> Result<T, DecodeResponseError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(T::default()),
+        Some(v) => {
+            T::deserialize(v).map_err(|source| DecodeResponseError::WrongType { key, source })
         }
     }
-    let children: Vec<Value> = field(&map, "children")?;
-    if let Some(i) = children.iter().position(|c| !c.is_object()) {
-        return Err(DecodeResponseError::ChildNotObject(i));
+}
+
+/// A top-level list of objects (desired children, attachments).
+pub(crate) fn objects(
+    map: &Map<String, Value>,
+    key: &'static str,
+) -> Result<Vec<Value>, DecodeResponseError> {
+    let objects: Vec<Value> = field(map, key)?;
+    match objects.iter().position(|c| !c.is_object()) {
+        Some(i) => Err(DecodeResponseError::ChildNotObject(i)),
+        None => Ok(objects),
     }
-    Ok(HookResponse {
-        status: field(&map, "status")?,
-        children,
-        resync_after_seconds: field(&map, "resyncAfterSeconds")?,
-        finalized: field(&map, "finalized")?,
-    })
 }
 
 /// Decodes a customize response.
@@ -176,19 +199,9 @@ pub fn decode_customize_response(
     body: &[u8],
     strict: bool,
 ) -> Result<Vec<RelatedResourceRule>, DecodeResponseError> {
-    let value: Value = serde_json::from_slice(body).map_err(DecodeResponseError::Json)?;
-    let map = match value {
-        Value::Null => return Ok(Vec::new()),
-        Value::Object(map) => map,
-        other => {
-            return Err(DecodeResponseError::Json(serde::de::Error::custom(
-                format!("expected an object, got {other}"),
-            )));
-        }
+    let Some(map) = top_level(body, strict, &["relatedResources"])? else {
+        return Ok(Vec::new());
     };
-    if strict && let Some(key) = map.keys().find(|k| *k != "relatedResources") {
-        return Err(DecodeResponseError::UnknownKey(key.clone()));
-    }
     match map.get("relatedResources") {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(v) => Vec::<RelatedResourceRule>::deserialize(v).map_err(|source| {

@@ -233,27 +233,29 @@ def test_hellos_converge_each_written_only_by_its_own_shard(sharded: Sharded) ->
 
 
 def test_a_killed_leader_is_replaced_by_its_standby(sharded: Sharded) -> None:
-    """Shard b's leader deleted with no grace period: its standby takes its
-    Lease, the other shards' Leases stay with their holders, and a new Hello
-    of shard b converges through the new leader.
+    """Shard b's leader pod deleted (as a drain or a rollout deletes it):
+    another pod of shard b takes its Lease, the other shards' Leases stay
+    with their holders, and a new Hello of shard b converges through the
+    new leader.
 
-    The kubelet still sends the deleted leader SIGTERM, and it releases the
-    Lease on the way out. Found here: a waiting candidate used to sleep
-    until the expiry it computed from the last renewal, so the standby and
-    the Deployment's replacement pod both tried at that moment and the
-    replacement won 3 runs of 4. The standby now watches the Lease and tries
-    as soon as it is released (driver/src/leader.rs), while the replacement
-    pod is still starting."""
+    Which pod wins is a race here, not the standby by design: the chart's
+    preStop sleep (lifecycle.preStopSleepSeconds, 5 s, for the Service's
+    endpoints) keeps the old leader renewing for 5 s before SIGTERM, and by
+    the time it releases the Lease the Deployment's replacement pod is up
+    and watching it too. Both then try at once (driver/src/leader.rs: a
+    waiting replica watches the Lease and tries as soon as it is released,
+    instead of sleeping until the term's end; tests/e2e/restart.rs shows
+    the standby taking a released Lease within its term)."""
     admin, ns = sharded.admin, sharded.installed.namespace
     others = {s: sharded.holder(s) for s in SHARDS if s != "b"}
     old, standby = sharded.leader("b")
     old_name, standby_name = old["metadata"]["name"], standby["metadata"]["name"]
     admin.ok("DELETE", api_path("v1", "pods", ns, old_name),
-             {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0})
+             {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 10})
     new, _ = sharded.leader("b", not_named=frozenset({old_name}))
     new_name = new["metadata"]["name"]
-    print(f"\nshard b: Lease {old_name} -> {new_name}")
-    assert new_name == standby_name, f"the replacement pod {new_name} took the Lease, not the standby {standby_name}"
+    taker = "the standby" if new_name == standby_name else "the replacement pod"
+    print(f"\nshard b: Lease {old_name} -> {new_name}, {taker}")
     assert sharded.holder("b") == new_name != old_name
     assert {s: sharded.holder(s) for s in others} == others, "another shard's Lease moved"
     offset = audit_size(sharded.cluster)

@@ -9,7 +9,7 @@ use crate::execute::ExecuteErrors;
 use crate::model::ApiType;
 use crate::plan;
 use crate::records::{Condition, Step};
-use crate::wire::{self, TypedObjects};
+use crate::wire;
 use kube::api::DynamicObject;
 use metahook_hooks::HookKind;
 use std::sync::Arc;
@@ -42,28 +42,14 @@ pub(super) async fn hook_and_apply(
         related,
         namespace,
     } = seen;
-    let target = match hook {
-        HookKind::Finalize => ctx.hooks.finalize.as_ref().unwrap_or(&ctx.hooks.sync),
-        _ => &ctx.hooks.sync,
-    };
-    let attachment_types: Vec<TypedObjects<'_>> = ctl
-        .children
-        .iter()
-        .zip(attachments)
-        .map(|(t, objects)| TypedObjects {
-            resource: &t.resource,
-            objects,
-        })
-        .collect();
-    let related_types: Vec<TypedObjects<'_>> = related
-        .iter()
-        .map(|(resource, objects)| TypedObjects { resource, objects })
-        .collect();
+    let target = super::target(ctx, hook);
+    let (attachment_map, related_map) =
+        super::object_maps(ctl, attachments, related, target, namespace);
     let request = wire::decorator::request(
         &ctl.config.object,
         &parent,
-        wire::object_map(&attachment_types, target.version, namespace),
-        wire::object_map(&related_types, target.version, namespace),
+        attachment_map,
+        related_map,
         hook == HookKind::Finalize,
     )?;
     let called = std::time::Instant::now();

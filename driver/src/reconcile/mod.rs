@@ -33,6 +33,8 @@ pub use error::ReconcileError;
 
 use crate::context::Context;
 use crate::execute::ExecuteErrors;
+use crate::hook_call::HookTarget;
+use crate::model::{ApiType, Driven};
 use crate::plan::{self, Next, StatusPace};
 use crate::records::{Condition, ParentRef, Requeue, Step};
 use crate::triggers::parent_key;
@@ -158,28 +160,13 @@ async fn sync(
     }
 
     // 3. The hook.
-    let target = match hook {
-        HookKind::Finalize => ctx.hooks.finalize.as_ref().unwrap_or(&ctx.hooks.sync),
-        _ => &ctx.hooks.sync,
-    };
-    let children_types: Vec<TypedObjects<'_>> = ctl
-        .children
-        .iter()
-        .zip(&observed)
-        .map(|(t, objects)| TypedObjects {
-            resource: &t.resource,
-            objects,
-        })
-        .collect();
-    let related_types: Vec<TypedObjects<'_>> = related
-        .iter()
-        .map(|(resource, objects)| TypedObjects { resource, objects })
-        .collect();
+    let target = target(ctx, hook);
+    let (children_map, related_map) = object_maps(ctl, &observed, &related, target, namespace);
     let request = wire::sync_request(
         &ctl.config.object,
         &parent,
-        wire::object_map(&children_types, target.version, namespace),
-        wire::object_map(&related_types, target.version, namespace),
+        children_map,
+        related_map,
         hook == HookKind::Finalize,
     )?;
     let called = std::time::Instant::now();
@@ -234,6 +221,42 @@ async fn sync(
             reason: "statusDeferred",
         },
     }))
+}
+
+/// The hook a pass calls: `finalize` when there is one, else `sync`.
+fn target(ctx: &Context, hook: HookKind) -> &HookTarget {
+    match hook {
+        HookKind::Finalize => ctx.hooks.finalize.as_ref().unwrap_or(&ctx.hooks.sync),
+        _ => &ctx.hooks.sync,
+    }
+}
+
+/// A request's `children` (or `attachments`) and `related` maps, keyed as
+/// `target`'s version keys them.
+fn object_maps(
+    ctl: &Driven,
+    observed: &[Vec<Arc<DynamicObject>>],
+    related: &[(ApiType, Vec<Arc<DynamicObject>>)],
+    target: &HookTarget,
+    namespace: Option<&str>,
+) -> (serde_json::Value, serde_json::Value) {
+    let children: Vec<TypedObjects<'_>> = ctl
+        .children
+        .iter()
+        .zip(observed)
+        .map(|(t, objects)| TypedObjects {
+            resource: &t.resource,
+            objects,
+        })
+        .collect();
+    let related: Vec<TypedObjects<'_>> = related
+        .iter()
+        .map(|(resource, objects)| TypedObjects { resource, objects })
+        .collect();
+    (
+        wire::object_map(&children, target.version, namespace),
+        wire::object_map(&related, target.version, namespace),
+    )
 }
 
 /// Whether this pass may leave the parent's status for later: `busy`, the

@@ -4,10 +4,9 @@
 //! as a composite's children), and the answer edits labels and
 //! annotations key by key.
 
-use super::{DecodeResponseError, controller_json, object_json};
+use super::{DecodeResponseError, controller_json, field, object_json, objects, top_level};
 use kube::core::DynamicObject;
 use metahook_hooks::protocol::decorator::DecoratorResponse;
-use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 /// A decorator's answer as the driver reads it: `status` `None` leaves the
@@ -44,34 +43,10 @@ pub fn request(
 /// absent and `null` fields take Go's zero values, as Metacontroller's
 /// decoding gives them.
 pub fn decode_response(body: &[u8], strict: bool) -> Result<DecoratorAnswer, DecodeResponseError> {
-    let value: Value = serde_json::from_slice(body).map_err(DecodeResponseError::Json)?;
-    let map = match value {
-        Value::Null => return Ok(DecoratorAnswer::default()),
-        Value::Object(map) => map,
-        other => {
-            return Err(DecodeResponseError::Json(serde::de::Error::custom(
-                format!("expected an object, got {other}"),
-            )));
-        }
+    let Some(map) = top_level(body, strict, KEYS)? else {
+        return Ok(DecoratorAnswer::default());
     };
-    if strict && let Some(key) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
-        return Err(DecodeResponseError::UnknownKey(key.clone()));
-    }
-    fn field<T: for<'de> Deserialize<'de> + Default>(
-        map: &Map<String, Value>,
-        key: &'static str,
-    ) -> Result<T, DecodeResponseError> {
-        match map.get(key) {
-            None | Some(Value::Null) => Ok(T::default()),
-            Some(v) => {
-                T::deserialize(v).map_err(|source| DecodeResponseError::WrongType { key, source })
-            }
-        }
-    }
-    let attachments: Vec<Value> = field(&map, "attachments")?;
-    if let Some(i) = attachments.iter().position(|c| !c.is_object()) {
-        return Err(DecodeResponseError::ChildNotObject(i));
-    }
+    let attachments = objects(&map, "attachments")?;
     let resync: f64 = field(&map, "resyncAfterSeconds")?;
     let finalized: bool = field(&map, "finalized")?;
     Ok(DecoratorAnswer {
