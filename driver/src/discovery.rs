@@ -31,6 +31,16 @@ pub enum DiscoveryError {
     },
 }
 
+impl DiscoveryError {
+    /// The type may yet be served (its CRD installed, its API server back).
+    pub fn may_appear(&self) -> bool {
+        matches!(
+            self,
+            DiscoveryError::Group { .. } | DiscoveryError::NoResource { .. }
+        )
+    }
+}
+
 /// The type named by `api_version` and plural `resource`, with whether it
 /// has a status subresource.
 pub async fn resolve(

@@ -111,6 +111,31 @@ pub async fn drive(
     run(prepared, settings, clients, metrics, set_ready, stop).await
 }
 
+/// [`resolve_controller`], waiting for types the API server does not serve
+/// yet (a CRD installed after the driver), as Metacontroller waits for
+/// them: retried after 1 s, doubling up to 30 s; the driver is not ready
+/// meanwhile. A parent with no status subresource stays an error.
+async fn resolve_waiting(
+    client: &Client,
+    prepared: Prepared,
+) -> Result<(Driven, HookTargets), DriveError> {
+    let mut wait = Duration::from_secs(1);
+    loop {
+        match resolve_controller(client, prepared.clone()).await {
+            Err(DriveError::Discovery {
+                controller,
+                what,
+                source,
+            }) if source.may_appear() => {
+                tracing::warn!(%controller, field = what, error = %crate::error_chain(&*source), retry_in = ?wait, "a type the controller needs is not served yet");
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_secs(30));
+            }
+            resolved => return resolved,
+        }
+    }
+}
+
 async fn resolve_controller(
     client: &Client,
     prepared: Prepared,
@@ -296,7 +321,11 @@ async fn lead(
             })
     });
     for p in prepared {
-        let (mut driven, hooks) = resolve_controller(&shared.client, p).await?;
+        let (mut driven, hooks) = tokio::select! {
+            resolved = resolve_waiting(&shared.client, p) => resolved?,
+            _ = stop.cancelled() => return Ok(()),
+            _ = lost(leadership) => return Err(DriveError::LeaseLost),
+        };
         driven.shard_labels = shard_labels(settings.shard.as_ref());
         tracing::info!(
             controller = %driven.name(),

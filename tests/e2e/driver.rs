@@ -4,6 +4,7 @@
 use crate::scenarios::{Engine, foo_refuses, hello, hikawa};
 use crate::support::*;
 use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
 use kube::api::{Api, DeleteParams, DynamicObject, PostParams};
 use serde_json::json;
@@ -86,5 +87,91 @@ async fn drive_over_http(client: &Client, kubeconfig: &Path) {
     )
     .await;
     drop_namespace(client, &ns).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A driver started before its parent type's CRD waits for it, not ready,
+/// and drives it once it is installed (as Metacontroller retries); it used
+/// to exit ("is the CRD installed?").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_driver_started_before_its_crd_waits_for_it() {
+    let client = admin().await;
+    let group = "later.metahook.dev";
+    let dir = std::env::temp_dir().join(format!("metahook-e2e-later-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let manifest = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("metacontroller/hello.yaml"),
+    )
+    .expect("hello.yaml")
+    .replace("fraim.co.jp/v1", &format!("{group}/v1"));
+    std::fs::write(dir.join("hello.yaml"), manifest).expect("writing the manifest");
+    let mut driver = spawn(
+        &kubeconfig(),
+        &[
+            "serve",
+            "--drive",
+            "--controllers",
+            dir.to_str().expect("a UTF-8 path"),
+        ],
+    );
+    // Waiting for a type that is not there: alive, and not ready.
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    assert!(
+        driver
+            .child
+            .try_wait()
+            .expect("the driver's state")
+            .is_none(),
+        "the driver exited instead of waiting for its CRD"
+    );
+    assert!(!readyz(driver.port), "ready with its parent type missing");
+    // The Hello CRD under another group.
+    let mut crd = crds()
+        .into_iter()
+        .map(|c| serde_json::to_value(c).expect("a CRD serializes"))
+        .find(|c| c["spec"]["group"] == "fraim.co.jp")
+        .expect("the Hello CRD");
+    crd["spec"]["group"] = json!(group);
+    crd["metadata"]["name"] = json!(format!("helloes.{group}"));
+    let crd_names = apply_crds(&client, vec![crd]).await;
+    wait_for("the driver to find its type and be ready", || async {
+        readyz(driver.port).then_some(())
+    })
+    .await;
+    let ns = namespace(&client, "e2e-later").await;
+    let hellos: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        &ns,
+        &kube::api::ApiResource {
+            group: group.to_owned(),
+            version: "v1".to_owned(),
+            api_version: format!("{group}/v1"),
+            kind: "Hello".to_owned(),
+            plural: "helloes".to_owned(),
+        },
+    );
+    let hello: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": format!("{group}/v1"), "kind": "Hello",
+        "metadata": {"name": "late", "namespace": ns},
+        "spec": {"replicas": 1}
+    }))
+    .expect("a Hello");
+    hellos
+        .create(&PostParams::default(), &hello)
+        .await
+        .expect("creating the Hello");
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
+    wait_for("the Deployment of a Hello of the late type", || async {
+        deployments.get_opt("late").await.ok()?.map(|_| ())
+    })
+    .await;
+    // The driver finalizes the Hello; then the type goes, so that a run
+    // again on this cluster starts without it.
+    drop_namespace(&client, &ns).await;
+    drop(driver);
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for name in crd_names {
+        let _ = crds.delete(&name, &DeleteParams::default()).await;
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
