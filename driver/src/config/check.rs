@@ -97,16 +97,8 @@ impl Check<'_> {
             .enumerate()
             .map(|(i, child)| self.child(child, &format!("spec.childResources[{i}]")))
             .collect::<Result<_, _>>()?;
-        // Metacontroller floors the period at one second.
-        let resync_period = spec
-            .resync_period_seconds
-            .map(|n| Duration::from_secs(n.max(1).unsigned_abs()));
-        let mut hooks = self.hooks(
-            spec.hooks
-                .ok_or_else(|| self.invalid("spec.hooks", "is required (no hooks defined)"))?,
-        )?;
-        let endpoints = self.endpoint_configs(spec.endpoint_configs.unwrap_or_default())?;
-        endpoint::apply(&mut hooks, &endpoints);
+        let resync_period = resync_period(spec.resync_period_seconds);
+        let hooks = self.hooks_with_endpoints(spec.hooks, spec.endpoint_configs)?;
         Ok(ControllerConfig {
             kind: ControllerKind::Composite,
             name,
@@ -173,6 +165,21 @@ impl Check<'_> {
         })
     }
 
+    /// `spec.hooks` (required), with `spec.endpointConfigs` given to the
+    /// webhooks that have no settings of their own.
+    pub(super) fn hooks_with_endpoints(
+        &self,
+        hooks: Option<manifest::Hooks>,
+        endpoints: Option<Vec<manifest::EndpointConfig>>,
+    ) -> Result<Hooks, ConfigError> {
+        let mut hooks = self.hooks(
+            hooks.ok_or_else(|| self.invalid("spec.hooks", "is required (no hooks defined)"))?,
+        )?;
+        let endpoints = self.endpoint_configs(endpoints.unwrap_or_default())?;
+        endpoint::apply(&mut hooks, &endpoints);
+        Ok(hooks)
+    }
+
     pub(super) fn hooks(&self, hooks: manifest::Hooks) -> Result<Hooks, ConfigError> {
         let field = "spec.hooks";
         self.known(&hooks.other, field)?;
@@ -208,6 +215,11 @@ impl Check<'_> {
             webhook: self.webhook(webhook, &field)?,
         })
     }
+}
+
+/// `resyncPeriodSeconds`: Metacontroller floors the period at one second.
+pub(super) fn resync_period(seconds: Option<i64>) -> Option<Duration> {
+    seconds.map(|n| Duration::from_secs(n.max(1).unsigned_abs()))
 }
 
 /// `field.key`, or `key` at the top.

@@ -3,11 +3,10 @@
 //! selectors), `spec.attachments` (what it may create for them), and the
 //! same hooks, webhooks and `resyncPeriodSeconds` as a CompositeController.
 
-use super::check::{Check, join};
-use super::{ConfigError, ControllerConfig, ControllerKind, ParentResource, endpoint, manifest};
+use super::check::{Check, join, resync_period};
+use super::{ConfigError, ControllerConfig, ControllerKind, ParentResource, manifest};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde_json::Value;
-use std::time::Duration;
 
 impl Check<'_> {
     /// A whole DecoratorController; `object` is the document as read, sent
@@ -45,16 +44,8 @@ impl Check<'_> {
             .enumerate()
             .map(|(i, child)| self.child(child, &format!("spec.attachments[{i}]")))
             .collect::<Result<_, _>>()?;
-        // Metacontroller floors the period at one second.
-        let resync_period = spec
-            .resync_period_seconds
-            .map(|n| Duration::from_secs(n.max(1).unsigned_abs()));
-        let mut hooks = self.hooks(
-            spec.hooks
-                .ok_or_else(|| self.invalid("spec.hooks", "is required (no hooks defined)"))?,
-        )?;
-        let endpoints = self.endpoint_configs(spec.endpoint_configs.unwrap_or_default())?;
-        endpoint::apply(&mut hooks, &endpoints);
+        let resync_period = resync_period(spec.resync_period_seconds);
+        let hooks = self.hooks_with_endpoints(spec.hooks, spec.endpoint_configs)?;
         Ok(ControllerConfig {
             kind: ControllerKind::Decorator,
             name,
