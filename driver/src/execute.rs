@@ -6,7 +6,7 @@ use super::events::{EventPublisher, Published};
 use super::memory::ApplyMemory;
 use super::metrics::DriverMetrics;
 use super::model::Driven;
-use super::plan::{EventType, Op, Target, WrittenMetadata};
+use super::plan::{EventType, Op, Target, WrittenMetadata, revision_type};
 use kube::ResourceExt;
 use kube::api::{
     Api, DeleteParams, DynamicObject, Patch, PatchParams, Preconditions, PropagationPolicy,
@@ -213,6 +213,13 @@ impl Executor {
                         Err(source) => errors.push(ExecuteError::ApplyChild { kind, name, source }),
                     }
                 }
+                Op::CreateRevision { .. }
+                | Op::UpdateRevision { .. }
+                | Op::DeleteRevision { .. } => {
+                    // Every revision is written before any child is
+                    // touched: a failure ends the plan.
+                    self.write_revision(ctl, &parent, op).await?;
+                }
                 Op::WriteStatus { status } => {
                     // `add` on an existing member replaces it: the whole
                     // status is replaced, as Metacontroller does; the `test`
@@ -405,6 +412,68 @@ impl Executor {
                 source,
             }),
         }
+    }
+
+    /// Creates, updates or deletes one of the parent's ControllerRevisions.
+    async fn write_revision(
+        &self,
+        ctl: &Driven,
+        parent: &DynamicObject,
+        op: Op,
+    ) -> Result<(), ExecuteError> {
+        let namespace = parent.namespace().unwrap_or_default();
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(self.client.clone(), &namespace, &revision_type().api);
+        let kind = "ControllerRevision";
+        let (verb, name, result) = match op {
+            Op::CreateRevision { body } => {
+                let name = body
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+                let object: DynamicObject =
+                    serde_json::from_value(body).map_err(ExecuteError::BuildPatch)?;
+                let result = api.create(&Default::default(), &object).await.map(drop);
+                self.count(ctl, "create_revision", kind, &result);
+                ("creating", name, result)
+            }
+            Op::UpdateRevision {
+                name,
+                resource_version,
+                children,
+            } => {
+                // The resource version makes the merge patch a
+                // compare-and-swap: a stale cache fails (409).
+                let patch = json!({
+                    "metadata": {"resourceVersion": resource_version},
+                    "children": children,
+                });
+                let result = api
+                    .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await
+                    .map(drop);
+                self.count(ctl, "update_revision", kind, &result);
+                ("updating", name, result)
+            }
+            Op::DeleteRevision { name, uid } => {
+                let params = DeleteParams {
+                    preconditions: Some(Preconditions {
+                        uid: Some(uid),
+                        resource_version: None,
+                    }),
+                    ..DeleteParams::default()
+                };
+                let result = match api.delete(&name, &params).await {
+                    Err(e) if status_code(&e) == Some(404) => Ok(()),
+                    other => other.map(drop),
+                };
+                self.count(ctl, "delete_revision", kind, &result);
+                ("deleting", name, result)
+            }
+            _ => return Ok(()),
+        };
+        result.map_err(|source| ExecuteError::WriteRevision { verb, name, source })
     }
 
     /// Publishes an Event on the parent; a failure is logged, never fatal.

@@ -200,6 +200,10 @@ impl Step {
                 .get(type_index)
                 .map(|c| c.resource.api.kind.clone())
         };
+        let revision = |op| Step {
+            kind: Some("ControllerRevision".to_owned()),
+            ..Step::new(op)
+        };
         let target = |op, child: &crate::plan::Target| Step {
             kind: kind_of(child.type_index),
             namespace: child.namespace.clone(),
@@ -268,6 +272,21 @@ impl Step {
                     ..Step::new("apply")
                 }
             }
+            Op::CreateRevision { body } => Step {
+                name: body
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                ..revision("createRevision")
+            },
+            Op::UpdateRevision { name, .. } => Step {
+                name: Some(name.clone()),
+                ..revision("updateRevision")
+            },
+            Op::DeleteRevision { name, .. } => Step {
+                name: Some(name.clone()),
+                ..revision("deleteRevision")
+            },
             Op::WriteStatus { .. } => Step::new("writeStatus"),
             Op::PatchObject { changed, .. } => Step {
                 detail: Some(changed.join(", ")),

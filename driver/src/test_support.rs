@@ -49,6 +49,8 @@ impl Demo {
             UpdateStrategy::OnDelete => "OnDelete",
             UpdateStrategy::Recreate => "Recreate",
             UpdateStrategy::InPlace => "InPlace",
+            UpdateStrategy::RollingRecreate => "RollingRecreate",
+            UpdateStrategy::RollingInPlace => "RollingInPlace",
         };
         let config_maps = if self.config_maps {
             "    - {apiVersion: v1, resource: configmaps}\n"

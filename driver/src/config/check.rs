@@ -10,11 +10,15 @@
 //! [`endpoint`](super::endpoint).
 
 use super::{
-    ChildResource, ConfigError, ControllerConfig, ControllerKind, Hook, HookVersion, Hooks,
-    ParentResource, UpdateStrategy, endpoint, manifest,
+    ChildResource, ConditionCheck, ConfigError, ControllerConfig, ControllerKind, Hook,
+    HookVersion, Hooks, ParentResource, UpdateStrategy, endpoint, manifest,
 };
 use serde_json::Value;
 use std::time::Duration;
+
+/// The parent's fields a rolling update follows when `revisionHistory`
+/// names none (docs/metacontroller.md §4.3).
+pub const DEFAULT_REVISION_FIELD_PATHS: &[&str] = &["spec"];
 
 /// One manifest being checked: `source_name` goes into every error.
 pub(super) struct Check<'a> {
@@ -45,7 +49,6 @@ impl Check<'_> {
             return Ok(());
         };
         let hint = match key.as_str() {
-            "revisionHistory" | "statusChecks" => " (rolling updates are not supported)",
             "ignoreStatusChanges" => " (every parent update triggers a sync)",
             "etag" => " (hook responses are not cached)",
             "preUpdateChild" | "postUpdateChild" => " (Metacontroller ignores these hooks too)",
@@ -120,10 +123,34 @@ impl Check<'_> {
             crate::selector::parse(selector)
                 .map_err(|e| self.invalid(&join(field, "labelSelector"), e.to_string()))?;
         }
+        let revision_field_paths = match parent.revision_history {
+            None => None,
+            Some(history) => {
+                let path = join(field, "revisionHistory");
+                self.known(&history.other, &path)?;
+                let paths = history.field_paths.unwrap_or_default();
+                if let Some(i) = paths
+                    .iter()
+                    .position(|p| p.is_empty() || p.split('.').any(str::is_empty))
+                {
+                    return Err(self.invalid(
+                        &format!("{path}.fieldPaths[{i}]"),
+                        "must be a dotted path such as spec.template",
+                    ));
+                }
+                Some(paths).filter(|p| !p.is_empty())
+            }
+        };
         Ok(ParentResource {
             api_version: self.required(parent.api_version, &join(field, "apiVersion"))?,
             resource: self.required(parent.resource, &join(field, "resource"))?,
             label_selector: parent.label_selector,
+            revision_field_paths: revision_field_paths.unwrap_or_else(|| {
+                DEFAULT_REVISION_FIELD_PATHS
+                    .iter()
+                    .map(|&p| p.to_owned())
+                    .collect()
+            }),
             annotation_selector: None,
         })
     }
@@ -134,35 +161,62 @@ impl Check<'_> {
         field: &str,
     ) -> Result<ChildResource, ConfigError> {
         self.known(&child.other, field)?;
-        let update_strategy = match child.update_strategy {
-            None => UpdateStrategy::OnDelete,
+        let (update_strategy, status_checks) = match child.update_strategy {
+            None => (UpdateStrategy::OnDelete, Vec::new()),
             Some(strategy) => {
                 let path = join(field, "updateStrategy");
                 self.known(&strategy.other, &path)?;
-                match strategy.method.as_deref() {
+                let method = match strategy.method.as_deref() {
                     None | Some("" | "OnDelete") => UpdateStrategy::OnDelete,
                     Some("Recreate") => UpdateStrategy::Recreate,
                     Some("InPlace") => UpdateStrategy::InPlace,
-                    Some(m @ ("RollingRecreate" | "RollingInPlace")) => {
-                        return Err(self.unsupported(
-                            &format!("{path}.method: {m}"),
-                            " (rolling updates are not supported; use Recreate or InPlace)",
-                        ));
-                    }
+                    Some("RollingRecreate") => UpdateStrategy::RollingRecreate,
+                    Some("RollingInPlace") => UpdateStrategy::RollingInPlace,
                     Some(_) => {
                         return Err(self.invalid(
                             &join(&path, "method"),
-                            "must be OnDelete, Recreate or InPlace",
+                            "must be OnDelete, Recreate, InPlace, RollingRecreate or RollingInPlace",
                         ));
                     }
-                }
+                };
+                let checks = match strategy.status_checks {
+                    None => Vec::new(),
+                    Some(checks) => self.status_checks(checks, &join(&path, "statusChecks"))?,
+                };
+                (method, checks)
             }
         };
         Ok(ChildResource {
             api_version: self.required(child.api_version, &join(field, "apiVersion"))?,
             resource: self.required(child.resource, &join(field, "resource"))?,
             update_strategy,
+            status_checks,
         })
+    }
+
+    /// `statusChecks`: read for any method, as Metacontroller does, and
+    /// used only by the rolling ones.
+    fn status_checks(
+        &self,
+        checks: manifest::StatusChecks,
+        field: &str,
+    ) -> Result<Vec<ConditionCheck>, ConfigError> {
+        self.known(&checks.other, field)?;
+        checks
+            .conditions
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let path = format!("{field}.conditions[{i}]");
+                self.known(&c.other, &path)?;
+                Ok(ConditionCheck {
+                    type_: self.required(c.type_, &join(&path, "type"))?,
+                    status: c.status,
+                    reason: c.reason,
+                })
+            })
+            .collect()
     }
 
     /// `spec.hooks` (required), with `spec.endpointConfigs` given to the

@@ -4,7 +4,9 @@
 //! same hooks, webhooks and `resyncPeriodSeconds` as a CompositeController.
 
 use super::check::{Check, join, resync_period};
-use super::{ConfigError, ControllerConfig, ControllerKind, ParentResource, manifest};
+use super::{
+    ChildResource, ConfigError, ControllerConfig, ControllerKind, ParentResource, manifest,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde_json::Value;
 
@@ -42,7 +44,7 @@ impl Check<'_> {
             .unwrap_or_default()
             .into_iter()
             .enumerate()
-            .map(|(i, child)| self.child(child, &format!("spec.attachments[{i}]")))
+            .map(|(i, child)| self.attachment(child, &format!("spec.attachments[{i}]")))
             .collect::<Result<_, _>>()?;
         let resync_period = resync_period(spec.resync_period_seconds);
         let hooks = self.hooks_with_endpoints(spec.hooks, spec.endpoint_configs)?;
@@ -88,7 +90,26 @@ impl Check<'_> {
             api_version: self.required(resource.api_version, &join(field, "apiVersion"))?,
             resource: self.required(resource.resource, &join(field, "resource"))?,
             label_selector: resource.label_selector,
+            revision_field_paths: Vec::new(),
             annotation_selector,
         })
+    }
+
+    /// One of `spec.attachments`: a child type, with no rolling update (a
+    /// decorator keeps no revisions; Metacontroller's treats the rolling
+    /// methods as their plain ones, which would mislead).
+    fn attachment(
+        &self,
+        child: manifest::Child,
+        field: &str,
+    ) -> Result<ChildResource, ConfigError> {
+        let child = self.child(child, field)?;
+        if child.update_strategy.is_rolling() {
+            return Err(self.unsupported(
+                &format!("{field}.updateStrategy.method: {:?}", child.update_strategy),
+                " (a DecoratorController keeps no revisions; use Recreate or InPlace)",
+            ));
+        }
+        Ok(child)
     }
 }

@@ -104,6 +104,15 @@ pub struct Parent {
     pub api_version: Option<String>,
     pub resource: Option<String>,
     pub label_selector: Option<LabelSelector>,
+    pub revision_history: Option<RevisionHistory>,
+    #[serde(flatten)]
+    pub other: Other,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RevisionHistory {
+    pub field_paths: Option<Vec<String>>,
     #[serde(flatten)]
     pub other: Other,
 }
@@ -119,8 +128,27 @@ pub struct Child {
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct UpdateStrategy {
     pub method: Option<String>,
+    pub status_checks: Option<StatusChecks>,
+    #[serde(flatten)]
+    pub other: Other,
+}
+
+#[derive(Deserialize)]
+pub struct StatusChecks {
+    pub conditions: Option<Vec<ConditionCheck>>,
+    #[serde(flatten)]
+    pub other: Other,
+}
+
+#[derive(Deserialize)]
+pub struct ConditionCheck {
+    #[serde(rename = "type")]
+    pub type_: Option<String>,
+    pub status: Option<String>,
+    pub reason: Option<String>,
     #[serde(flatten)]
     pub other: Other,
 }

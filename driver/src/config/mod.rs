@@ -32,6 +32,7 @@ mod webhook_auth;
 #[cfg(test)]
 mod tests;
 
+pub use check::DEFAULT_REVISION_FIELD_PATHS;
 pub use error::ConfigError;
 pub use load::{EMBEDDED, embedded, from_dir, parse};
 pub use webhook::{DEFAULT_TIMEOUT, Webhook};
@@ -79,6 +80,10 @@ pub struct ParentResource {
     pub api_version: String,
     pub resource: String,
     pub label_selector: Option<LabelSelector>,
+    /// `revisionHistory.fieldPaths` (default `["spec"]`): the parent's
+    /// fields a rolling update follows (docs/metacontroller.md §4.3). Read
+    /// only when a child type rolls.
+    pub revision_field_paths: Vec<String>,
     /// A decorator's `annotationSelector`, as a label selector over the
     /// annotations (`matchAnnotations` becomes `matchLabels`), as
     /// Metacontroller reads it.
@@ -112,15 +117,43 @@ pub struct ChildResource {
     pub api_version: String,
     pub resource: String,
     pub update_strategy: UpdateStrategy,
+    /// `updateStrategy.statusChecks.conditions`: what a rolled child must
+    /// report before the next one rolls.
+    pub status_checks: Vec<ConditionCheck>,
 }
 
-/// `OnDelete` (the default), `Recreate`, `InPlace`; the rolling methods are
-/// outside the subset.
+/// How an existing child that differs from the desired one is changed
+/// (docs/metacontroller.md §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UpdateStrategy {
+    /// Never: only re-created once someone else deletes it (the default).
     OnDelete,
+    /// Deleted, and created again once it is gone.
     Recreate,
+    /// Updated where it is.
     InPlace,
+    /// As `Recreate`, one child at a time, each passing its status checks
+    /// before the next (a rolling update, §4.3).
+    RollingRecreate,
+    /// As `InPlace`, one child at a time.
+    RollingInPlace,
+}
+
+impl UpdateStrategy {
+    /// Whether children of this type roll one at a time.
+    pub fn is_rolling(self) -> bool {
+        matches!(self, Self::RollingRecreate | Self::RollingInPlace)
+    }
+}
+
+/// One of `statusChecks.conditions`: the child must have a
+/// `status.conditions[]` entry of this type, with this status and reason
+/// when they are given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConditionCheck {
+    pub type_: String,
+    pub status: Option<String>,
+    pub reason: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

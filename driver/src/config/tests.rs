@@ -57,27 +57,71 @@ fn defaults_match_metacontroller() {
 }
 
 #[test]
-fn unsupported_fields_are_named() {
-    let history = MINIMAL.replace(
+fn rolling_updates_are_read_with_their_checks_and_field_paths() {
+    let rolling = MINIMAL
+        .replace(
+            "resource: things}",
+            "resource: things, revisionHistory: {fieldPaths: [spec.template]}}",
+        )
+        .replace(
+            "{apiVersion: v1, resource: configmaps}",
+            "{apiVersion: v1, resource: pods, updateStrategy: {method: RollingRecreate, \
+             statusChecks: {conditions: [{type: Ready, status: 'True'}]}}}\n    \
+             - {apiVersion: v1, resource: secrets, updateStrategy: {method: RollingInPlace}}",
+        );
+    let c = parse("m.yaml", &rolling).unwrap();
+    assert_eq!(c.parent.revision_field_paths, ["spec.template"]);
+    assert_eq!(
+        c.children[0].update_strategy,
+        UpdateStrategy::RollingRecreate
+    );
+    assert_eq!(
+        c.children[0].status_checks,
+        [ConditionCheck {
+            type_: "Ready".to_owned(),
+            status: Some("True".to_owned()),
+            reason: None,
+        }]
+    );
+    assert!(c.children[1].update_strategy.is_rolling());
+    assert!(c.children[1].status_checks.is_empty());
+    // No revisionHistory (or no fieldPaths): the whole spec, as
+    // Metacontroller defaults it.
+    let c = parse("m.yaml", MINIMAL).unwrap();
+    assert_eq!(c.parent.revision_field_paths, ["spec"]);
+    let empty = MINIMAL.replace(
         "resource: things}",
         "resource: things, revisionHistory: {}}",
     );
-    assert!(err(&history).contains("`spec.parentResource.revisionHistory` is not supported"));
-    let rolling = MINIMAL.replace(
-        "{apiVersion: v1, resource: configmaps}",
-        "{apiVersion: v1, resource: configmaps, updateStrategy: {method: RollingInPlace}}",
+    assert_eq!(
+        parse("m.yaml", &empty).unwrap().parent.revision_field_paths,
+        ["spec"]
     );
-    assert!(err(&rolling).contains(
-        "spec.childResources[0].updateStrategy.method: RollingInPlace` is not supported"
-    ));
-    let checks = MINIMAL.replace(
-        "{apiVersion: v1, resource: configmaps}",
-        "{apiVersion: v1, resource: configmaps, updateStrategy: {method: InPlace, statusChecks: {}}}",
+    let bad_path = MINIMAL.replace(
+        "resource: things}",
+        "resource: things, revisionHistory: {fieldPaths: [spec..template]}}",
     );
     assert!(
-        err(&checks)
-            .contains("`spec.childResources[0].updateStrategy.statusChecks` is not supported")
+        err(&bad_path).contains("`spec.parentResource.revisionHistory.fieldPaths[0]`"),
+        "{}",
+        err(&bad_path)
     );
+    let no_type = MINIMAL.replace(
+        "{apiVersion: v1, resource: configmaps}",
+        "{apiVersion: v1, resource: configmaps, updateStrategy: {method: RollingInPlace, \
+         statusChecks: {conditions: [{status: 'True'}]}}}",
+    );
+    assert!(
+        err(&no_type).contains(
+            "`spec.childResources[0].updateStrategy.statusChecks.conditions[0].type` is required"
+        ),
+        "{}",
+        err(&no_type)
+    );
+}
+
+#[test]
+fn unsupported_fields_are_named() {
     let etag = MINIMAL.replace("webhook: {url:", "webhook: {etag: {enabled: true}, url:");
     assert!(err(&etag).contains("`spec.hooks.sync.webhook.etag` is not supported"));
     let pre = MINIMAL.replace("  hooks:\n", "  hooks:\n    preUpdateChild: {}\n");
@@ -133,7 +177,10 @@ fn invalid_values_are_named() {
         "{apiVersion: v1, resource: configmaps}",
         "{apiVersion: v1, resource: configmaps, updateStrategy: {method: Sometimes}}",
     );
-    assert!(err(&bad_method).contains("must be OnDelete, Recreate or InPlace"));
+    assert!(
+        err(&bad_method)
+            .contains("must be OnDelete, Recreate, InPlace, RollingRecreate or RollingInPlace")
+    );
     let bad_selector = MINIMAL.replace(
         "resource: things}",
         "resource: things, labelSelector: {matchExpressions: [{key: a, operator: Near}]}}",

@@ -65,6 +65,13 @@ pub enum ExecuteError {
         #[source]
         source: kube::Error,
     },
+    #[error("{verb} ControllerRevision {name} failed")]
+    WriteRevision {
+        verb: &'static str,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
     #[error("the plan names child type {0}, which the controller does not have")]
     UnknownChildType(usize),
     #[error("building a JSON patch failed")]
@@ -82,7 +89,8 @@ impl ExecuteError {
             | ExecuteError::RemoveFinalizer { source, .. }
             | ExecuteError::AdoptChild { source, .. }
             | ExecuteError::ReleaseChild { source, .. }
-            | ExecuteError::PatchObject { source, .. } => {
+            | ExecuteError::PatchObject { source, .. }
+            | ExecuteError::WriteRevision { source, .. } => {
                 matches!(status_code(source), Some(409 | 422))
             }
             _ => false,

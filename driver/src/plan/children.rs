@@ -101,14 +101,16 @@ pub(super) fn manage_children(
         let kind = &ctl.children[d.type_index].resource.api.kind;
         match ctl.children[d.type_index].strategy {
             UpdateStrategy::OnDelete => {}
-            UpdateStrategy::InPlace => {
+            // A rolling child differs only once its revision wants it to
+            // (plan/rolling.rs replaced the desired object otherwise).
+            UpdateStrategy::InPlace | UpdateStrategy::RollingInPlace => {
                 if differs() {
                     ops.push(updated(kind, &d.name, "updated"));
                     content_changes = true;
                 }
                 ops.push(apply(body));
             }
-            UpdateStrategy::Recreate => {
+            UpdateStrategy::Recreate | UpdateStrategy::RollingRecreate => {
                 if differs() {
                     content_changes = true;
                     ops.push(Op::DeleteChild {

@@ -44,6 +44,7 @@ mod children;
 mod claim;
 mod decorate;
 mod desired;
+mod rolling;
 mod status;
 #[cfg(test)]
 mod tests;
@@ -53,6 +54,7 @@ pub use apply::{APPLIED, LAST_APPLIED, owner_reference};
 pub use children::contains;
 pub use claim::child_selector;
 pub use decorate::{DECORATOR_ANNOTATION, decorate};
+pub use rolling::{Claims, Revision, Rolled, revision_type, revisions, roll, rolls};
 
 use super::model::Driven;
 use super::selector::SelectorError;
@@ -133,6 +135,19 @@ pub enum Op {
         body: Value,
         fingerprint: u64,
     },
+    /// Create a ControllerRevision (rolling updates, `rolling.rs`); it
+    /// exists already when the cache is behind: the reconcile stops.
+    CreateRevision { body: Value },
+    /// Replace a ControllerRevision's `children`, if it is still at
+    /// `resource_version` (else the reconcile stops: the cache is behind).
+    UpdateRevision {
+        name: String,
+        resource_version: String,
+        children: Value,
+    },
+    /// Delete a ControllerRevision that claims no child any more (UID
+    /// precondition).
+    DeleteRevision { name: String, uid: String },
     /// Replace `.status` through the status subresource.
     WriteStatus { status: Value },
     /// A decorator's edit of the object itself: a JSON patch (guarded by a
@@ -224,6 +239,10 @@ pub enum PlanError {
         api_version: String,
         kind: String,
     },
+    #[error("ControllerRevision {name}: {message}")]
+    BadRevision { name: String, message: String },
+    #[error("rolling update: {0}")]
+    Rolling(String),
 }
 
 /// Steps 1–4 and the choice of hook in step 6 of docs/metacontroller.md §3.3.

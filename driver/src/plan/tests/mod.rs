@@ -10,6 +10,7 @@ mod decorator;
 mod desired;
 mod finalizer;
 mod pipeline;
+mod rolling;
 mod status;
 
 use super::*;
@@ -91,6 +92,9 @@ fn kinds(ops: &[Op]) -> Vec<&'static str> {
             Op::Release { .. } => "Release",
             Op::DeleteChild { .. } => "DeleteChild",
             Op::ApplyChild { .. } => "ApplyChild",
+            Op::CreateRevision { .. } => "CreateRevision",
+            Op::UpdateRevision { .. } => "UpdateRevision",
+            Op::DeleteRevision { .. } => "DeleteRevision",
             Op::WriteStatus { .. } => "WriteStatus",
             Op::PatchObject { .. } => "PatchObject",
             Op::Event { .. } => "Event",
