@@ -35,8 +35,11 @@ pub fn to_yaml(crd: &CustomResourceDefinition) -> Result<String, CrdsError> {
 
 /// Every CRD with the file name it is checked in under.
 pub fn files() -> Result<Vec<(String, String)>, CrdsError> {
+    // The driver's ControllerRevisions (rolling updates) beside the
+    // controllers' own types.
     metahook_hooks::registry::all_crds()
         .iter()
+        .chain([metahook_driver::revisions::crd()].iter())
         .map(|crd| {
             let name = crd.metadata.name.clone().unwrap_or_default();
             Ok((format!("{name}.yaml"), to_yaml(crd)?))

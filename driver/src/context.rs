@@ -52,6 +52,8 @@ pub struct Context {
     pub parents: Arc<TypeCache>,
     /// One cache per child type, in `driven.children`'s order.
     pub children: Vec<Arc<TypeCache>>,
+    /// The ControllerRevisions, when a child type rolls (`plan/rolling.rs`).
+    pub revisions: Option<Arc<TypeCache>>,
     /// Where related types' caches are started.
     pub caches: Arc<Caches>,
     pub customized: Customized,
@@ -74,6 +76,16 @@ impl Context {
             .iter()
             .map(|c| shared.caches.get_or_start_shard(&c.resource))
             .collect();
+        // Not sharded: a revision carries no shard label.
+        let revisions = driven
+            .children
+            .iter()
+            .any(|c| c.strategy.is_rolling())
+            .then(|| {
+                shared
+                    .caches
+                    .get_or_start(&crate::revisions::revision_type())
+            });
         let executor = Executor::new(
             shared.client,
             shared.events,
@@ -85,6 +97,7 @@ impl Context {
             hooks,
             parents,
             children,
+            revisions,
             caches: shared.caches,
             customized: Customized::new(shared.discover),
             executor,

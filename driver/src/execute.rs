@@ -6,7 +6,8 @@ use super::events::{EventPublisher, Published};
 use super::memory::ApplyMemory;
 use super::metrics::DriverMetrics;
 use super::model::Driven;
-use super::plan::{EventType, Op, Target, WrittenMetadata, revision_type};
+use super::plan::{EventType, Op, Target, WrittenMetadata};
+use super::revisions::revision_type;
 use kube::ResourceExt;
 use kube::api::{
     Api, DeleteParams, DynamicObject, Patch, PatchParams, Preconditions, PropagationPolicy,

@@ -63,6 +63,7 @@ pub mod reconcile;
 pub mod records;
 pub mod related;
 pub mod responses;
+pub mod revisions;
 pub mod run;
 pub mod selector;
 pub mod throttle;

@@ -89,6 +89,10 @@ pub enum DriveError {
         #[source]
         source: Box<DiscoveryError>,
     },
+    #[error(
+        "controller {controller}: rolling updates need a namespaced parent (its ControllerRevisions live in its namespace)"
+    )]
+    RollingClusterParent { controller: String },
     #[error(transparent)]
     Leader(#[from] LeaderError),
     #[error("the lease was lost; stopping so that only one replica drives")]
@@ -175,6 +179,19 @@ async fn resolve_controller(
             resource,
             strategy: child.update_strategy,
         });
+    }
+    if children.iter().any(|c| c.strategy.is_rolling()) {
+        // Revisions live in the parent's namespace.
+        if !parent.namespaced {
+            return Err(DriveError::RollingClusterParent {
+                controller: config.name.clone(),
+            });
+        }
+        // Metacontroller's ControllerRevision CRD (the chart's crds/).
+        let revisions = crate::revisions::revision_type();
+        discovery::resolve(client, &revisions.api.api_version, &revisions.api.plural)
+            .await
+            .map_err(err("ControllerRevisions (rolling updates)"))?;
     }
     Ok((
         Driven {

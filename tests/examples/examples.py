@@ -58,6 +58,8 @@ ROOT = HERE.parent.parent
 ENGINES = ("metacontroller", "driver")
 CONTROLLER_KINDS = ("CompositeController", "DecoratorController")
 MC_CRDS = "manifests/production/metacontroller-crds-v1.yaml"
+DRIVER_CRDS = "crds/controllerrevisions.metacontroller.k8s.io.yaml"
+SCENARIOS = HERE / "scenarios"
 # Where the examples put their hook servers (Metacontroller's namespace).
 HOOK_NAMESPACE = "metacontroller"
 # Every kubectl call of ours ends within this many seconds.
@@ -601,8 +603,8 @@ def engine_says(path, text):
 
 def run_example(name, engine, src, work, bins, kubeconfig, kubectl, timeout, known_failure=None):
     """One example under one engine. `known_failure`: text whose appearance
-    in the engine's log ends the example at once as failed (expected.txt's
-    `fails`), rather than after the whole timeout."""
+    in the engine's log (or the test's own) ends the example at once as
+    failed (expected.txt's `fails`), rather than after the whole timeout."""
     state = work / f"{engine}-{name}"
     state.mkdir(parents=True)
     procs = Procs()
@@ -620,8 +622,11 @@ def run_example(name, engine, src, work, bins, kubeconfig, kubectl, timeout, kno
         env = dict(os.environ, KUBECONFIG=kubeconfig, EXAMPLES_KUBECTL=kubectl, EXAMPLES_STATE=str(state),
                    EXAMPLES_ENGINE=engine, EXAMPLES_PYTHON=sys.executable, EXAMPLES_HELPER=str(Path(__file__).resolve()),
                    PATH=f"{HERE / 'bin'}:{Path(kubectl).parent}:{os.environ['PATH']}")
-        # test.sh v1: as Metacontroller's own examples/test.sh runs each.
-        test = procs.start(["bash", "./test.sh", "v1"], test_log, cwd=src / name, env=env)
+        # test.sh v1: as Metacontroller's own examples/test.sh runs each; a
+        # scenario of ours in its example's directory.
+        example, _, _ = name.partition("+")
+        argv = ["bash", str(SCENARIOS / f"{name}.sh")] if example != name else ["bash", "./test.sh", "v1"]
+        test = procs.start(argv, test_log, cwd=src / example, env=env)
         deadline = start + timeout
         while test.poll() is None:
             if time.monotonic() > deadline:
@@ -633,7 +638,8 @@ def run_example(name, engine, src, work, bins, kubeconfig, kubectl, timeout, kno
             if eng.ready and eng.proc.poll() is not None:
                 outcome, detail = "fail", f"{engine} exited: " + " / ".join(tail(eng.log_path(), 3))
                 break
-            said = known_failure and eng.ready and engine_says(eng.log_path(), known_failure)
+            said = known_failure and eng.ready and (engine_says(eng.log_path(), known_failure)
+                                                    or engine_says(test_log, known_failure))
             if said:
                 # The words that matter, with a little of what led to them.
                 at = said.index(known_failure)
@@ -647,6 +653,10 @@ def run_example(name, engine, src, work, bins, kubeconfig, kubectl, timeout, kno
             outcome = "pass" if test.returncode == 0 else "fail"
             if outcome == "fail":
                 detail = f"test.sh exited {test.returncode}"
+                # The known words may come with the test's own exit.
+                said = known_failure and engine_says(test_log, known_failure)
+                if said:
+                    detail += f": {said}"
         if kubelet.errors and outcome != "pass":
             detail += "; hook server: " + "; ".join(kubelet.errors)
     except RuntimeError as e:
@@ -759,6 +769,8 @@ def cmd_run(args):
     srcroot = Path(tmp.name)
     src = srcroot / "examples"
     examples = sorted(p.parent.name for p in src.glob("*/test.sh"))
+    # Our own scenarios on an example's controller (EXAMPLE+WHAT.sh).
+    examples = sorted(examples + [p.stem for p in SCENARIOS.glob("*+*.sh") if p.stem.split("+")[0] in examples])
     missing = [f"{ex} ({e})" for ex in examples for e in ENGINES if (ex, e) not in expected]
     unknown = sorted({ex for ex, _ in expected} - set(examples))
     if missing or unknown:
@@ -787,11 +799,13 @@ def cmd_run(args):
             # nothing onto a node that has it (daemonjob's DaemonSet).
             subprocess.run([kubectl, "taint", "nodes", "--all", "node.kubernetes.io/not-ready:NoSchedule-"],
                            env=k, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=KUBECTL_TIMEOUT)
-            if engine == "metacontroller":
-                subprocess.run([kubectl, "apply", "--server-side", "-f", str(srcroot / MC_CRDS)], env=k,
-                               check=True, stdout=subprocess.DEVNULL, timeout=KUBECTL_TIMEOUT)
-                subprocess.run([kubectl, "wait", "--for", "condition=Established", "--timeout=60s", "crd", "--all"],
-                               env=k, check=True, stdout=subprocess.DEVNULL, timeout=KUBECTL_TIMEOUT + 10)
+            # Each engine's own CRDs, as a user installs them: Metacontroller's
+            # manifests, or the chart's crds/ (the driver's ControllerRevisions).
+            crds = srcroot / MC_CRDS if engine == "metacontroller" else ROOT / DRIVER_CRDS
+            subprocess.run([kubectl, "apply", "--server-side", "-f", str(crds)], env=k,
+                           check=True, stdout=subprocess.DEVNULL, timeout=KUBECTL_TIMEOUT)
+            subprocess.run([kubectl, "wait", "--for", "condition=Established", "--timeout=60s", "crd", "--all"],
+                           env=k, check=True, stdout=subprocess.DEVNULL, timeout=KUBECTL_TIMEOUT + 10)
             for ex in to_run:
                 log(f"{engine}: {ex} ...")
                 expect, detail = expected[(ex, engine)]

@@ -2,13 +2,14 @@
 //! each desired child is created, or updated per its type's update strategy
 //! (docs/metacontroller.md §3.3 step 11).
 
-use super::applied::{AppliedMemory, carries, still_as_applied};
-use super::apply::{apply_body, with_fingerprint};
+use super::applied::{AppliedMemory, carries, fingerprint_text, still_as_applied};
+use super::apply::{APPLIED, apply_body, with_fingerprint};
 use super::desired::Desired;
 use super::{DeleteReason, EventType, Op, is_deleting, target};
 use crate::config::UpdateStrategy;
 use crate::model::Driven;
 use crate::wire::object_json;
+use kube::ResourceExt;
 use kube::core::DynamicObject;
 use serde_json::Value;
 use std::sync::Arc;
@@ -111,7 +112,9 @@ pub(super) fn manage_children(
                 ops.push(apply(body));
             }
             UpdateStrategy::Recreate | UpdateStrategy::RollingRecreate => {
-                if differs() {
+                // What we applied, with only what the API server added
+                // (a Pod's token volume): not a difference worth a delete.
+                if differs() && !ours_as_applied(obs, &live, fingerprint, &d.object) {
                     content_changes = true;
                     ops.push(Op::DeleteChild {
                         child: target(d.type_index, obs),
@@ -132,6 +135,43 @@ fn updated(kind: &str, name: &str, what: &str) -> Op {
         kind: EventType::Normal,
         reason: "Updated".to_owned(),
         note: format!("{kind} {name} {what}"),
+    }
+}
+
+/// Whether `obs` carries the fingerprint of the apply planned now and still
+/// holds every field of it, lists of named items (containers, volumes,
+/// volume mounts, env) matched by name, so that items the API server or
+/// admission added to them do not count as a change.
+pub(super) fn ours_as_applied(
+    obs: &DynamicObject,
+    live: &Value,
+    fingerprint: u64,
+    desired: &Value,
+) -> bool {
+    obs.annotations().get(APPLIED) == Some(&fingerprint_text(fingerprint)) && holds(live, desired)
+}
+
+/// [`contains`], with lists whose every desired item has a `name` matched
+/// by name (extra live items allowed).
+fn holds(observed: &Value, desired: &Value) -> bool {
+    let name = |v: &Value| v.get("name").and_then(Value::as_str).map(str::to_owned);
+    match (observed, desired) {
+        (Value::Object(o), Value::Object(d)) => d.iter().all(|(k, dv)| {
+            o.get(k).is_some_and(|ov| holds(ov, dv)) || (dv.is_null() && !o.contains_key(k))
+        }),
+        (Value::Array(o), Value::Array(d))
+            if !d.is_empty() && d.iter().all(|i| name(i).is_some()) =>
+        {
+            d.iter().all(|di| {
+                o.iter()
+                    .find(|oi| name(oi) == name(di))
+                    .is_some_and(|oi| holds(oi, di))
+            })
+        }
+        (Value::Array(o), Value::Array(d)) => {
+            o.len() == d.len() && o.iter().zip(d).all(|(ov, dv)| holds(ov, dv))
+        }
+        _ => observed == desired,
     }
 }
 

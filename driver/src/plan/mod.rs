@@ -54,7 +54,7 @@ pub use apply::{APPLIED, LAST_APPLIED, owner_reference};
 pub use children::contains;
 pub use claim::child_selector;
 pub use decorate::{DECORATOR_ANNOTATION, decorate};
-pub use rolling::{Claims, Revision, Rolled, revision_type, revisions, roll, rolls};
+pub use rolling::{Claims, Revision, Rolled, revisions, roll, rolls};
 
 use super::model::Driven;
 use super::selector::SelectorError;

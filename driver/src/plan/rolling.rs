@@ -14,12 +14,14 @@
 //! claims, which keep that revision's version; the latest's status with an
 //! `Updated` condition saying where the rollout is.
 
-use super::apply::owner_reference;
-use super::children::contains;
+use super::apply::{apply_body, owner_reference, with_fingerprint};
+use super::children::{contains, ours_as_applied};
 use super::claim::child_selector;
+use super::desired::check_desired;
 use super::{Op, PlanError, has_finalizer, is_deleting};
 use crate::config::{ConditionCheck, UpdateStrategy};
-use crate::model::{ApiType, Driven, controller_of};
+use crate::model::{Driven, controller_of};
+use crate::revisions::revision_type;
 use crate::selector::SelectorExt;
 use crate::wire::{HookResponse, object_json};
 use kube::ResourceExt;
@@ -35,18 +37,6 @@ const LABEL_RESOURCE: &str = "metacontroller.k8s.io/resource";
 
 /// The condition a rolling parent's status carries.
 const UPDATED: &str = "Updated";
-
-/// Metacontroller's ControllerRevision: its CRD must be installed (the
-/// chart's `crds/`, or Metacontroller's own).
-pub fn revision_type() -> ApiType {
-    ApiType::new(
-        "metacontroller.k8s.io",
-        "v1alpha1",
-        "ControllerRevision",
-        "controllerrevisions",
-        true,
-    )
-}
 
 /// Whether this pass of `parent` goes through revisions: some child type
 /// rolls, and the parent is not going away without our finalizer (then
@@ -214,6 +204,7 @@ pub fn roll(
         .iter()
         .map(|r| desired_keys(&r.children))
         .collect();
+    let latest = Latest::new(ctl, parent, &responses[0]);
     let rolling = |group: &str, kind: &str| strategy(ctl, group, kind).is_some();
 
     // Claims of kinds that no longer roll, or of children the latest
@@ -254,7 +245,7 @@ pub fn roll(
             Some(0) => {}
             Some(&owner) => {
                 let up_to_date = find(ctl, observed, group, kind, name)
-                    .is_some_and(|obs| contains(&object_json(obs), &responses[0].children[*index]));
+                    .is_some_and(|obs| latest.has(obs, *index));
                 if up_to_date {
                     revisions[owner].remove(group, kind, name);
                     revisions[0].add(group, kind, name);
@@ -272,23 +263,21 @@ pub fn roll(
         if claimed.get(&key) == Some(&0) {
             continue;
         }
-        condition = Some(
-            match all_well(ctl, &revisions[0], &responses[0], observed) {
-                Err(why) => ("False", "RolloutWaiting", why),
-                Ok(()) => {
-                    for rev in &mut revisions[1..] {
-                        rev.remove(group, kind, name);
-                    }
-                    revisions[0].add(group, kind, name);
-                    claimed.insert(key, 0);
-                    (
-                        "False",
-                        "RolloutProgressing",
-                        format!("updating {kind} {name}"),
-                    )
+        condition = Some(match all_well(ctl, &revisions[0], &latest, observed) {
+            Err(why) => ("False", "RolloutWaiting", why),
+            Ok(()) => {
+                for rev in &mut revisions[1..] {
+                    rev.remove(group, kind, name);
                 }
-            },
-        );
+                revisions[0].add(group, kind, name);
+                claimed.insert(key, 0);
+                (
+                    "False",
+                    "RolloutProgressing",
+                    format!("updating {kind} {name}"),
+                )
+            }
+        });
         break;
     }
     let (status, reason, message) = condition.unwrap_or_else(|| {
@@ -386,16 +375,55 @@ fn find<'a>(
         .map(Arc::as_ref)
 }
 
+/// The latest revision's children, to tell whether an observed child is
+/// already as it wants it.
+struct Latest {
+    /// By the answer's index: the child as the plan applies it (defaulted),
+    /// and the fingerprint its apply carries.
+    children: Vec<Option<(Value, u64)>>,
+    keys: BTreeMap<ChildKey, usize>,
+}
+
+impl Latest {
+    fn new(ctl: &Driven, parent: &DynamicObject, answer: &HookResponse) -> Self {
+        // An answer the plan refuses leaves nothing to compare: no child is
+        // as it wants (and the plan fails later, naming the problem).
+        let checked = check_desired(ctl, parent, &answer.children).ok();
+        let children = (0..answer.children.len())
+            .map(|i| {
+                let d = checked.as_ref()?.get(i)?;
+                let (_, fingerprint) = with_fingerprint(apply_body(ctl, parent, &d.object));
+                Some((d.object.clone(), fingerprint))
+            })
+            .collect();
+        Latest {
+            children,
+            keys: desired_keys(&answer.children),
+        }
+    }
+
+    /// Whether `obs` is what answer child `index` asks for: it holds every
+    /// field of it — or it was applied from it (its fingerprint) and what
+    /// the API server added to its named lists (a Pod's token volume) is
+    /// all that differs.
+    fn has(&self, obs: &DynamicObject, index: usize) -> bool {
+        let Some(Some((object, fingerprint))) = self.children.get(index) else {
+            return false;
+        };
+        let live = object_json(obs);
+        contains(&live, object) || ours_as_applied(obs, &live, *fingerprint, object)
+    }
+}
+
 /// Whether every child the latest revision claims is there, as it wants
 /// it, has seen its latest spec (`RollingInPlace`, when it says) and
 /// passes its status checks; if not, why.
 fn all_well(
     ctl: &Driven,
     latest: &Revision,
-    answer: &HookResponse,
+    wanted: &Latest,
     observed: &[Vec<Arc<DynamicObject>>],
 ) -> Result<(), String> {
-    let wanted = desired_keys(&answer.children);
     for claims in &latest.children {
         let (group, kind) = (&claims.api_group, &claims.kind);
         let Some((method, checks)) = strategy(ctl, group, kind) else {
@@ -407,9 +435,7 @@ fn all_well(
             };
             let live = object_json(child);
             let key = (group.clone(), kind.clone(), name.clone());
-            let updated = wanted
-                .get(&key)
-                .is_some_and(|&i| contains(&live, &answer.children[i]));
+            let updated = wanted.keys.get(&key).is_some_and(|&i| wanted.has(child, i));
             if !updated {
                 return Err(format!("child {kind} {name} is not updated yet"));
             }

@@ -23,6 +23,9 @@ pub(super) fn with_generation(parent: &DynamicObject, status: Option<Map<String,
 /// kstatus reads `Reconciling` the same way).
 const PROGRESS: [&str; 4] = ["Ready", "Available", "Progressing", "Reconciling"];
 
+/// The reasons of the `Updated` condition while a rolling update goes on.
+const ROLLOUT_STEPS: [&str; 2] = ["RolloutProgressing", "RolloutWaiting"];
+
 /// The Events a status change is worth: a Warning when something is wrong
 /// (a condition becomes `False`, or changes its reason while `False`), a
 /// Normal when it is right again (`False` → `True`); nothing when a
@@ -68,6 +71,10 @@ pub(super) fn condition_events(old: Option<&Value>, new: &Value, catching_up: bo
             let kind = match (was.as_deref(), status.as_str()) {
                 // Catching up with what this pass writes.
                 (_, "False") if progress && catching_up => return None,
+                // A rollout's steps (plan/rolling.rs): its end is the news.
+                (_, "False") if type_ == "Updated" && ROLLOUT_STEPS.contains(&reason.as_str()) => {
+                    return None;
+                }
                 // Worse: a regression, or a problem from the start.
                 (_, "False") => EventType::Warning,
                 // Right again.

@@ -28,6 +28,7 @@ mod decorate;
 mod error;
 mod related;
 mod report;
+mod rolling;
 
 pub use error::ReconcileError;
 
@@ -159,21 +160,20 @@ async fn sync(
         return decorate::hook_and_apply(ctx, seen, trace).await;
     }
 
-    // 3. The hook.
-    let target = target(ctx, hook);
-    let (children_map, related_map) = object_maps(ctl, &observed, &related, target, namespace);
-    let request = wire::sync_request(
-        &ctl.config.object,
-        &parent,
-        children_map,
-        related_map,
-        hook == HookKind::Finalize,
-    )?;
-    let called = std::time::Instant::now();
-    let answer = ctx.caller.call(ctx.name(), target, request).await;
-    trace.hook = Some(called.elapsed());
-    let response = wire::decode_sync_response(&answer?, target.strict())
-        .map_err(|source| ReconcileError::Decode { hook, source })?;
+    // 3. The hook: once per revision when a child type rolls.
+    let (response, took) = if plan::rolls(ctl, &parent) {
+        let seen = rolling::Observed {
+            parent: &parent,
+            hook,
+            children: &observed,
+            related: &related,
+            namespace,
+        };
+        rolling::hook_and_roll(ctx, seen, trace).await?
+    } else {
+        call_hook(ctx, &parent, hook, &observed, &related, namespace).await?
+    };
+    trace.hook = Some(took);
     trace.desired = Some(response.children.len());
     trace.conditions = Condition::read(response.status.as_ref().and_then(|s| s.get("conditions")));
 
@@ -221,6 +221,34 @@ async fn sync(
             reason: "statusDeferred",
         },
     }))
+}
+
+/// Calls the sync (or finalize) hook with `parent`, its children and
+/// related objects; the answer, and how long it took.
+async fn call_hook(
+    ctx: &Context,
+    parent: &DynamicObject,
+    hook: HookKind,
+    observed: &[Vec<Arc<DynamicObject>>],
+    related: &[(ApiType, Vec<Arc<DynamicObject>>)],
+    namespace: Option<&str>,
+) -> Result<(wire::HookResponse, Duration), ReconcileError> {
+    let ctl = &ctx.driven;
+    let target = target(ctx, hook);
+    let (children_map, related_map) = object_maps(ctl, observed, related, target, namespace);
+    let request = wire::sync_request(
+        &ctl.config.object,
+        parent,
+        children_map,
+        related_map,
+        hook == HookKind::Finalize,
+    )?;
+    let called = std::time::Instant::now();
+    let answer = ctx.caller.call(ctx.name(), target, request).await;
+    let took = called.elapsed();
+    let response = wire::decode_sync_response(&answer?, target.strict())
+        .map_err(|source| ReconcileError::Decode { hook, source })?;
+    Ok((response, took))
 }
 
 /// The hook a pass calls: `finalize` when there is one, else `sync`.

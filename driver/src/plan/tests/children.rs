@@ -163,6 +163,50 @@ fn recreate_deletes_a_child_that_differs_and_keeps_one_that_does_not() {
 }
 
 #[test]
+fn recreate_leaves_a_child_it_applied_whose_named_lists_only_gained_items() {
+    let ctl = controller(UpdateStrategy::Recreate, true, true);
+    let parent = Obj::parent().finalizer(FINALIZER).0;
+    let wanted = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+                        "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "v1"}]}}}});
+    // The fingerprint of the apply the plan makes for it.
+    let checked =
+        super::super::desired::check_desired(&ctl, &parent, std::slice::from_ref(&wanted)).unwrap();
+    let (_, fingerprint) = super::super::apply::with_fingerprint(super::super::apply::apply_body(
+        &ctl,
+        &parent,
+        &checked[0].object,
+    ));
+    let stamp = super::super::applied::fingerprint_text(fingerprint);
+    let live = |containers: Value, stamped: bool| {
+        let mut c = child("web").data(
+            "spec",
+            json!({"template": {"spec": {"containers": containers}}}),
+        );
+        if stamped {
+            c = c.annotation(APPLIED, &stamp);
+        }
+        c.arc()
+    };
+    let plan_for = |obs| {
+        let plan = planned(
+            &ctl,
+            &parent,
+            &[vec![obs], vec![]],
+            response(vec![wanted.clone()]),
+        )
+        .unwrap();
+        kinds(&plan.ops).contains(&"DeleteChild")
+    };
+    let injected = json!([{"name": "c", "image": "v1"}, {"name": "injected", "image": "proxy"}]);
+    // Applied by us, a container added by admission: left alone.
+    assert!(!plan_for(live(injected.clone(), true)));
+    // The same without our fingerprint: every field must hold, list lengths too.
+    assert!(plan_for(live(injected, false)));
+    // Ours, but its own container changed since: recreated.
+    assert!(plan_for(live(json!([{"name": "c", "image": "v0"}]), true)));
+}
+
+#[test]
 fn terminating_children_are_neither_updated_nor_deleted_again() {
     let ctl = controller(UpdateStrategy::InPlace, true, true);
     let parent = Obj::parent().finalizer(FINALIZER).0;

@@ -511,3 +511,51 @@ fn rolls_only_with_a_rolling_type_and_a_managed_parent() {
     assert!(!rolls(&rolling, &gone));
     assert!(!rolls(&web("Recreate"), &thing("v2")));
 }
+
+#[test]
+fn a_pod_the_driver_applied_counts_as_updated_whatever_admission_added() {
+    let ctl = web("RollingRecreate");
+    let parent = thing("v2");
+    let cached = [
+        revision(V2_NAME, "v2", &["web-0"]),
+        revision("old", "v1", &["web-1", "web-2"]),
+    ];
+    // web-0 as the API server keeps it: a second container list entry
+    // (what admission adds, like a Pod's token volume) the hook never asked for.
+    let admitted = |p: Arc<DynamicObject>| {
+        let mut p = (*p).clone();
+        p.data["spec"]["containers"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"name": "sidecar", "image": "proxy"}));
+        p
+    };
+    let others = || vec![pod("web-1", "v1", true), pod("web-2", "v1", true)];
+    let without = admitted(pod("web-0", "v2", true));
+    let mut pods = vec![Arc::new(without.clone())];
+    pods.extend(others());
+    assert_eq!(
+        updated(&roll_pods(&ctl, &parent, &cached, pods)).2,
+        "child Pod web-0 is not updated yet"
+    );
+    // The same Pod with the fingerprint of the apply that made it.
+    let desired =
+        super::super::desired::check_desired(&ctl, &parent, &answer("v2").children).unwrap();
+    let (_, fingerprint) = super::super::apply::with_fingerprint(super::super::apply::apply_body(
+        &ctl,
+        &parent,
+        &desired[0].object,
+    ));
+    let with = Obj(without)
+        .annotation(
+            APPLIED,
+            &super::super::applied::fingerprint_text(fingerprint),
+        )
+        .arc();
+    let mut pods = vec![with];
+    pods.extend(others());
+    assert_eq!(
+        updated(&roll_pods(&ctl, &parent, &cached, pods)).2,
+        "updating Pod web-1"
+    );
+}

@@ -175,6 +175,40 @@ fn a_new_object_becoming_ready_is_worth_no_event_and_a_problem_is_a_warning() {
 }
 
 #[test]
+fn a_rollout_says_nothing_until_it_ends() {
+    let on = |reason| conditions(&[("Updated", "True", reason)]);
+    let step = |reason| conditions(&[("Updated", "False", reason)]);
+    // Steps of a rolling update (plan/rolling.rs), with or without a child
+    // written in the same pass: nothing.
+    assert_eq!(
+        events(
+            Some(on("OnLatestRevision")),
+            step("RolloutProgressing"),
+            true
+        ),
+        []
+    );
+    assert_eq!(
+        events(
+            Some(step("RolloutProgressing")),
+            step("RolloutWaiting"),
+            false
+        ),
+        []
+    );
+    // Done: one Normal.
+    assert_eq!(
+        events(Some(step("RolloutWaiting")), on("OnLatestRevision"), false),
+        [(EventType::Normal, "OnLatestRevision".to_owned())]
+    );
+    // An `Updated` condition of the hook's own that falls is still news.
+    assert_eq!(
+        events(Some(on("Fine")), step("Broken"), false),
+        [(EventType::Warning, "Broken".to_owned())]
+    );
+}
+
+#[test]
 fn resync_after_seconds_is_a_requeue_decision() {
     let ctl = hello_like();
     let parent = Obj::parent().finalizer(FINALIZER).0;

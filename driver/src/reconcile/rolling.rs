@@ -1,0 +1,72 @@
+//! Step 3 when a child type rolls (docs/metacontroller.md §4.3): the
+//! parent's revisions from the ControllerRevision cache, the hook called
+//! once per revision (concurrently, each with its own parent and related
+//! objects, all with the same children), the rollout planned
+//! (`plan/rolling.rs`) and its ControllerRevisions written — before any
+//! child is touched. What follows is a single answer, as without rolling.
+
+use super::{ReconcileError, Trace, call_hook, related};
+use crate::context::Context;
+use crate::model::ApiType;
+use crate::plan;
+use crate::records::Step;
+use crate::wire::HookResponse;
+use futures::future::try_join_all;
+use kube::api::DynamicObject;
+use metahook_hooks::HookKind;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What the pass has seen by step 3.
+pub(super) struct Observed<'a> {
+    pub parent: &'a DynamicObject,
+    pub hook: HookKind,
+    pub children: &'a [Vec<Arc<DynamicObject>>],
+    /// The latest revision's related objects (the parent's own).
+    pub related: &'a [(ApiType, Vec<Arc<DynamicObject>>)],
+    pub namespace: Option<&'a str>,
+}
+
+/// The one answer the rest of the pass follows, and the longest hook call.
+pub(super) async fn hook_and_roll(
+    ctx: &Arc<Context>,
+    seen: Observed<'_>,
+    trace: &mut Trace,
+) -> Result<(HookResponse, Duration), ReconcileError> {
+    let ctl = &ctx.driven;
+    let cache = ctx
+        .revisions
+        .as_ref()
+        .filter(|c| c.is_synced())
+        .ok_or_else(|| ReconcileError::NotSynced("ControllerRevision".to_owned()))?;
+    let revisions = plan::revisions(ctl, seen.parent, &cache.list(seen.namespace))?;
+    let calls = revisions.iter().enumerate().map(|(i, rev)| async move {
+        let own;
+        let related = if i == 0 {
+            seen.related
+        } else {
+            own = related::objects(ctx, &rev.parent).await?;
+            &own[..]
+        };
+        call_hook(
+            ctx,
+            &rev.parent,
+            seen.hook,
+            seen.children,
+            related,
+            seen.namespace,
+        )
+        .await
+    });
+    let answers = try_join_all(calls).await?;
+    let took = answers.iter().map(|(_, t)| *t).max().unwrap_or_default();
+    let responses = answers.into_iter().map(|(r, _)| r).collect();
+    let rolled = plan::roll(ctl, seen.parent, revisions, responses, seen.children)?;
+    trace
+        .steps
+        .extend(rolled.ops.iter().map(|op| Step::of(op, ctl, &[])));
+    ctx.executor
+        .execute(ctl, seen.parent.clone(), rolled.ops)
+        .await?;
+    Ok((rolled.response, took))
+}
