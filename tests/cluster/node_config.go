@@ -41,10 +41,20 @@ func (n nodePaths) file(parts ...string) string {
 	return filepath.Join(append([]string{n.dir}, parts...)...)
 }
 
+// registryHosts is containerd's registry configuration directory: one
+// HOST/hosts.toml per registry (containerd reads it at each pull).
+func (n nodePaths) registryHosts() string {
+	return n.file("containerd", "certs.d")
+}
+
 // containerdConfig is containerd 2's configuration (version 3): CRI with
 // Debian's runc and cgroupfs (the kubelet's driver here), overlayfs (the
 // default snapshotter, which `ctr images import` unpacks into too), and
-// the sandbox image built on this machine. restrict_oom_score_adj: no
+// the sandbox image built on this machine, and registries configured only
+// by hosts.toml files under DIR/node/containerd/certs.d (the
+// machine's /etc/containerd/certs.d is not read; with none there a pull
+// goes to the registry the image names, unreachable here: tests/examples
+// points docker.io at a registry of its own there). restrict_oom_score_adj: no
 // process here may lower an oom_score_adj below its own (the machine's
 // bounding set lacks CAP_SYS_RESOURCE), and runc fails every sandbox the
 // CRI asks -998 for ("failed to update /proc/self/oom_score_adj:
@@ -64,6 +74,8 @@ state = %q
 [plugins.'io.containerd.cri.v1.images']
   [plugins.'io.containerd.cri.v1.images'.pinned_images]
     sandbox = %q
+  [plugins.'io.containerd.cri.v1.images'.registry]
+    config_path = %q
 
 [plugins.'io.containerd.cri.v1.runtime']
   restrict_oom_score_adj = true
@@ -78,7 +90,7 @@ state = %q
     bin_dirs = [%q]
     conf_dir = %q
 `, n.file("containerd", "root"), n.file("containerd", "state"), n.socket, n.socket+".ttrpc",
-		pauseImage, n.cni, n.file("cni", "net.d"))
+		pauseImage, n.registryHosts(), n.cni, n.file("cni", "net.d"))
 }
 
 // cniConfig is the pods' network: one bridge in the node's namespace,
@@ -183,7 +195,7 @@ conntrack:
 
 // writeNodeConfig writes every file the node's components read.
 func writeNodeConfig(c *cluster, n nodePaths) error {
-	for _, d := range []string{n.file("containerd"), n.file("cni", "net.d"), n.file("cni", "ipam"),
+	for _, d := range []string{n.file("containerd"), n.registryHosts(), n.file("cni", "net.d"), n.file("cni", "ipam"),
 		n.file("kubelet"), n.file("pod-logs"), filepath.Dir(n.socket)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err

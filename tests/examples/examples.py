@@ -26,6 +26,11 @@ For each engine (the two side by side), a fresh stand-in control plane
   (the stand-in Node's not-ready taint is lifted) and the pvc-protection
   controller (`LocalKubelet.release_pvcs`).
 
+The examples in REAL_NODE (pods that must really run: indexedjob) run the
+same way, beside the stand-in runs, on a real node of tests/cluster
+instead, under one engine and then the other (one real node per machine);
+the images they name are pulled from a registry of ours (NodeRegistry).
+
 Then a Markdown table, example x engine, and the run fails when an example
 does other than tests/examples/expected.txt says.
 """
@@ -68,6 +73,19 @@ KUBECTL_TIMEOUT = 60
 PVC_PROTECTION = "kubernetes.io/pvc-protection"
 # SERVICE.NAMESPACE as a webhook URL names an in-cluster Service.
 SERVICE_HOST = re.compile(r"^([a-z0-9-]+)\.([a-z0-9-]+)(?:\.svc(?:\.cluster\.local)?)?$")
+# The examples whose pods must really run, and why: they run on a real node
+# (tests/cluster/up.sh without --standin: the kubelet, containerd, runc),
+# under one engine and then the other (one real node runs on a machine at a
+# time), beside the stand-in runs; their images come from NodeRegistry.
+REAL_NODE = {
+    "indexedjob": "its busybox pods run to completion and test.sh reads one's output (kubectl logs)",
+}
+# This machine's end of the real node's link (tests/cluster/node_network.go,
+# hostLinkIP): the node reaches this machine there, and nothing beyond it.
+HOST_LINK_IP = "10.200.0.1"
+# containerd's registry configuration directory on the real node, under the
+# cluster's directory (tests/cluster/node_config.go, registryHosts).
+NODE_REGISTRY_HOSTS = "node/containerd/certs.d"
 
 
 def log(msg):
@@ -737,7 +755,8 @@ def report(examples, engines, expected, results):
     print("| example | " + " | ".join(engines) + " |")
     print("|---|" + "---|" * len(engines))
     for ex in examples:
-        print(f"| {ex} | " + " | ".join(cell(by.get((ex, e)), *expected[(ex, e)]) for e in engines) + " |")
+        name = f"{ex} (real node)" if ex in REAL_NODE else ex
+        print(f"| {name} | " + " | ".join(cell(by.get((ex, e)), *expected[(ex, e)]) for e in engines) + " |")
     wrong = [r for r in results if not meets(r, *expected[(r["example"], r["engine"])])]
     return wrong
 
@@ -745,9 +764,53 @@ def report(examples, engines, expected, results):
 # --- The whole run.
 
 
-def cluster_up(cluster_dir):
+class NodeRegistry:
+    """The registry the real node pulls the examples' images from: the
+    reference registry (Distribution, Debian's docker-registry package,
+    unpacked by scripts/debian-package.sh, not installed) on this machine's
+    end of the node's link, holding each image under its Docker Hub name
+    (tests/examples/busybox-image.sh pushes busybox), and the node's
+    containerd told to ask it first for docker.io's images: a hosts.toml
+    in containerd's registry configuration directory, read at each pull,
+    as an air-gapped cluster's mirror is configured. Loading the image into
+    containerd is not enough: `image: busybox` is the tag `latest`, whose
+    default imagePullPolicy is Always, and the kubelet pulls such an image
+    at every container start even when containerd holds it (with no
+    registry: `failed to resolve image ... registry-1.docker.io ... network
+    is unreachable`, ErrImagePull)."""
+
+    def __init__(self, cluster_dir, log_path, procs):
+        self.cluster_dir, self.log_path, self.procs = cluster_dir, log_path, procs
+
+    def start(self):
+        unpacked = subprocess.run([str(ROOT / "scripts/debian-package.sh"), "docker-registry"],
+                                  stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
+        with socket.socket() as s:
+            s.bind((HOST_LINK_IP, 0))
+            address = f"{HOST_LINK_IP}:{s.getsockname()[1]}"
+        data = self.cluster_dir / "registry"
+        data.mkdir(parents=True, exist_ok=True)
+        config = data / "config.yml"
+        config.write_text(yaml.safe_dump({
+            "version": 0.1,
+            "storage": {"filesystem": {"rootdirectory": str(data / "storage")}},
+            "http": {"addr": address},
+        }))
+        proc = self.procs.start([f"{unpacked}/usr/bin/docker-registry", "serve", str(config)], self.log_path)
+        if not wait_http(f"http://{address}/v2/", proc):
+            raise RuntimeError(f"the registry did not answer on {address}: " + " / ".join(tail(self.log_path, 3)))
+        subprocess.run([str(HERE / "busybox-image.sh"), address], check=True, stdout=subprocess.DEVNULL)
+        hosts = self.cluster_dir / NODE_REGISTRY_HOSTS / "docker.io" / "hosts.toml"
+        hosts.parent.mkdir(parents=True, exist_ok=True)
+        hosts.write_text(f'server = "https://registry-1.docker.io"\n\n'
+                         f'[host."http://{address}"]\n  capabilities = ["pull", "resolve"]\n')
+        log(f"registry on {address} for the node's docker.io pulls")
+
+
+def cluster_up(cluster_dir, node):
     subprocess.run([str(ROOT / "tests/cluster/down.sh"), "--wipe", str(cluster_dir)], check=True)
-    out = subprocess.run([str(ROOT / "tests/cluster/up.sh"), "--standin", str(cluster_dir)],
+    flags = ["--standin"] if node == "standin" else []
+    out = subprocess.run([str(ROOT / "tests/cluster/up.sh"), *flags, str(cluster_dir)],
                          stdout=subprocess.PIPE, text=True, check=True).stdout
     env = {}
     for line in out.splitlines():
@@ -773,6 +836,7 @@ def cmd_run(args):
     examples = sorted(examples + [p.stem for p in SCENARIOS.glob("*+*.sh") if p.stem.split("+")[0] in examples])
     missing = [f"{ex} ({e})" for ex in examples for e in ENGINES if (ex, e) not in expected]
     unknown = sorted({ex for ex, _ in expected} - set(examples))
+    unknown += sorted(set(REAL_NODE) - set(examples))
     if missing or unknown:
         sys.exit(f"tests/examples/expected.txt: no expectation for {missing}; not in the archive: {unknown}")
     selected = args.k or examples
@@ -780,15 +844,21 @@ def cmd_run(args):
     if bad:
         sys.exit(f"no such example in the archive: {bad} (there are {examples})")
     kubectl = str(ROOT / "target/cluster/bin/kubectl")
-    def run_engine(engine):
-        """Every example to run under `engine`, on its own fresh control plane."""
-        to_run = [ex for ex in selected if expected[(ex, engine)][0] != "cannot-run"]
+
+    def node_of(ex):
+        return "real" if ex in REAL_NODE else "standin"
+
+    def run_on(engine, node, keep):
+        """The examples to run under `engine` on `node` (a stand-in or a real
+        one), on a fresh control plane of their own."""
+        to_run = [ex for ex in selected if expected[(ex, engine)][0] != "cannot-run" and node_of(ex) == node]
         results, began = [], time.monotonic()
         if not to_run:
             return results, 0
-        cluster_dir = ROOT / "target/cluster" / f"examples-{engine}"
-        env = cluster_up(cluster_dir)
+        cluster_dir = ROOT / "target/cluster" / (f"examples-{engine}" + ("-node" if node == "real" else ""))
+        env = cluster_up(cluster_dir, node)
         kubeconfig = env["KUBECONFIG"]
+        procs = Procs()
         try:
             k = dict(os.environ, KUBECONFIG=kubeconfig)
             # Where the examples put their hook servers, Metacontroller's namespace.
@@ -797,8 +867,11 @@ def cmd_run(args):
             # The node-lifecycle controller lifts this taint from a Ready node;
             # the stand-in runs none, and the DaemonSet controller schedules
             # nothing onto a node that has it (daemonjob's DaemonSet).
-            subprocess.run([kubectl, "taint", "nodes", "--all", "node.kubernetes.io/not-ready:NoSchedule-"],
-                           env=k, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=KUBECTL_TIMEOUT)
+            if node == "standin":
+                subprocess.run([kubectl, "taint", "nodes", "--all", "node.kubernetes.io/not-ready:NoSchedule-"],
+                               env=k, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=KUBECTL_TIMEOUT)
+            else:
+                NodeRegistry(cluster_dir, work / f"registry-{engine}.log", procs).start()
             # Each engine's own CRDs, as a user installs them: Metacontroller's
             # manifests, or the chart's crds/ (the driver's ControllerRevisions).
             crds = srcroot / MC_CRDS if engine == "metacontroller" else ROOT / DRIVER_CRDS
@@ -807,34 +880,50 @@ def cmd_run(args):
             subprocess.run([kubectl, "wait", "--for", "condition=Established", "--timeout=60s", "crd", "--all"],
                            env=k, check=True, stdout=subprocess.DEVNULL, timeout=KUBECTL_TIMEOUT + 10)
             for ex in to_run:
-                log(f"{engine}: {ex} ...")
+                log(f"{engine}: {ex} ({node} node) ...")
                 expect, detail = expected[(ex, engine)]
                 r = run_example(ex, engine, src, work, args.bins, kubeconfig, kubectl, args.timeout,
                                 known_failure=detail if expect == "fails" else None)
                 log(f"{engine}: {ex}: {r['outcome']} ({r['seconds']} s) {r['detail']}")
                 results.append(r)
         finally:
-            if args.keep_cluster:
+            procs.stop_all()
+            if node == "real" and any(r["outcome"] != "pass" for r in results):
+                # The kubelet's and containerd's side of it, before --wipe.
+                shutil.copytree(cluster_dir / "logs", work / f"node-{engine}-logs", dirs_exist_ok=True)
+                log(f"{engine}: the real node's logs are in {work / f'node-{engine}-logs'}")
+            if keep:
                 log(f"left running: {cluster_dir} (tests/cluster/down.sh --wipe {cluster_dir})")
             else:
                 subprocess.run([str(ROOT / "tests/cluster/down.sh"), "--wipe", str(cluster_dir)])
         return results, time.monotonic() - began
 
-    # The engines side by side, each on its own control plane: the examples
-    # mostly wait (update-strategy sleeps 70 s), so the step takes half as long.
+    def on_real_nodes():
+        """The real-node examples, one engine after the other: one real node
+        runs on a machine at a time. --keep-cluster keeps the last."""
+        return {e: run_on(e, "real", args.keep_cluster and e == args.engines[-1]) for e in args.engines}
+
+    # The engines side by side, each on its own stand-in control plane, and
+    # beside them the real-node examples: the examples mostly wait
+    # (update-strategy sleeps 70 s), so the step takes about as long as the
+    # longest of the three.
     began = time.monotonic()
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1 if args.serial else len(args.engines)) as pool:
-        runs = {e: pool.submit(run_engine, e) for e in args.engines}
-        done = {e: f.result() for e, f in runs.items()}
-    results = [r for e in args.engines for r in done[e][0]]
-    durations = {e: done[e][1] for e in args.engines}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1 if args.serial else len(args.engines) + 1) as pool:
+        standin = {e: pool.submit(run_on, e, "standin", args.keep_cluster) for e in args.engines}
+        real = pool.submit(on_real_nodes)
+        done = {(e, "standin"): f.result() for e, f in standin.items()}
+        done.update({(e, "real"): r for e, r in real.result().items()})
+    results = [r for e in args.engines for node in ("standin", "real") for r in done[(e, node)][0]]
     (work / "results.json").write_text(json.dumps(results, indent=1))
     print()
     wrong = report(selected, args.engines, expected, results)
     print()
-    for engine, seconds in durations.items():
-        print(f"{engine}: {seconds:.0f} s (control plane, every example, stopping)")
-    print(f"in all: {time.monotonic() - began:.0f} s" + (" (one engine after the other)" if args.serial else " (the engines side by side)"))
+    for engine in args.engines:
+        spent = [f"{done[(engine, node)][1]:.0f} s on {node}" for node in ("standin", "real")
+                 if done[(engine, node)][0]]
+        print(f"{engine}: " + (", ".join(spent) or "nothing run") + " (control plane, every example, stopping)")
+    print(f"in all: {time.monotonic() - began:.0f} s"
+          + (" (one after the other)" if args.serial else " (the engines side by side, the real node beside them)"))
     for r in results:
         if r["outcome"] != "pass" and r in wrong:
             print(f"\n--- {r['example']} under {r['engine']}: {r['outcome']} ({r['detail']}); logs in {r['state']}")

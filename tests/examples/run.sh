@@ -3,7 +3,9 @@
 # archive, read from ../shared/metacontroller/ at run time) under the real
 # Metacontroller and under `metahook drive`: each engine on a fresh stand-in
 # control plane of tests/cluster/ (the two side by side), each example's hook
-# server (sync.py under python3, sync.js under node) on this machine. Prints
+# server (sync.py under python3, sync.js under node) on this machine; the
+# examples whose pods must really run (indexedjob) on a real node instead,
+# one engine after the other, beside those. Prints
 # a Markdown table, example x engine, and fails when an example does other
 # than tests/examples/expected.txt says (tests/examples/examples.py does the
 # work).
@@ -39,6 +41,10 @@ cargo build --locked --bin metahook
 metahook="$(cd "${CARGO_TARGET_DIR:-$root/target}" && pwd)/debug/metahook"
 metacontroller=
 case " ${engines[*]} " in *" metacontroller "*) metacontroller="$(tests/metacontroller/build.sh)" ;; esac
+
+# Once here: the control planes below start side by side, and two builds
+# of a changed control plane at once would write the same file.
+tests/cluster/build.sh >/dev/null
 
 # PyYAML from the chart tests' venv (tests/chart/requirements.txt pins it).
 venv="${METAHOOK_VENV:-$root/.venv}"
