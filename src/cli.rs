@@ -263,6 +263,10 @@ pub struct CrdsArgs {
     /// printing them all.
     #[arg(long)]
     pub out_dir: Option<PathBuf>,
+    /// The driver's own CRDs instead of the controllers': Metacontroller's
+    /// ControllerRevision, for rolling updates (driver/crds/).
+    #[arg(long)]
+    pub driver: bool,
 }
 
 #[derive(Debug, Clone, Args)]

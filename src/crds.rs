@@ -33,13 +33,23 @@ pub fn to_yaml(crd: &CustomResourceDefinition) -> Result<String, CrdsError> {
     ))
 }
 
-/// Every CRD with the file name it is checked in under.
+/// The controllers' CRDs (the chart's `crds/`), each with the file name it
+/// is checked in under.
 pub fn files() -> Result<Vec<(String, String)>, CrdsError> {
-    // The driver's ControllerRevisions (rolling updates) beside the
-    // controllers' own types.
-    metahook_hooks::registry::all_crds()
-        .iter()
-        .chain([metahook_driver::revisions::crd()].iter())
+    named(&metahook_hooks::registry::all_crds())
+}
+
+/// The driver's own CRDs (`driver/crds/`): Metacontroller's
+/// ControllerRevision, which rolling updates need. Not in the chart: its
+/// controllers do not roll, and Helm applies its `crds/` server-side, which
+/// conflicts with Metacontroller's own copy of the CRD where both are
+/// installed.
+pub fn driver_files() -> Result<Vec<(String, String)>, CrdsError> {
+    named(&[metahook_driver::revisions::crd()])
+}
+
+fn named(crds: &[CustomResourceDefinition]) -> Result<Vec<(String, String)>, CrdsError> {
+    crds.iter()
         .map(|crd| {
             let name = crd.metadata.name.clone().unwrap_or_default();
             Ok((format!("{name}.yaml"), to_yaml(crd)?))
@@ -48,7 +58,11 @@ pub fn files() -> Result<Vec<(String, String)>, CrdsError> {
 }
 
 pub fn run(args: &CrdsArgs) -> Result<(), CrdsError> {
-    let files = files()?;
+    let files = if args.driver {
+        driver_files()?
+    } else {
+        files()?
+    };
     match &args.out_dir {
         Some(dir) => {
             for (name, yaml) in files {

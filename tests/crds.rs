@@ -6,24 +6,35 @@ use std::path::PathBuf;
 
 #[test]
 fn checked_in_crds_match_the_rust_types() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("crds");
     let generated = metahook::crds::files().expect("CRDs serialise");
+    matches_dir("crds", generated, "crds --out-dir crds");
+    let generated = metahook::crds::driver_files().expect("CRDs serialise");
+    matches_dir(
+        "driver/crds",
+        generated,
+        "crds --driver --out-dir driver/crds",
+    );
+}
+
+/// `dir` holds exactly the `generated` files, as generated.
+fn matches_dir(dir_name: &str, generated: Vec<(String, String)>, command: &str) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(dir_name);
     for (name, yaml) in &generated {
         let checked_in = std::fs::read_to_string(dir.join(name)).unwrap_or_default();
         assert!(
             checked_in == *yaml,
-            "crds/{name} drifted from the Rust types; run `cargo run -- crds --out-dir crds`"
+            "{dir_name}/{name} drifted from the Rust types; run `cargo run -- {command}`"
         );
     }
     let expected: BTreeSet<String> = generated.into_iter().map(|(name, _)| name).collect();
     let present: BTreeSet<String> = std::fs::read_dir(&dir)
-        .expect("crds/ exists")
+        .unwrap_or_else(|e| panic!("{dir_name}/: {e}"))
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".yaml"))
         .collect();
     assert_eq!(
         present, expected,
-        "crds/ holds files no Rust type generates"
+        "{dir_name}/ holds files no Rust type generates"
     );
 }
 

@@ -1,9 +1,12 @@
 //! Metacontroller's ControllerRevision (`metacontroller.k8s.io/v1alpha1`),
 //! which rolling updates keep a parent's history in (`plan/rolling.rs`):
-//! its API type, and its CRD for the chart's `crds/` (`metahook crds`), so
+//! its API type, and its CRD (`driver/crds/`, `metahook crds --driver`), so
 //! the driver needs no Metacontroller install. The same group, kind and
 //! shape as Metacontroller's, so that a cluster moves between the two
-//! engines mid-rollout; Helm skips the CRD when Metacontroller's is there.
+//! engines mid-rollout. Not in the chart's `crds/`: Helm applies those
+//! server-side, which conflicts with Metacontroller's copy where both are
+//! installed (the chart's tests met it), and the chart's controllers do not
+//! roll.
 
 use crate::model::ApiType;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;

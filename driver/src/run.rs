@@ -187,7 +187,8 @@ async fn resolve_controller(
                 controller: config.name.clone(),
             });
         }
-        // Metacontroller's ControllerRevision CRD (the chart's crds/).
+        // Metacontroller's ControllerRevision CRD (driver/crds/, or
+        // Metacontroller's own).
         let revisions = crate::revisions::revision_type();
         discovery::resolve(client, &revisions.api.api_version, &revisions.api.plural)
             .await

@@ -24,6 +24,7 @@ mod faults;
 mod hooks_tls;
 mod metacontroller;
 mod restart;
+mod rolling;
 mod scenarios;
 mod shards;
 mod support;

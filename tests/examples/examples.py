@@ -63,7 +63,7 @@ ROOT = HERE.parent.parent
 ENGINES = ("metacontroller", "driver")
 CONTROLLER_KINDS = ("CompositeController", "DecoratorController")
 MC_CRDS = "manifests/production/metacontroller-crds-v1.yaml"
-DRIVER_CRDS = "crds/controllerrevisions.metacontroller.k8s.io.yaml"
+DRIVER_CRDS = "driver/crds/controllerrevisions.metacontroller.k8s.io.yaml"
 SCENARIOS = HERE / "scenarios"
 # Where the examples put their hook servers (Metacontroller's namespace).
 HOOK_NAMESPACE = "metacontroller"
@@ -873,7 +873,7 @@ def cmd_run(args):
             else:
                 NodeRegistry(cluster_dir, work / f"registry-{engine}.log", procs).start()
             # Each engine's own CRDs, as a user installs them: Metacontroller's
-            # manifests, or the chart's crds/ (the driver's ControllerRevisions).
+            # manifests, or the driver's own (driver/crds/: its ControllerRevisions).
             crds = srcroot / MC_CRDS if engine == "metacontroller" else ROOT / DRIVER_CRDS
             subprocess.run([kubectl, "apply", "--server-side", "-f", str(crds)], env=k,
                            check=True, stdout=subprocess.DEVNULL, timeout=KUBECTL_TIMEOUT)

@@ -1,0 +1,315 @@
+//! A rolling update under `metahook drive`, against the real control plane,
+//! with the driver killed mid-rollout: Rollers (a CRD) own Gadgets (a CRD
+//! with a status subresource) rolled by `RollingRecreate` behind a `Ready`
+//! condition that this test sets, as another controller would — so each
+//! step waits for the test, and the rollout is where the test says when the
+//! driver dies. A new driver must take it up from the ControllerRevisions:
+//! no Gadget recreated twice, the next one only once the moved one is Ready,
+//! and one ControllerRevision at the end.
+
+use crate::support::*;
+use kube::Client;
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const GROUP: &str = "e2e.metahook.dev";
+const PARENT: &str = "r";
+
+/// The hook: `spec.replicas` Gadgets `<parent>-<i>`, in that order, each
+/// with the parent's `spec.version`; a status the rollout adds `Updated` to.
+const HOOKS: &str = r#"
+import json, sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+class Hooks(BaseHTTPRequestHandler):
+    def do_POST(self):
+        req = json.loads(self.rfile.read(int(self.headers['content-length'])))
+        parent = req['parent']
+        spec = parent['spec']
+        gadgets = [{
+            'apiVersion': 'e2e.metahook.dev/v1', 'kind': 'Gadget',
+            'metadata': {'name': '%s-%d' % (parent['metadata']['name'], i)},
+            'spec': {'version': spec['version']},
+        } for i in range(spec['replicas'])]
+        body = json.dumps({'status': {'gadgets': len(gadgets)}, 'children': gadgets}).encode()
+        self.send_response(200)
+        self.send_header('Content-Type', 'application/json')
+        self.send_header('Content-Length', str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+ThreadingHTTPServer(('127.0.0.1', int(sys.argv[1])), Hooks).serve_forever()
+"#;
+
+/// A process killed when dropped.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn manifest(port: u16) -> String {
+    format!(
+        r#"apiVersion: metacontroller.k8s.io/v1alpha1
+kind: CompositeController
+metadata:
+  name: e2e-rolling
+spec:
+  parentResource: {{apiVersion: {GROUP}/v1, resource: rollers}}
+  childResources:
+    - apiVersion: {GROUP}/v1
+      resource: gadgets
+      updateStrategy:
+        method: RollingRecreate
+        statusChecks: {{conditions: [{{type: Ready, status: "True"}}]}}
+  generateSelector: true
+  hooks:
+    sync:
+      webhook: {{url: "http://127.0.0.1:{port}/sync"}}
+"#
+    )
+}
+
+/// A namespaced CRD of `e2e.metahook.dev` with a status subresource.
+fn crd(kind: &str, plural: &str) -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.{GROUP}")},
+        "spec": {
+            "group": GROUP,
+            "names": {"kind": kind, "plural": plural, "singular": kind.to_lowercase(),
+                      "listKind": format!("{kind}List")},
+            "scope": "Namespaced",
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {
+                    "type": "object", "x-kubernetes-preserve-unknown-fields": true
+                }}
+            }]
+        }
+    })
+}
+
+/// The hook server and the manifest's directory, in a fresh temp dir.
+fn start_hooks() -> (Killed, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("metahook-e2e-rolling-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let controllers = dir.join("controllers");
+    std::fs::create_dir_all(&controllers).expect("a temp dir");
+    let script = dir.join("hooks.py");
+    std::fs::write(&script, HOOKS).expect("writing the hook server");
+    let port = free_port();
+    std::fs::write(controllers.join("rolling.yaml"), manifest(port)).expect("the manifest");
+    let child = Command::new("python3")
+        .arg(&script)
+        .arg(port.to_string())
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("starting python3");
+    (Killed(child), controllers)
+}
+
+fn driver(controllers: &std::path::Path) -> Metahook {
+    spawn(
+        &kubeconfig(),
+        &[
+            "drive",
+            "--controllers",
+            controllers.to_str().expect("a UTF-8 path"),
+        ],
+    )
+}
+
+/// Each Gadget as (name, version, UID, Ready), by name.
+async fn gadgets(api: &Api<DynamicObject>) -> Vec<(String, String, String, bool)> {
+    let mut out: Vec<_> = api
+        .list(&Default::default())
+        .await
+        .expect("listing Gadgets")
+        .items
+        .into_iter()
+        .filter(|g| g.metadata.deletion_timestamp.is_none())
+        .map(|g| {
+            let ready = g.data["status"]["conditions"].as_array().is_some_and(|c| {
+                c.iter()
+                    .any(|c| c["type"] == "Ready" && c["status"] == "True")
+            });
+            (
+                g.metadata.name.clone().unwrap_or_default(),
+                g.data["spec"]["version"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                g.metadata.uid.clone().unwrap_or_default(),
+                ready,
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Marks a Gadget `Ready`, as the controller of Gadgets would.
+async fn make_ready(api: &Api<DynamicObject>, name: &str) {
+    let status = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
+    api.patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .expect("marking a Gadget Ready");
+}
+
+/// The Roller's `Updated` condition as (status, reason, message).
+async fn updated(rollers: &Api<DynamicObject>) -> Option<(String, String, String)> {
+    let roller = rollers.get(PARENT).await.ok()?;
+    let c = roller.data["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == "Updated")?
+        .clone();
+    let text = |k: &str| c[k].as_str().unwrap_or_default().to_owned();
+    Some((text("status"), text("reason"), text("message")))
+}
+
+/// Waits until the Gadgets are `want` (name, version).
+async fn versions(
+    api: &Api<DynamicObject>,
+    want: &[(&str, &str)],
+) -> Vec<(String, String, String, bool)> {
+    wait_for(&format!("Gadgets {want:?}"), || async {
+        let now = gadgets(api).await;
+        let got: Vec<(&str, &str)> = now
+            .iter()
+            .map(|(n, v, _, _)| (n.as_str(), v.as_str()))
+            .collect();
+        (got == want).then_some(now)
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rollout_survives_the_driver_being_killed_halfway() {
+    let client: Client = admin().await;
+    apply_crds(
+        &client,
+        vec![
+            crd("Roller", "rollers"),
+            crd("Gadget", "gadgets"),
+            serde_json::to_value(metahook_driver::revisions::crd()).expect("a CRD serializes"),
+        ],
+    )
+    .await;
+    let (_hooks, controllers) = start_hooks();
+    let ns = namespace(&client, "e2e-rolling").await;
+    let rollers = dynamic(&client, &ns, GROUP, "v1", "Roller");
+    let gadget_api = dynamic(&client, &ns, GROUP, "v1", "Gadget");
+    let revisions = dynamic(
+        &client,
+        &ns,
+        "metacontroller.k8s.io",
+        "v1alpha1",
+        "ControllerRevision",
+    );
+    let first = driver(&controllers);
+
+    // A new Roller: its Gadgets all on the first revision at once.
+    let roller: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": format!("{GROUP}/v1"), "kind": "Roller",
+        "metadata": {"name": PARENT},
+        "spec": {"version": "v1", "replicas": 3},
+    }))
+    .expect("a Roller");
+    rollers
+        .create(&PostParams::default(), &roller)
+        .await
+        .expect("creating the Roller");
+    let names = ["r-0", "r-1", "r-2"];
+    versions(&gadget_api, &[("r-0", "v1"), ("r-1", "v1"), ("r-2", "v1")]).await;
+    for name in names {
+        make_ready(&gadget_api, name).await;
+    }
+    wait_for("the Roller on its first revision", || async {
+        (updated(&rollers).await?.1 == "OnLatestRevision").then_some(())
+    })
+    .await;
+
+    // A new version: the first Gadget is recreated, and the rollout waits
+    // for it to be Ready.
+    let v2 = json!({"spec": {"version": "v2"}});
+    rollers
+        .patch(PARENT, &PatchParams::default(), &Patch::Merge(&v2))
+        .await
+        .expect("patching the Roller");
+    versions(&gadget_api, &[("r-0", "v2"), ("r-1", "v1"), ("r-2", "v1")]).await;
+    let waiting = wait_for("the rollout waiting for r-0", || async {
+        let u = updated(&rollers).await?;
+        (u.1 == "RolloutWaiting").then_some(u)
+    })
+    .await;
+    assert_eq!(
+        waiting.2,
+        "child Gadget r-0 failed status check: required condition type missing: \"Ready\""
+    );
+
+    // Killed halfway; another driver takes it up.
+    first.signal("KILL");
+    drop(first);
+    let before = gadgets(&gadget_api).await;
+    let second = driver(&controllers);
+    wait_for("the new driver to be ready", || async {
+        readyz(second.port).then_some(())
+    })
+    .await;
+    // It waits as the first did: nothing recreated, nothing moved.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        gadgets(&gadget_api).await,
+        before,
+        "the new driver changed a Gadget while it had to wait"
+    );
+
+    // Each Gadget made Ready lets the next one go, in the hook's order.
+    make_ready(&gadget_api, "r-0").await;
+    versions(&gadget_api, &[("r-0", "v2"), ("r-1", "v2"), ("r-2", "v1")]).await;
+    make_ready(&gadget_api, "r-1").await;
+    versions(&gadget_api, &[("r-0", "v2"), ("r-1", "v2"), ("r-2", "v2")]).await;
+    make_ready(&gadget_api, "r-2").await;
+    let done = wait_for("the rollout's end", || async {
+        let u = updated(&rollers).await?;
+        (u.1 == "OnLatestRevision").then_some(u)
+    })
+    .await;
+    let left = revisions
+        .list(&Default::default())
+        .await
+        .expect("listing ControllerRevisions")
+        .items;
+    assert_eq!(left.len(), 1, "one ControllerRevision left");
+    let name = left[0].metadata.name.clone().unwrap_or_default();
+    assert_eq!(done.2, format!("latest ControllerRevision: {name}"));
+    assert_eq!(
+        left[0].data["parentPatch"],
+        json!({"spec": {"version": "v2", "replicas": 3}})
+    );
+
+    // Each Gadget deleted exactly once, whichever driver did it.
+    let mut deleted: Vec<String> = driver_writes(&ns)
+        .into_iter()
+        .filter(|w| w.resource == "gadgets" && w.verb == "delete" && w.code < 300)
+        .map(|w| w.name)
+        .collect();
+    deleted.sort();
+    assert_eq!(deleted, names);
+    drop(second);
+    drop_namespace(&client, &ns).await;
+}
