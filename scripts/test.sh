@@ -58,6 +58,7 @@ step "cargo clippy -D warnings" clippy
 step "cargo test" cargo test --workspace --locked
 optional "chart tests (helm, kubernetes-validate)" tests/chart/run.sh
 step "control plane: gofmt, go vet, go test, pinned modules" tests/cluster/check.sh
+step "jsonnet hook server: gofmt, go vet, go test, pinned modules" tests/examples/jsonnet-hooks/check.sh
 step "end to end on the real control plane" tests/e2e/run.sh
 step "Metacontroller's examples under Metacontroller and the driver" tests/examples/run.sh
 if [ -z "${SKIP_FUZZ:-}" ]; then

@@ -18,15 +18,17 @@ const serviceAccountIssuer = "https://kubernetes.default.svc.cluster.local"
 
 // The controllers the tests rely on: garbage collection (owner
 // references), namespace deletion, Deployments down to ReplicaSets and
-// pods, DaemonSets (Metacontroller's daemonjob example), each namespace's
-// default ServiceAccount (pods need it) and its kube-root-ca.crt, and the
-// aggregated admin/edit/view ClusterRoles.
+// pods, DaemonSets (Metacontroller's daemonjob example), StatefulSets
+// (its service-per-pod examples decorate one and wait for its pods), each
+// namespace's default ServiceAccount (pods need it) and its
+// kube-root-ca.crt, and the aggregated admin/edit/view ClusterRoles.
 var controllers = []string{
 	"garbage-collector-controller",
 	"namespace-controller",
 	"deployment-controller",
 	"replicaset-controller",
 	"daemonset-controller",
+	"statefulset-controller",
 	"serviceaccount-controller",
 	"root-ca-certificate-publisher-controller",
 	"clusterrole-aggregation-controller",

@@ -12,8 +12,9 @@ For each engine (the two side by side), a fresh stand-in control plane
   CompositeControllers, with them as its --controllers;
 - the example's hook Deployment (namespace `metacontroller`) run on this
   machine instead of in a pod (`LocalKubelet`): its ConfigMap and Secret
-  volumes written to a directory, its `sync.py` under python3 or its
-  `sync.js` under examples/nodejs/server.js with node, on loopback ports;
+  volumes written to a directory, its `sync.py` under python3, its
+  `sync.js` under examples/nodejs/server.js with node, or its `.jsonnet`
+  hooks under jsonnet-hooks (jsonnetd's contract), on loopback ports;
 - the example's own test.sh, unchanged, with `kubectl` on its PATH being
   bin/kubectl: `kubectl apply|delete -k DIR` renders the kustomization and
   points each webhook `http://SERVICE.NAMESPACE/...` at the local server
@@ -80,6 +81,8 @@ SERVICE_HOST = re.compile(r"^([a-z0-9-]+)\.([a-z0-9-]+)(?:\.svc(?:\.cluster\.loc
 REAL_NODE = {
     "indexedjob": "its busybox pods run to completion and test.sh reads one's output (kubectl logs)",
 }
+# The port the image metacontroller/jsonnetd serves its hooks on.
+JSONNETD_PORT = 8080
 # This machine's end of the real node's link (tests/cluster/node_network.go,
 # hostLinkIP): the node reaches this machine there, and nothing beyond it.
 HOST_LINK_IP = "10.200.0.1"
@@ -279,9 +282,10 @@ class LocalKubelet(threading.Thread):
     Secret volumes written under its root directory, the Service's ports as
     loopback ports. Also stands in for the pvc-protection controller."""
 
-    def __init__(self, kubectl, kubeconfig, state, src, procs):
+    def __init__(self, kubectl, kubeconfig, state, src, procs, bins):
         super().__init__(daemon=True)
         self.kubectl, self.state, self.src, self.procs = kubectl, state, src, procs
+        self.bins = bins
         self.env = dict(os.environ, KUBECONFIG=kubeconfig)
         self.stopping = threading.Event()
         self.started, self.errors = {}, []
@@ -393,6 +397,14 @@ class LocalKubelet(threading.Thread):
             cwd.mkdir(parents=True, exist_ok=True)
             shutil.copy(self.src / "nodejs" / "server.js", cwd / "server.js")
             argv = ["node", "--require", str(HERE / "listen.js"), str(cwd / "server.js")]
+        elif image.startswith("metacontroller/jsonnetd:"):
+            # Not jsonnetd (not on the Go module proxy here): our server of
+            # its contract (jsonnet-hooks/main.go), in the container's
+            # workingDir, where the hooks' ConfigMap is mounted.
+            if JSONNETD_PORT not in ports:
+                raise ValueError(f"no Service port for jsonnetd's {JSONNETD_PORT}")
+            cwd = root / container["workingDir"].lstrip("/")
+            argv = [self.bins["jsonnet-hooks"], "--listen", f"127.0.0.1:{ports[JSONNETD_PORT]}"]
         else:
             raise ValueError(f"image {image} ({command}): no way to run it on this machine")
         self.procs.start(argv, self.state / f"hook-{name}.log", cwd=cwd, env=env)
@@ -628,7 +640,7 @@ def run_example(name, engine, src, work, bins, kubeconfig, kubectl, timeout, kno
     procs = Procs()
     proxy = ConnectProxy(state)
     proxy.start()
-    kubelet = LocalKubelet(kubectl, kubeconfig, state, src, procs)
+    kubelet = LocalKubelet(kubectl, kubeconfig, state, src, procs, bins)
     kubelet.start()
     eng = Engine(engine, bins, state, procs, kubeconfig, proxy.port)
     start = time.monotonic()
@@ -948,12 +960,14 @@ def main():
     run.add_argument("--archive", required=True)
     run.add_argument("--metacontroller")
     run.add_argument("--metahook", required=True)
+    run.add_argument("--jsonnet-hooks", required=True, help="the jsonnet hook server (jsonnet-hooks/build.sh)")
     run.add_argument("--work", default=str(ROOT / "target/examples"))
     run.add_argument("--timeout", type=int, default=240, help="seconds per example")
     run.add_argument("--keep-cluster", action="store_true")
     run.add_argument("--serial", action="store_true", help="one engine after the other")
     args = ap.parse_args()
-    args.bins = {"metacontroller": args.metacontroller, "metahook": args.metahook}
+    args.bins = {"metacontroller": args.metacontroller, "metahook": args.metahook,
+                 "jsonnet-hooks": args.jsonnet_hooks}
     return cmd_run(args)
 
 

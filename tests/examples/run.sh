@@ -3,7 +3,8 @@
 # archive, read from ../shared/metacontroller/ at run time) under the real
 # Metacontroller and under `metahook drive`: each engine on a fresh stand-in
 # control plane of tests/cluster/ (the two side by side), each example's hook
-# server (sync.py under python3, sync.js under node) on this machine; the
+# server (sync.py under python3, sync.js under node, .jsonnet hooks under
+# tests/examples/jsonnet-hooks/) on this machine; the
 # examples whose pods must really run (indexedjob) on a real node instead,
 # one engine after the other, beside those. Prints
 # a Markdown table, example x engine, and fails when an example does other
@@ -42,6 +43,9 @@ metahook="$(cd "${CARGO_TARGET_DIR:-$root/target}" && pwd)/debug/metahook"
 metacontroller=
 case " ${engines[*]} " in *" metacontroller "*) metacontroller="$(tests/metacontroller/build.sh)" ;; esac
 
+# service-per-pod's hook server (jsonnet-hooks/main.go, go-jsonnet).
+jsonnet_hooks="$(tests/examples/jsonnet-hooks/build.sh)"
+
 # Once here: the control planes below start side by side, and two builds
 # of a changed control plane at once would write the same file.
 tests/cluster/build.sh >/dev/null
@@ -54,5 +58,5 @@ if ! "$venv/bin/python" -c 'import yaml' 2>/dev/null; then
 fi
 
 exec "$venv/bin/python" tests/examples/examples.py run --engines "${engines[@]}" "${filter[@]}" \
-    --archive "$archive" --metahook "$metahook" ${metacontroller:+--metacontroller "$metacontroller"} \
+    --archive "$archive" --metahook "$metahook" --jsonnet-hooks "$jsonnet_hooks" ${metacontroller:+--metacontroller "$metacontroller"} \
     ${METAHOOK_EXAMPLES_TIMEOUT:+--timeout "$METAHOOK_EXAMPLES_TIMEOUT"}
