@@ -169,21 +169,51 @@ pub fn free_port() -> u16 {
 /// `metahook serve --drive`, as the admin, with `/debug/driver` on a
 /// loopback port of its own.
 pub async fn start_driver(kubeconfig: &Path) -> Metahook {
-    let debug_port = free_port();
-    let debug = format!("127.0.0.1:{debug_port}");
-    let mut metahook = start(
-        kubeconfig,
-        &["serve", "--drive", "--debug-driver-listen", &debug],
-    )
-    .await;
-    metahook.debug_port = Some(debug_port);
-    metahook
+    // A port free when picked may be taken by the time metahook binds it
+    // (other tests run processes too): a start that fails so is retried
+    // with new ports.
+    for _ in 0..3 {
+        let debug_port = free_port();
+        let debug = format!("127.0.0.1:{debug_port}");
+        let args = ["serve", "--drive", "--debug-driver-listen", &debug];
+        let mut metahook = spawn_on(kubeconfig, &args, free_port());
+        if ready_or_exited(&mut metahook).await {
+            metahook.debug_port = Some(debug_port);
+            return metahook;
+        }
+    }
+    panic!("metahook serve --drive exited at start three times");
 }
 
 /// Runs `metahook <args> --listen 127.0.0.1:<free port>` with `kubeconfig`
-/// and waits until it is ready.
+/// and waits until it is ready (retried with another port if it exits
+/// first, as [`start_driver`] does).
 pub async fn start(kubeconfig: &Path, args: &[&str]) -> Metahook {
-    start_on(kubeconfig, args, free_port()).await
+    for _ in 0..3 {
+        let mut metahook = spawn_on(kubeconfig, args, free_port());
+        if ready_or_exited(&mut metahook).await {
+            return metahook;
+        }
+    }
+    panic!("metahook {args:?} exited at start three times");
+}
+
+/// Waits until `metahook` is ready (`true`) or has exited (`false`).
+async fn ready_or_exited(metahook: &mut Metahook) -> bool {
+    let started = std::time::Instant::now();
+    loop {
+        if readyz(metahook.port) {
+            return true;
+        }
+        if matches!(metahook.child.try_wait(), Ok(Some(_))) {
+            return false;
+        }
+        assert!(
+            started.elapsed() < DEADLINE,
+            "gave up waiting for metahook to be ready"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// As [`start`], listening on `port`.
