@@ -48,14 +48,16 @@ impl std::fmt::Debug for Endpoint {
 pub struct HookTarget {
     pub kind: HookKind,
     pub version: HookVersion,
+    /// Whether an unknown top-level key in the answer is an error:
+    /// `responseUnMarshallMode`, else strict for v2 and loose for v1, as
+    /// Metacontroller decodes (docs/metacontroller.md §1.1).
+    pub strict: bool,
     pub endpoint: Endpoint,
 }
 
 impl HookTarget {
-    /// Metacontroller decodes v2 responses strictly, v1 loosely
-    /// (docs/metacontroller.md §1.1).
     pub fn strict(&self) -> bool {
-        self.version == HookVersion::V2
+        self.strict
     }
 }
 

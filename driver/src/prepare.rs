@@ -4,6 +4,7 @@
 //! (`drive`). A bad file or a missing hook fails here, before anything
 //! listens or connects.
 
+use crate::config::HookVersion;
 use crate::config::{self, ConfigError, ControllerConfig, Hook};
 use crate::context::HookTargets;
 use crate::hook_call::{Endpoint, HookTarget};
@@ -102,6 +103,10 @@ pub fn resolve_hooks(
             Ok(HookTarget {
                 kind,
                 version: hook.version,
+                strict: hook
+                    .webhook
+                    .strict
+                    .unwrap_or(hook.version == HookVersion::V2),
                 endpoint,
             })
         };

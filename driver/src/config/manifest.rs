@@ -85,6 +85,7 @@ pub struct Resource {
     pub resource: Option<String>,
     pub label_selector: Option<LabelSelector>,
     pub annotation_selector: Option<AnnotationSelector>,
+    pub ignore_status_changes: Option<bool>,
     #[serde(flatten)]
     pub other: Other,
 }
@@ -105,6 +106,7 @@ pub struct Parent {
     pub resource: Option<String>,
     pub label_selector: Option<LabelSelector>,
     pub revision_history: Option<RevisionHistory>,
+    pub ignore_status_changes: Option<bool>,
     #[serde(flatten)]
     pub other: Other,
 }
@@ -177,6 +179,8 @@ pub struct Webhook {
     pub service: Option<Service>,
     pub path: Option<String>,
     pub timeout: Option<String>,
+    #[serde(rename = "responseUnMarshallMode")]
+    pub response_unmarshall_mode: Option<String>,
     pub ca_bundle: Option<CaBundle>,
     #[serde(rename = "clientTLS")]
     pub client_tls: Option<ClientTls>,

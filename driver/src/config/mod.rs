@@ -84,6 +84,10 @@ pub struct ParentResource {
     /// fields a rolling update follows (docs/metacontroller.md §4.3). Read
     /// only when a child type rolls.
     pub revision_field_paths: Vec<String>,
+    /// `ignoreStatusChanges`: an update queues the parent only when its
+    /// generation, labels or annotations changed, or it is being deleted
+    /// (`crate::ignored_status`).
+    pub ignore_status_changes: bool,
     /// A decorator's `annotationSelector`, as a label selector over the
     /// annotations (`matchAnnotations` becomes `matchLabels`), as
     /// Metacontroller reads it.

@@ -126,11 +126,43 @@ fn unsupported_fields_are_named() {
     assert!(err(&etag).contains("`spec.hooks.sync.webhook.etag` is not supported"));
     let pre = MINIMAL.replace("  hooks:\n", "  hooks:\n    preUpdateChild: {}\n");
     assert!(err(&pre).contains("`spec.hooks.preUpdateChild`"));
-    let status_changes = MINIMAL.replace(
-        "resource: things}",
-        "resource: things, ignoreStatusChanges: true}",
+}
+
+#[test]
+fn ignore_status_changes_and_the_unmarshal_mode_are_read() {
+    let c = parse("m.yaml", MINIMAL).unwrap();
+    assert!(!c.parent.ignore_status_changes);
+    assert_eq!(c.hooks.sync.webhook.strict, None);
+    let set = MINIMAL
+        .replace(
+            "resource: things}",
+            "resource: things, ignoreStatusChanges: true}",
+        )
+        .replace(
+            "webhook: {url:",
+            "webhook: {responseUnMarshallMode: strict, url:",
+        );
+    let c = parse("m.yaml", &set).unwrap();
+    assert!(c.parent.ignore_status_changes);
+    assert_eq!(c.hooks.sync.webhook.strict, Some(true));
+    let loose = MINIMAL.replace(
+        "webhook: {url:",
+        "webhook: {responseUnMarshallMode: loose, url:",
     );
-    assert!(err(&status_changes).contains("`spec.parentResource.ignoreStatusChanges`"));
+    assert_eq!(
+        parse("m.yaml", &loose).unwrap().hooks.sync.webhook.strict,
+        Some(false)
+    );
+    let bad = MINIMAL.replace(
+        "webhook: {url:",
+        "webhook: {responseUnMarshallMode: lax, url:",
+    );
+    assert!(
+        err(&bad)
+            .contains("`spec.hooks.sync.webhook.responseUnMarshallMode` must be loose or strict"),
+        "{}",
+        err(&bad)
+    );
 }
 
 #[test]

@@ -24,6 +24,9 @@ pub struct Webhook {
     pub timeout: Duration,
     /// `caBundle`, `clientTLS`, `authorization`, `basicAuth`.
     pub auth: WebhookAuth,
+    /// `responseUnMarshallMode`: `Some(true)` for `strict`, `Some(false)`
+    /// for `loose`; `None`, the hook version's default.
+    pub strict: Option<bool>,
 }
 
 impl Check<'_> {
@@ -63,6 +66,17 @@ impl Check<'_> {
                 return Err(self.invalid(field, "needs either url, or service and path"));
             }
         };
+        let strict = match webhook.response_unmarshall_mode.as_deref() {
+            None => None,
+            Some("strict") => Some(true),
+            Some("loose") => Some(false),
+            Some(_) => {
+                return Err(self.invalid(
+                    &join(field, "responseUnMarshallMode"),
+                    "must be loose or strict",
+                ));
+            }
+        };
         let auth = self.webhook_auth(
             webhook.ca_bundle,
             webhook.client_tls,
@@ -75,6 +89,7 @@ impl Check<'_> {
             path,
             timeout,
             auth,
+            strict,
         })
     }
 

@@ -23,6 +23,7 @@ fn target(handler: Handler) -> HookTarget {
     HookTarget {
         kind: HookKind::Sync,
         version: HookVersion::V2,
+        strict: true,
         endpoint: Endpoint::InProcess(handler),
     }
 }
@@ -103,6 +104,7 @@ pub(crate) fn http_target_with(url: String, auth: WebhookAuth) -> HookTarget {
     HookTarget {
         kind: HookKind::Sync,
         version: HookVersion::V2,
+        strict: true,
         endpoint: Endpoint::Http {
             url,
             timeout: Duration::from_secs(30),

@@ -172,6 +172,7 @@ fn runtime_with_children(
             sync: HookTarget {
                 kind: HookKind::Sync,
                 version: HookVersion::V2,
+                strict: true,
                 endpoint: sync,
             },
             finalize: None,
@@ -486,6 +487,7 @@ async fn customize_rules_select_related_objects_from_the_caches() {
     let target = |kind, endpoint| HookTarget {
         kind,
         version: HookVersion::V2,
+        strict: true,
         endpoint,
     };
     let ctx = Context::new(
