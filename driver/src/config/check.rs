@@ -49,7 +49,6 @@ impl Check<'_> {
             return Ok(());
         };
         let hint = match key.as_str() {
-            "etag" => " (hook responses are not cached)",
             "preUpdateChild" | "postUpdateChild" => " (Metacontroller ignores these hooks too)",
             _ => "",
         };

@@ -181,11 +181,22 @@ pub struct Webhook {
     pub timeout: Option<String>,
     #[serde(rename = "responseUnMarshallMode")]
     pub response_unmarshall_mode: Option<String>,
+    pub etag: Option<Etag>,
     pub ca_bundle: Option<CaBundle>,
     #[serde(rename = "clientTLS")]
     pub client_tls: Option<ClientTls>,
     pub authorization: Option<Authorization>,
     pub basic_auth: Option<BasicAuth>,
+    #[serde(flatten)]
+    pub other: Other,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Etag {
+    pub enabled: Option<bool>,
+    pub cache_timeout_seconds: Option<i64>,
+    pub cache_cleanup_seconds: Option<i64>,
     #[serde(flatten)]
     pub other: Other,
 }

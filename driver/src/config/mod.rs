@@ -35,7 +35,7 @@ mod tests;
 pub use check::DEFAULT_REVISION_FIELD_PATHS;
 pub use error::ConfigError;
 pub use load::{EMBEDDED, embedded, from_dir, parse};
-pub use webhook::{DEFAULT_TIMEOUT, Webhook};
+pub use webhook::{DEFAULT_TIMEOUT, Etag, Webhook};
 pub use webhook_auth::{AuthHeader, CaBundle, ClientTls, KeyRef, ObjectRef, WebhookAuth};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;

@@ -122,14 +122,17 @@ fn rolling_updates_are_read_with_their_checks_and_field_paths() {
 
 #[test]
 fn unsupported_fields_are_named() {
-    let etag = MINIMAL.replace("webhook: {url:", "webhook: {etag: {enabled: true}, url:");
-    assert!(err(&etag).contains("`spec.hooks.sync.webhook.etag` is not supported"));
+    let etag = MINIMAL.replace(
+        "webhook: {url:",
+        "webhook: {etag: {enabled: true, ttl: 5}, url:",
+    );
+    assert!(err(&etag).contains("`spec.hooks.sync.webhook.etag.ttl` is not supported"));
     let pre = MINIMAL.replace("  hooks:\n", "  hooks:\n    preUpdateChild: {}\n");
     assert!(err(&pre).contains("`spec.hooks.preUpdateChild`"));
 }
 
 #[test]
-fn ignore_status_changes_and_the_unmarshal_mode_are_read() {
+fn ignore_status_changes_the_unmarshal_mode_and_etag_are_read() {
     let c = parse("m.yaml", MINIMAL).unwrap();
     assert!(!c.parent.ignore_status_changes);
     assert_eq!(c.hooks.sync.webhook.strict, None);
@@ -152,6 +155,32 @@ fn ignore_status_changes_and_the_unmarshal_mode_are_read() {
     assert_eq!(
         parse("m.yaml", &loose).unwrap().hooks.sync.webhook.strict,
         Some(false)
+    );
+    let etag = |settings: &str| {
+        let text = MINIMAL.replace(
+            "webhook: {url:",
+            &format!("webhook: {{etag: {settings}, url:"),
+        );
+        parse("m.yaml", &text).map(|c| c.hooks.sync.webhook.etag)
+    };
+    assert_eq!(
+        etag("{enabled: false, cacheTimeoutSeconds: 5}").unwrap(),
+        None
+    );
+    assert_eq!(
+        etag("{enabled: true, cacheTimeoutSeconds: 5}").unwrap(),
+        Some(Etag {
+            timeout: Some(Duration::from_secs(5)),
+            cleanup: None
+        })
+    );
+    assert!(
+        etag("{enabled: true, cacheCleanupSeconds: 0}")
+            .unwrap_err()
+            .to_string()
+            .contains(
+                "`spec.hooks.sync.webhook.etag.cacheCleanupSeconds` must be a positive number"
+            )
     );
     let bad = MINIMAL.replace(
         "webhook: {url:",

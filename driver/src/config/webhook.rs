@@ -27,6 +27,16 @@ pub struct Webhook {
     /// `responseUnMarshallMode`: `Some(true)` for `strict`, `Some(false)`
     /// for `loose`; `None`, the hook version's default.
     pub strict: Option<bool>,
+    /// `etag`, when `enabled`: answers kept per root object and asked for
+    /// again with `If-None-Match` (`hook_call/etag.rs`).
+    pub etag: Option<Etag>,
+}
+
+/// `etag.cacheTimeoutSeconds` and `cacheCleanupSeconds`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Etag {
+    pub timeout: Option<Duration>,
+    pub cleanup: Option<Duration>,
 }
 
 impl Check<'_> {
@@ -77,6 +87,25 @@ impl Check<'_> {
                 ));
             }
         };
+        let etag = match webhook.etag {
+            None => None,
+            Some(etag) => {
+                let path = join(field, "etag");
+                self.known(&etag.other, &path)?;
+                let seconds = |value: Option<i64>, key: &str| match value {
+                    None => Ok(None),
+                    Some(n) if n > 0 => Ok(Some(Duration::from_secs(n.unsigned_abs()))),
+                    Some(_) => {
+                        Err(self.invalid(&join(&path, key), "must be a positive number of seconds"))
+                    }
+                };
+                let settings = Etag {
+                    timeout: seconds(etag.cache_timeout_seconds, "cacheTimeoutSeconds")?,
+                    cleanup: seconds(etag.cache_cleanup_seconds, "cacheCleanupSeconds")?,
+                };
+                etag.enabled.unwrap_or(false).then_some(settings)
+            }
+        };
         let auth = self.webhook_auth(
             webhook.ca_bundle,
             webhook.client_tls,
@@ -90,6 +119,7 @@ impl Check<'_> {
             timeout,
             auth,
             strict,
+            etag,
         })
     }
 

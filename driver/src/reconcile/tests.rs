@@ -240,6 +240,7 @@ async fn a_hook_429_retries_after_retry_after_without_event_or_backoff() {
             url,
             timeout: Duration::from_secs(60),
             auth: Default::default(),
+            etag: None,
         },
         client,
     );
