@@ -10,6 +10,7 @@ use crate::customized::{Customized, Discover};
 use crate::events::EventPublisher;
 use crate::execute::Executor;
 use crate::hook_call::{HookCaller, HookTarget};
+use crate::ignored_status::StatusChangeFilter;
 use crate::memory::ApplyMemory;
 use crate::metrics::DriverMetrics;
 use crate::model::Driven;
@@ -65,6 +66,8 @@ pub struct Context {
     pub metrics: Arc<DriverMetrics>,
     pub pressure: Pressure,
     pub status_settle: Duration,
+    /// `ignoreStatusChanges`' memory of the parents.
+    pub status_changes: StatusChangeFilter,
 }
 
 impl Context {
@@ -108,6 +111,7 @@ impl Context {
             metrics: shared.metrics,
             pressure: shared.pressure,
             status_settle: shared.status_settle,
+            status_changes: StatusChangeFilter::default(),
         })
     }
 

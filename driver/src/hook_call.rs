@@ -19,8 +19,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 mod close_delimited;
+pub mod etag;
 
 use close_delimited::CloseDelimited;
+use etag::EtagCache;
 
 /// Where one hook is answered.
 #[derive(Clone)]
@@ -31,6 +33,8 @@ pub enum Endpoint {
         timeout: Duration,
         /// Boxed: most webhooks have none.
         auth: Arc<WebhookAuth>,
+        /// `etag` mode's answers, when it is enabled.
+        etag: Option<Arc<EtagCache>>,
     },
 }
 
@@ -48,14 +52,16 @@ impl std::fmt::Debug for Endpoint {
 pub struct HookTarget {
     pub kind: HookKind,
     pub version: HookVersion,
+    /// Whether an unknown top-level key in the answer is an error:
+    /// `responseUnMarshallMode`, else strict for v2 and loose for v1, as
+    /// Metacontroller decodes (docs/metacontroller.md §1.1).
+    pub strict: bool,
     pub endpoint: Endpoint,
 }
 
 impl HookTarget {
-    /// Metacontroller decodes v2 responses strictly, v1 loosely
-    /// (docs/metacontroller.md §1.1).
     pub fn strict(&self) -> bool {
-        self.version == HookVersion::V2
+        self.strict
     }
 }
 
@@ -204,8 +210,14 @@ impl HookCaller {
             Endpoint::InProcess(handler) => {
                 self.in_process_call(target.kind, *handler, request).await
             }
-            Endpoint::Http { url, timeout, auth } => {
-                self.http_call(url, *timeout, auth, request).await
+            Endpoint::Http {
+                url,
+                timeout,
+                auth,
+                etag,
+            } => {
+                self.http_call(url, *timeout, auth, etag.as_deref(), request)
+                    .await
             }
         };
         let outcome = match &result {
@@ -249,8 +261,14 @@ impl HookCaller {
         url: &str,
         timeout: Duration,
         auth: &WebhookAuth,
+        etag: Option<&EtagCache>,
         request: Vec<u8>,
     ) -> Result<Vec<u8>, HookCallError> {
+        // The answer kept for this root object, if etag mode keeps one.
+        let root = etag.and_then(|_| etag::root_key(&request));
+        let kept = etag
+            .zip(root.as_ref())
+            .and_then(|(cache, key)| cache.get(key));
         let http_err = |source: Box<dyn std::error::Error + Send + Sync>| HookCallError::Http {
             url: url.to_owned(),
             source,
@@ -280,6 +298,9 @@ impl HookCaller {
         if let Some(value) = authorization {
             req = req.header(http::header::AUTHORIZATION, value);
         }
+        if let Some((tag, _)) = &kept {
+            req = req.header(http::header::IF_NONE_MATCH, tag.as_str());
+        }
         let req = req
             .body(Full::new(Bytes::from(request)))
             .map_err(|e| http_err(e.into()))?;
@@ -302,7 +323,20 @@ impl HookCaller {
                 timeout,
             })??;
         match parts.status.as_u16() {
-            200 => Ok(body.to_vec()),
+            200 => {
+                let tag = parts
+                    .headers
+                    .get(http::header::ETAG)
+                    .and_then(|v| v.to_str().ok());
+                if let (Some(cache), Some(key), Some(tag)) = (etag, root, tag) {
+                    cache.put(key, tag.to_owned(), body.clone());
+                }
+                Ok(body.to_vec())
+            }
+            // The same answer as last time, which it was asked about.
+            304 | 412 if kept.is_some() => {
+                Ok(kept.map(|(_, body)| body.to_vec()).unwrap_or_default())
+            }
             429 => Err(HookCallError::TooManyRequests {
                 url: url.to_owned(),
                 retry_after: parts

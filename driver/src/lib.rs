@@ -50,6 +50,7 @@ pub mod events;
 pub mod execute;
 pub mod hook_auth;
 pub mod hook_call;
+pub mod ignored_status;
 pub mod leader;
 pub mod memory;
 pub mod metrics;

@@ -4,8 +4,10 @@
 //! (`drive`). A bad file or a missing hook fails here, before anything
 //! listens or connects.
 
+use crate::config::HookVersion;
 use crate::config::{self, ConfigError, ControllerConfig, Hook};
 use crate::context::HookTargets;
+use crate::hook_call::etag::EtagCache;
 use crate::hook_call::{Endpoint, HookTarget};
 use metahook_hooks::HookKind;
 use std::path::Path;
@@ -87,6 +89,10 @@ pub fn resolve_hooks(
                     url: hook.webhook.url.clone(),
                     timeout: hook.webhook.timeout,
                     auth: Arc::new(hook.webhook.auth.clone()),
+                    etag: hook
+                        .webhook
+                        .etag
+                        .map(|e| Arc::new(EtagCache::new(e.timeout, e.cleanup))),
                 },
                 HookMode::InProcess => {
                     Endpoint::InProcess(in_process(kind, &hook.webhook.path).ok_or_else(|| {
@@ -102,6 +108,10 @@ pub fn resolve_hooks(
             Ok(HookTarget {
                 kind,
                 version: hook.version,
+                strict: hook
+                    .webhook
+                    .strict
+                    .unwrap_or(hook.version == HookVersion::V2),
                 endpoint,
             })
         };

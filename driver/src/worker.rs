@@ -44,6 +44,13 @@ pub fn subscribe(ctx: &Arc<Context>) {
             ctx.executor.memory().forget_parent(&uid);
             ctx.backoff.forget(&key);
             ctx.records.forget(&key);
+            ctx.status_changes.forget(&uid);
+        }
+        if let Change::Applied(parent) = change
+            && ctx.driven.config.parent.ignore_status_changes
+            && !ctx.status_changes.passes(parent)
+        {
+            return;
         }
         if let Some(key) = triggers::parent_changed(&ctx.driven, change) {
             ctx.enqueue(key);

@@ -6,9 +6,10 @@ use crate::support::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
-use kube::api::{Api, DeleteParams, DynamicObject, PostParams};
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::json;
 use std::path::Path;
+use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn driver_reconciles_every_controller() {
@@ -174,4 +175,82 @@ async fn a_driver_started_before_its_crd_waits_for_it() {
         let _ = crds.delete(&name, &DeleteParams::default()).await;
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `parentResource.ignoreStatusChanges: true`: someone else's write to a
+/// converged Hello's status queues nothing (the status stays as they wrote
+/// it), a label change does (and the driver writes the status back).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ignore_status_changes_leaves_a_status_write_alone() {
+    let path = kubeconfig();
+    let client = admin().await;
+    install_crds(&client).await;
+    let hooks = start(&path, &["serve"]).await;
+    let dir = hello_manifest_at(hooks.port, None, "metahook-e2e-ignore-status");
+    let manifest = dir.join("hello.yaml");
+    let text = std::fs::read_to_string(&manifest).expect("the manifest");
+    let ignoring = text.replacen(
+        "    resource: helloes\n",
+        "    resource: helloes\n    ignoreStatusChanges: true\n",
+        1,
+    );
+    assert_ne!(ignoring, text, "the parentResource's resource line");
+    std::fs::write(&manifest, ignoring).expect("writing the manifest");
+    let driver = start(
+        &path,
+        &[
+            "drive",
+            "--controllers",
+            dir.to_str().expect("a UTF-8 path"),
+        ],
+    )
+    .await;
+    let ns = namespace(&client, "e2e-ignore-status").await;
+    let hellos = hello_api(&client, &ns);
+    create_hellos(&client, &ns, &["quiet".to_owned()], 1).await;
+    wait_for("the Hello converged", || async {
+        converged(&client, &ns, "quiet", 1).await.then_some(())
+    })
+    .await;
+    let reconciles = || {
+        metric(
+            driver.port,
+            "metahook_driver_reconciles_total{controller=\"hello\"",
+        )
+    };
+    // Settled: no reconcile for two seconds.
+    let settled = wait_for("the reconciles to settle", || async {
+        let before = reconciles();
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        (reconciles() == before).then_some(before)
+    })
+    .await;
+
+    let status = |generation: i64| json!({"status": {"observedGeneration": generation}});
+    hellos
+        .patch_status("quiet", &PatchParams::default(), &Patch::Merge(&status(0)))
+        .await
+        .expect("writing the status as someone else");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let hello = hellos.get("quiet").await.expect("the Hello");
+    assert_eq!(
+        hello.data["status"]["observedGeneration"], 0,
+        "the driver rewrote the status"
+    );
+    assert_eq!(reconciles(), settled, "a status write queued the Hello");
+
+    let label = json!({"metadata": {"labels": {"touched": "yes"}}});
+    hellos
+        .patch("quiet", &PatchParams::default(), &Patch::Merge(&label))
+        .await
+        .expect("labelling the Hello");
+    wait_for("the status written back after a label change", || async {
+        let hello = hellos.get("quiet").await.ok()?;
+        (hello.data["status"]["observedGeneration"] == json!(hello.metadata.generation))
+            .then_some(())
+    })
+    .await;
+    assert!(reconciles() > settled);
+    drop(driver);
+    drop_namespace(&client, &ns).await;
 }

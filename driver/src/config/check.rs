@@ -49,8 +49,6 @@ impl Check<'_> {
             return Ok(());
         };
         let hint = match key.as_str() {
-            "ignoreStatusChanges" => " (every parent update triggers a sync)",
-            "etag" => " (hook responses are not cached)",
             "preUpdateChild" | "postUpdateChild" => " (Metacontroller ignores these hooks too)",
             _ => "",
         };
@@ -145,6 +143,7 @@ impl Check<'_> {
             api_version: self.required(parent.api_version, &join(field, "apiVersion"))?,
             resource: self.required(parent.resource, &join(field, "resource"))?,
             label_selector: parent.label_selector,
+            ignore_status_changes: parent.ignore_status_changes.unwrap_or(false),
             revision_field_paths: revision_field_paths.unwrap_or_else(|| {
                 DEFAULT_REVISION_FIELD_PATHS
                     .iter()

@@ -90,6 +90,7 @@ impl Check<'_> {
             api_version: self.required(resource.api_version, &join(field, "apiVersion"))?,
             resource: self.required(resource.resource, &join(field, "resource"))?,
             label_selector: resource.label_selector,
+            ignore_status_changes: resource.ignore_status_changes.unwrap_or(false),
             revision_field_paths: Vec::new(),
             annotation_selector,
         })

@@ -112,10 +112,10 @@ fn collect(
 /// assert_eq!(demo.hooks.sync.webhook.timeout, Duration::from_secs(90));
 ///
 /// // A field outside the subset is refused by its path.
-/// let etag = yaml.replace("timeout: 1m30s", "timeout: 1m30s, etag: {enabled: true}");
-/// let refused = config::parse("demo.yaml", &etag).unwrap_err();
+/// let typo = yaml.replace("timeout: 1m30s", "timeout: 1m30s, retries: 3");
+/// let refused = config::parse("demo.yaml", &typo).unwrap_err();
 /// assert!(refused.to_string().starts_with(
-///     "demo.yaml: `spec.hooks.sync.webhook.etag` is not supported"
+///     "demo.yaml: `spec.hooks.sync.webhook.retries` is not supported"
 /// ));
 /// # Ok::<(), config::ConfigError>(())
 /// ```

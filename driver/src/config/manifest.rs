@@ -85,6 +85,7 @@ pub struct Resource {
     pub resource: Option<String>,
     pub label_selector: Option<LabelSelector>,
     pub annotation_selector: Option<AnnotationSelector>,
+    pub ignore_status_changes: Option<bool>,
     #[serde(flatten)]
     pub other: Other,
 }
@@ -105,6 +106,7 @@ pub struct Parent {
     pub resource: Option<String>,
     pub label_selector: Option<LabelSelector>,
     pub revision_history: Option<RevisionHistory>,
+    pub ignore_status_changes: Option<bool>,
     #[serde(flatten)]
     pub other: Other,
 }
@@ -177,11 +179,24 @@ pub struct Webhook {
     pub service: Option<Service>,
     pub path: Option<String>,
     pub timeout: Option<String>,
+    #[serde(rename = "responseUnMarshallMode")]
+    pub response_unmarshall_mode: Option<String>,
+    pub etag: Option<Etag>,
     pub ca_bundle: Option<CaBundle>,
     #[serde(rename = "clientTLS")]
     pub client_tls: Option<ClientTls>,
     pub authorization: Option<Authorization>,
     pub basic_auth: Option<BasicAuth>,
+    #[serde(flatten)]
+    pub other: Other,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Etag {
+    pub enabled: Option<bool>,
+    pub cache_timeout_seconds: Option<i64>,
+    pub cache_cleanup_seconds: Option<i64>,
     #[serde(flatten)]
     pub other: Other,
 }

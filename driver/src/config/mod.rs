@@ -35,7 +35,7 @@ mod tests;
 pub use check::DEFAULT_REVISION_FIELD_PATHS;
 pub use error::ConfigError;
 pub use load::{EMBEDDED, embedded, from_dir, parse};
-pub use webhook::{DEFAULT_TIMEOUT, Webhook};
+pub use webhook::{DEFAULT_TIMEOUT, Etag, Webhook};
 pub use webhook_auth::{AuthHeader, CaBundle, ClientTls, KeyRef, ObjectRef, WebhookAuth};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
@@ -84,6 +84,10 @@ pub struct ParentResource {
     /// fields a rolling update follows (docs/metacontroller.md §4.3). Read
     /// only when a child type rolls.
     pub revision_field_paths: Vec<String>,
+    /// `ignoreStatusChanges`: an update queues the parent only when its
+    /// generation, labels or annotations changed, or it is being deleted
+    /// (`crate::ignored_status`).
+    pub ignore_status_changes: bool,
     /// A decorator's `annotationSelector`, as a label selector over the
     /// annotations (`matchAnnotations` becomes `matchLabels`), as
     /// Metacontroller reads it.

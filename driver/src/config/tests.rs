@@ -122,15 +122,76 @@ fn rolling_updates_are_read_with_their_checks_and_field_paths() {
 
 #[test]
 fn unsupported_fields_are_named() {
-    let etag = MINIMAL.replace("webhook: {url:", "webhook: {etag: {enabled: true}, url:");
-    assert!(err(&etag).contains("`spec.hooks.sync.webhook.etag` is not supported"));
+    let etag = MINIMAL.replace(
+        "webhook: {url:",
+        "webhook: {etag: {enabled: true, ttl: 5}, url:",
+    );
+    assert!(err(&etag).contains("`spec.hooks.sync.webhook.etag.ttl` is not supported"));
     let pre = MINIMAL.replace("  hooks:\n", "  hooks:\n    preUpdateChild: {}\n");
     assert!(err(&pre).contains("`spec.hooks.preUpdateChild`"));
-    let status_changes = MINIMAL.replace(
-        "resource: things}",
-        "resource: things, ignoreStatusChanges: true}",
+}
+
+#[test]
+fn ignore_status_changes_the_unmarshal_mode_and_etag_are_read() {
+    let c = parse("m.yaml", MINIMAL).unwrap();
+    assert!(!c.parent.ignore_status_changes);
+    assert_eq!(c.hooks.sync.webhook.strict, None);
+    let set = MINIMAL
+        .replace(
+            "resource: things}",
+            "resource: things, ignoreStatusChanges: true}",
+        )
+        .replace(
+            "webhook: {url:",
+            "webhook: {responseUnMarshallMode: strict, url:",
+        );
+    let c = parse("m.yaml", &set).unwrap();
+    assert!(c.parent.ignore_status_changes);
+    assert_eq!(c.hooks.sync.webhook.strict, Some(true));
+    let loose = MINIMAL.replace(
+        "webhook: {url:",
+        "webhook: {responseUnMarshallMode: loose, url:",
     );
-    assert!(err(&status_changes).contains("`spec.parentResource.ignoreStatusChanges`"));
+    assert_eq!(
+        parse("m.yaml", &loose).unwrap().hooks.sync.webhook.strict,
+        Some(false)
+    );
+    let etag = |settings: &str| {
+        let text = MINIMAL.replace(
+            "webhook: {url:",
+            &format!("webhook: {{etag: {settings}, url:"),
+        );
+        parse("m.yaml", &text).map(|c| c.hooks.sync.webhook.etag)
+    };
+    assert_eq!(
+        etag("{enabled: false, cacheTimeoutSeconds: 5}").unwrap(),
+        None
+    );
+    assert_eq!(
+        etag("{enabled: true, cacheTimeoutSeconds: 5}").unwrap(),
+        Some(Etag {
+            timeout: Some(Duration::from_secs(5)),
+            cleanup: None
+        })
+    );
+    assert!(
+        etag("{enabled: true, cacheCleanupSeconds: 0}")
+            .unwrap_err()
+            .to_string()
+            .contains(
+                "`spec.hooks.sync.webhook.etag.cacheCleanupSeconds` must be a positive number"
+            )
+    );
+    let bad = MINIMAL.replace(
+        "webhook: {url:",
+        "webhook: {responseUnMarshallMode: lax, url:",
+    );
+    assert!(
+        err(&bad)
+            .contains("`spec.hooks.sync.webhook.responseUnMarshallMode` must be loose or strict"),
+        "{}",
+        err(&bad)
+    );
 }
 
 #[test]

@@ -24,6 +24,19 @@ pub struct Webhook {
     pub timeout: Duration,
     /// `caBundle`, `clientTLS`, `authorization`, `basicAuth`.
     pub auth: WebhookAuth,
+    /// `responseUnMarshallMode`: `Some(true)` for `strict`, `Some(false)`
+    /// for `loose`; `None`, the hook version's default.
+    pub strict: Option<bool>,
+    /// `etag`, when `enabled`: answers kept per root object and asked for
+    /// again with `If-None-Match` (`hook_call/etag.rs`).
+    pub etag: Option<Etag>,
+}
+
+/// `etag.cacheTimeoutSeconds` and `cacheCleanupSeconds`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Etag {
+    pub timeout: Option<Duration>,
+    pub cleanup: Option<Duration>,
 }
 
 impl Check<'_> {
@@ -63,6 +76,36 @@ impl Check<'_> {
                 return Err(self.invalid(field, "needs either url, or service and path"));
             }
         };
+        let strict = match webhook.response_unmarshall_mode.as_deref() {
+            None => None,
+            Some("strict") => Some(true),
+            Some("loose") => Some(false),
+            Some(_) => {
+                return Err(self.invalid(
+                    &join(field, "responseUnMarshallMode"),
+                    "must be loose or strict",
+                ));
+            }
+        };
+        let etag = match webhook.etag {
+            None => None,
+            Some(etag) => {
+                let path = join(field, "etag");
+                self.known(&etag.other, &path)?;
+                let seconds = |value: Option<i64>, key: &str| match value {
+                    None => Ok(None),
+                    Some(n) if n > 0 => Ok(Some(Duration::from_secs(n.unsigned_abs()))),
+                    Some(_) => {
+                        Err(self.invalid(&join(&path, key), "must be a positive number of seconds"))
+                    }
+                };
+                let settings = Etag {
+                    timeout: seconds(etag.cache_timeout_seconds, "cacheTimeoutSeconds")?,
+                    cleanup: seconds(etag.cache_cleanup_seconds, "cacheCleanupSeconds")?,
+                };
+                etag.enabled.unwrap_or(false).then_some(settings)
+            }
+        };
         let auth = self.webhook_auth(
             webhook.ca_bundle,
             webhook.client_tls,
@@ -75,6 +118,8 @@ impl Check<'_> {
             path,
             timeout,
             auth,
+            strict,
+            etag,
         })
     }
 

@@ -23,6 +23,7 @@ fn target(handler: Handler) -> HookTarget {
     HookTarget {
         kind: HookKind::Sync,
         version: HookVersion::V2,
+        strict: true,
         endpoint: Endpoint::InProcess(handler),
     }
 }
@@ -103,10 +104,12 @@ pub(crate) fn http_target_with(url: String, auth: WebhookAuth) -> HookTarget {
     HookTarget {
         kind: HookKind::Sync,
         version: HookVersion::V2,
+        strict: true,
         endpoint: Endpoint::Http {
             url,
             timeout: Duration::from_secs(30),
             auth: Arc::new(auth),
+            etag: None,
         },
     }
 }
@@ -167,4 +170,49 @@ async fn http_other_statuses_are_errors_with_the_body() {
         matches!(err, HookCallError::Status { code: 201, ref body, .. } if body == "nope"),
         "{err}"
     );
+}
+
+#[tokio::test]
+async fn etag_mode_asks_again_with_if_none_match_and_keeps_the_answer() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/demo/sync", listener.local_addr().unwrap());
+    let server = tokio::spawn(async move {
+        let mut requests = Vec::new();
+        for response in [
+            "HTTP/1.1 200 OK\r\netag: \"v1\"\r\ncontent-length: 8\r\nconnection: close\r\n\r\n{\"a\": 1}",
+            "HTTP/1.1 304 Not Modified\r\nconnection: close\r\n\r\n",
+            "HTTP/1.1 304 Not Modified\r\nconnection: close\r\n\r\n",
+        ] {
+            let (socket, _) = listener.accept().await.unwrap();
+            requests.push(exchange(socket, response).await.unwrap());
+        }
+        requests
+    });
+    let cache = Arc::new(etag::EtagCache::new(None, None));
+    let mut target = http_target(url);
+    if let Endpoint::Http { etag, .. } = &mut target.endpoint {
+        *etag = Some(cache);
+    }
+    let parent = |name: &str| {
+        format!(r#"{{"parent": {{"kind": "Thing", "metadata": {{"name": "{name}", "namespace": "shop"}}}}}}"#)
+            .into_bytes()
+    };
+    let caller = http_caller();
+    let first = caller.call("demo", &target, parent("p")).await.unwrap();
+    assert_eq!(first, b"{\"a\": 1}");
+    // The same parent: asked with the tag, the 304 means the kept answer.
+    let again = caller.call("demo", &target, parent("p")).await.unwrap();
+    assert_eq!(again, b"{\"a\": 1}");
+    // Another parent has nothing kept: no tag sent, and a 304 is an error.
+    let other = caller.call("demo", &target, parent("q")).await.unwrap_err();
+    assert!(
+        matches!(other, HookCallError::Status { code: 304, .. }),
+        "{other:?}"
+    );
+    let requests = server.await.unwrap();
+    let tagged: Vec<bool> = requests
+        .iter()
+        .map(|r| r.to_ascii_lowercase().contains("if-none-match: \"v1\"\r\n"))
+        .collect();
+    assert_eq!(tagged, [false, true, false]);
 }

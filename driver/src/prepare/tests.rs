@@ -69,3 +69,33 @@ spec:
         Endpoint::Http { .. }
     ));
 }
+
+#[test]
+fn a_hook_decodes_strictly_as_its_mode_or_version_says() {
+    // hello's hooks are v2: strict unless the webhook says loose.
+    let strict = |text: &str| {
+        let configs = vec![config::parse("h.yaml", text).unwrap()];
+        let prepared = resolve_hooks(configs, HookMode::Http, false).unwrap();
+        let hooks = &prepared[0].hooks;
+        (
+            hooks.sync.strict(),
+            hooks.finalize.as_ref().map(|f| f.strict()),
+        )
+    };
+    let hello = config::EMBEDDED[0].1;
+    assert_eq!(strict(hello), (true, Some(true)));
+    let loose = hello.replacen(
+        "timeout: 10s",
+        "timeout: 10s\n        responseUnMarshallMode: loose",
+        1,
+    );
+    assert_eq!(strict(&loose), (false, Some(true)));
+    let v1 = hello.replace("version: v2", "version: v1");
+    assert_eq!(strict(&v1), (false, Some(false)));
+    let v1_strict = v1.replacen(
+        "timeout: 10s",
+        "timeout: 10s\n        responseUnMarshallMode: strict",
+        1,
+    );
+    assert_eq!(strict(&v1_strict), (true, Some(false)));
+}

@@ -172,6 +172,7 @@ fn runtime_with_children(
             sync: HookTarget {
                 kind: HookKind::Sync,
                 version: HookVersion::V2,
+                strict: true,
                 endpoint: sync,
             },
             finalize: None,
@@ -239,6 +240,7 @@ async fn a_hook_429_retries_after_retry_after_without_event_or_backoff() {
             url,
             timeout: Duration::from_secs(60),
             auth: Default::default(),
+            etag: None,
         },
         client,
     );
@@ -486,6 +488,7 @@ async fn customize_rules_select_related_objects_from_the_caches() {
     let target = |kind, endpoint| HookTarget {
         kind,
         version: HookVersion::V2,
+        strict: true,
         endpoint,
     };
     let ctx = Context::new(

@@ -81,11 +81,9 @@ fn a_decorator_outside_the_subset_is_refused_by_path() {
         "resource: statefulsets",
         "resource: statefulsets\n      ignoreStatusChanges: true",
     );
-    assert!(
-        err(&ignore).contains("`spec.resources[0].ignoreStatusChanges` is not supported"),
-        "{}",
-        err(&ignore)
-    );
+    let per_resource = parse("d.yaml", &ignore).unwrap().per_resource();
+    assert!(per_resource[0].parent.ignore_status_changes);
+    assert!(!per_resource[1].parent.ignore_status_changes);
     let rolling = SERVICE_PER_POD.replace("method: InPlace", "method: RollingRecreate");
     assert!(
         err(&rolling).contains(

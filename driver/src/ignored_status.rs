@@ -1,0 +1,103 @@
+//! `ignoreStatusChanges` (docs/metacontroller.md §2, §6): with it, a
+//! parent's update queues it only when its generation, labels or
+//! annotations changed, or it is being deleted — not for a status write
+//! (the driver's own included) or anything else that leaves those alone.
+//! Metacontroller compares an informer's old and new objects; the cache
+//! hands over only the new one, so what counts of the last one seen is kept
+//! here, per parent UID.
+
+use kube::ResourceExt;
+use kube::api::DynamicObject;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+
+/// What an update must change to count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Counted {
+    generation: Option<i64>,
+    labels: BTreeMap<String, String>,
+    annotations: BTreeMap<String, String>,
+}
+
+impl Counted {
+    fn of(obj: &DynamicObject) -> Self {
+        Counted {
+            generation: obj.metadata.generation,
+            labels: obj.labels().clone(),
+            annotations: obj.annotations().clone(),
+        }
+    }
+}
+
+/// The last counted state of each parent seen.
+#[derive(Debug, Default)]
+pub struct StatusChangeFilter {
+    seen: Mutex<HashMap<String, Counted>>,
+}
+
+impl StatusChangeFilter {
+    /// Whether this add or update of `parent` queues it: the first sight
+    /// of it, a change that counts, or a parent being deleted.
+    pub fn passes(&self, parent: &DynamicObject) -> bool {
+        let counted = Counted::of(parent);
+        let uid = parent.uid().unwrap_or_default();
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        let same = seen.get(&uid) == Some(&counted);
+        seen.insert(uid, counted);
+        !same || parent.metadata.deletion_timestamp.is_some()
+    }
+
+    /// A parent is gone: nothing to compare its successor with.
+    pub fn forget(&self, uid: &str) {
+        self.seen
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(uid);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::Obj;
+    use serde_json::json;
+
+    #[test]
+    fn only_generation_labels_annotations_or_deletion_count() {
+        let filter = StatusChangeFilter::default();
+        let parent = Obj::parent().generation(1).label("a", "1");
+        assert!(filter.passes(&parent.clone().build()), "first sight");
+        // A status write, a new resource version: nothing that counts.
+        let status = parent
+            .clone()
+            .resource_version("2")
+            .data("status", json!({"ready": true}));
+        assert!(!filter.passes(&status.clone().build()));
+        assert!(
+            filter.passes(&status.clone().generation(2).build()),
+            "generation"
+        );
+        assert!(
+            filter.passes(&status.clone().generation(2).label("a", "2").build()),
+            "label"
+        );
+        let annotated = status
+            .clone()
+            .generation(2)
+            .label("a", "2")
+            .annotation("n", "x");
+        assert!(filter.passes(&annotated.clone().build()), "annotation");
+        assert!(!filter.passes(&annotated.clone().build()));
+        assert!(
+            filter.passes(&annotated.clone().deleting().build()),
+            "deleting"
+        );
+        assert!(
+            filter.passes(&annotated.clone().deleting().build()),
+            "still deleting"
+        );
+        // Forgotten (deleted): a successor is a first sight.
+        filter.forget("p1");
+        assert!(filter.passes(&annotated.build()));
+    }
+}
