@@ -7,13 +7,13 @@
 //! attached with the object as its controller owner, removed when the hook
 //! stops wanting it, and the finalize hook called on deletion.
 
+use crate::python_hooks::{self, e2e_crd};
 use crate::support::*;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::Client;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::json;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 
 const NAME: &str = "e2e-decorator";
 const FINALIZER: &str = "metacontroller.io/decoratorcontroller-e2e-decorator";
@@ -25,58 +25,31 @@ const WANT: &str = "e2e.metahook.dev/want-secret";
 /// the object is annotated `want-secret: "no"`; sets a status; finalize
 /// appends the object's name to `finalized.log`, says `finalized` and still
 /// wants the Secret (so that only its owner reference removes it).
-const HOOKS: &str = r#"
-import json, sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+const ANSWER: &str = r#"
+import os
 
-LOG = sys.argv[2]
-
-class Hooks(BaseHTTPRequestHandler):
-    def do_POST(self):
-        req = json.loads(self.rfile.read(int(self.headers['content-length'])))
-        obj = req['object']
-        meta = obj['metadata']
-        want = meta.get('annotations', {}).get('e2e.metahook.dev/want-secret') != 'no'
-        secret = {
-            'apiVersion': 'v1', 'kind': 'Secret',
-            'metadata': {'name': meta['name'] + '-attached'},
-            'stringData': {'for': meta['name']},
-        }
-        attachments = [secret] if want else []
-        if self.path == '/finalize':
-            with open(LOG, 'a') as f:
-                f.write(meta['name'] + '\n')
-            resp = {'finalized': True, 'attachments': attachments}
-        else:
-            seen = sum(len(v) for v in req['attachments'].values())
-            resp = {
-                'labels': {'decorated-by': 'e2e', 'remove-me': None},
-                'annotations': {'e2e.metahook.dev/attachments-seen': str(seen)},
-                'status': {'decorated': True, 'attachments': seen},
-                'attachments': attachments,
-            }
-        body = json.dumps(resp).encode()
-        self.send_response(200)
-        self.send_header('Content-Type', 'application/json')
-        self.send_header('Content-Length', str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-ThreadingHTTPServer(('127.0.0.1', int(sys.argv[1])), Hooks).serve_forever()
-"#;
-
-/// A process killed when dropped.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+def answer(path, req):
+    obj = req['object']
+    meta = obj['metadata']
+    want = meta.get('annotations', {}).get('e2e.metahook.dev/want-secret') != 'no'
+    secret = {
+        'apiVersion': 'v1', 'kind': 'Secret',
+        'metadata': {'name': meta['name'] + '-attached'},
+        'stringData': {'for': meta['name']},
     }
-}
+    attachments = [secret] if want else []
+    if path == '/finalize':
+        with open(os.path.join(DIR, 'finalized.log'), 'a') as f:
+            f.write(meta['name'] + '\n')
+        return {'finalized': True, 'attachments': attachments}
+    seen = sum(len(v) for v in req['attachments'].values())
+    return {
+        'labels': {'decorated-by': 'e2e', 'remove-me': None},
+        'annotations': {'e2e.metahook.dev/attachments-seen': str(seen)},
+        'status': {'decorated': True, 'attachments': seen},
+        'attachments': attachments,
+    }
+"#;
 
 fn manifest(port: u16) -> String {
     format!(
@@ -107,55 +80,14 @@ spec:
     )
 }
 
-fn widget_crd() -> serde_json::Value {
-    json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.e2e.metahook.dev"},
-        "spec": {
-            "group": "e2e.metahook.dev",
-            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
-            "scope": "Namespaced",
-            "versions": [{
-                "name": "v1", "served": true, "storage": true,
-                "subresources": {"status": {}},
-                "schema": {"openAPIV3Schema": {
-                    "type": "object", "x-kubernetes-preserve-unknown-fields": true
-                }}
-            }]
-        }
-    })
-}
-
-/// The hook server and the manifest's directory, in a fresh temp dir.
-fn start_hooks() -> (Killed, PathBuf, PathBuf) {
-    let dir = std::env::temp_dir().join(format!("metahook-e2e-decorator-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let controllers = dir.join("controllers");
-    std::fs::create_dir_all(&controllers).expect("a temp dir");
-    let script = dir.join("hooks.py");
-    std::fs::write(&script, HOOKS).expect("writing the hook server");
-    let log = dir.join("finalized.log");
-    std::fs::write(&log, "").expect("writing the finalize log");
-    let port = free_port();
-    std::fs::write(controllers.join("decorator.yaml"), manifest(port)).expect("the manifest");
-    let child = Command::new("python3")
-        .arg(&script)
-        .arg(port.to_string())
-        .arg(&log)
-        .stdout(Stdio::inherit())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("starting python3");
-    (Killed(child), controllers, log)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_decorator_controller_decorates_attaches_and_finalizes() {
     let path = kubeconfig();
     let client = admin().await;
-    apply_crds(&client, vec![widget_crd()]).await;
-    let (_hooks, controllers, log) = start_hooks();
+    apply_crds(&client, vec![e2e_crd("Widget", "widgets")]).await;
+    let hooks = python_hooks::start("decorator", ANSWER, manifest);
+    let (controllers, log) = (hooks.controllers.clone(), hooks.dir.join("finalized.log"));
+    std::fs::write(&log, "").expect("writing the finalize log");
     let _driver = start(
         &path,
         &[

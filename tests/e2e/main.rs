@@ -23,6 +23,7 @@ mod driver;
 mod faults;
 mod hooks_tls;
 mod metacontroller;
+mod python_hooks;
 mod restart;
 mod rolling;
 mod scenarios;

@@ -7,12 +7,11 @@
 //! no Gadget recreated twice, the next one only once the moved one is Ready,
 //! and one ControllerRevision at the end.
 
+use crate::python_hooks::{self, e2e_crd};
 use crate::support::*;
 use kube::Client;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
-use serde_json::{Value, json};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use serde_json::json;
 use std::time::Duration;
 
 const GROUP: &str = "e2e.metahook.dev";
@@ -20,42 +19,17 @@ const PARENT: &str = "r";
 
 /// The hook: `spec.replicas` Gadgets `<parent>-<i>`, in that order, each
 /// with the parent's `spec.version`; a status the rollout adds `Updated` to.
-const HOOKS: &str = r#"
-import json, sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-class Hooks(BaseHTTPRequestHandler):
-    def do_POST(self):
-        req = json.loads(self.rfile.read(int(self.headers['content-length'])))
-        parent = req['parent']
-        spec = parent['spec']
-        gadgets = [{
-            'apiVersion': 'e2e.metahook.dev/v1', 'kind': 'Gadget',
-            'metadata': {'name': '%s-%d' % (parent['metadata']['name'], i)},
-            'spec': {'version': spec['version']},
-        } for i in range(spec['replicas'])]
-        body = json.dumps({'status': {'gadgets': len(gadgets)}, 'children': gadgets}).encode()
-        self.send_response(200)
-        self.send_header('Content-Type', 'application/json')
-        self.send_header('Content-Length', str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-ThreadingHTTPServer(('127.0.0.1', int(sys.argv[1])), Hooks).serve_forever()
+const ANSWER: &str = r#"
+def answer(path, req):
+    parent = req['parent']
+    spec = parent['spec']
+    gadgets = [{
+        'apiVersion': 'e2e.metahook.dev/v1', 'kind': 'Gadget',
+        'metadata': {'name': '%s-%d' % (parent['metadata']['name'], i)},
+        'spec': {'version': spec['version']},
+    } for i in range(spec['replicas'])]
+    return {'status': {'gadgets': len(gadgets)}, 'children': gadgets}
 "#;
-
-/// A process killed when dropped.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn manifest(port: u16) -> String {
     format!(
@@ -77,48 +51,6 @@ spec:
       webhook: {{url: "http://127.0.0.1:{port}/sync"}}
 "#
     )
-}
-
-/// A namespaced CRD of `e2e.metahook.dev` with a status subresource.
-fn crd(kind: &str, plural: &str) -> Value {
-    json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": format!("{plural}.{GROUP}")},
-        "spec": {
-            "group": GROUP,
-            "names": {"kind": kind, "plural": plural, "singular": kind.to_lowercase(),
-                      "listKind": format!("{kind}List")},
-            "scope": "Namespaced",
-            "versions": [{
-                "name": "v1", "served": true, "storage": true,
-                "subresources": {"status": {}},
-                "schema": {"openAPIV3Schema": {
-                    "type": "object", "x-kubernetes-preserve-unknown-fields": true
-                }}
-            }]
-        }
-    })
-}
-
-/// The hook server and the manifest's directory, in a fresh temp dir.
-fn start_hooks() -> (Killed, PathBuf) {
-    let dir = std::env::temp_dir().join(format!("metahook-e2e-rolling-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let controllers = dir.join("controllers");
-    std::fs::create_dir_all(&controllers).expect("a temp dir");
-    let script = dir.join("hooks.py");
-    std::fs::write(&script, HOOKS).expect("writing the hook server");
-    let port = free_port();
-    std::fs::write(controllers.join("rolling.yaml"), manifest(port)).expect("the manifest");
-    let child = Command::new("python3")
-        .arg(&script)
-        .arg(port.to_string())
-        .stdout(Stdio::inherit())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("starting python3");
-    (Killed(child), controllers)
 }
 
 fn driver(controllers: &std::path::Path) -> Metahook {
@@ -203,13 +135,14 @@ async fn a_rollout_survives_the_driver_being_killed_halfway() {
     apply_crds(
         &client,
         vec![
-            crd("Roller", "rollers"),
-            crd("Gadget", "gadgets"),
+            e2e_crd("Roller", "rollers"),
+            e2e_crd("Gadget", "gadgets"),
             serde_json::to_value(metahook_driver::revisions::crd()).expect("a CRD serializes"),
         ],
     )
     .await;
-    let (_hooks, controllers) = start_hooks();
+    let hooks = python_hooks::start("rolling", ANSWER, manifest);
+    let controllers = hooks.controllers.clone();
     let ns = namespace(&client, "e2e-rolling").await;
     let rollers = dynamic(&client, &ns, GROUP, "v1", "Roller");
     let gadget_api = dynamic(&client, &ns, GROUP, "v1", "Gadget");
