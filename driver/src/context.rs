@@ -80,15 +80,11 @@ impl Context {
             .map(|c| shared.caches.get_or_start_shard(&c.resource))
             .collect();
         // Not sharded: a revision carries no shard label.
-        let revisions = driven
-            .children
-            .iter()
-            .any(|c| c.strategy.is_rolling())
-            .then(|| {
-                shared
-                    .caches
-                    .get_or_start(&crate::revisions::revision_type())
-            });
+        let revisions = driven.rolls().then(|| {
+            shared
+                .caches
+                .get_or_start(&crate::revisions::revision_type())
+        });
         let executor = Executor::new(
             shared.client,
             shared.events,

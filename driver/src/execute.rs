@@ -6,7 +6,7 @@ use super::events::{EventPublisher, Published};
 use super::memory::ApplyMemory;
 use super::metrics::DriverMetrics;
 use super::model::Driven;
-use super::plan::{EventType, Op, Target, WrittenMetadata};
+use super::plan::{EventType, Op, RevisionWrite, Target, WrittenMetadata};
 use super::revisions::revision_type;
 use kube::ResourceExt;
 use kube::api::{
@@ -214,12 +214,10 @@ impl Executor {
                         Err(source) => errors.push(ExecuteError::ApplyChild { kind, name, source }),
                     }
                 }
-                Op::CreateRevision { .. }
-                | Op::UpdateRevision { .. }
-                | Op::DeleteRevision { .. } => {
+                Op::Revision(write) => {
                     // Every revision is written before any child is
                     // touched: a failure ends the plan.
-                    self.write_revision(ctl, &parent, op).await?;
+                    self.write_revision(ctl, &parent, write).await?;
                 }
                 Op::WriteStatus { status } => {
                     // `add` on an existing member replaces it: the whole
@@ -420,14 +418,14 @@ impl Executor {
         &self,
         ctl: &Driven,
         parent: &DynamicObject,
-        op: Op,
+        write: RevisionWrite,
     ) -> Result<(), ExecuteError> {
         let namespace = parent.namespace().unwrap_or_default();
         let api: Api<DynamicObject> =
             Api::namespaced_with(self.client.clone(), &namespace, &revision_type().api);
         let kind = "ControllerRevision";
-        let (verb, name, result) = match op {
-            Op::CreateRevision { body } => {
+        let (verb, name, result) = match write {
+            RevisionWrite::Create { body } => {
                 let name = body
                     .pointer("/metadata/name")
                     .and_then(Value::as_str)
@@ -439,7 +437,7 @@ impl Executor {
                 self.count(ctl, "create_revision", kind, &result);
                 ("creating", name, result)
             }
-            Op::UpdateRevision {
+            RevisionWrite::Update {
                 name,
                 resource_version,
                 children,
@@ -457,7 +455,7 @@ impl Executor {
                 self.count(ctl, "update_revision", kind, &result);
                 ("updating", name, result)
             }
-            Op::DeleteRevision { name, uid } => {
+            RevisionWrite::Delete { name, uid } => {
                 let params = DeleteParams {
                     preconditions: Some(Preconditions {
                         uid: Some(uid),
@@ -472,7 +470,6 @@ impl Executor {
                 self.count(ctl, "delete_revision", kind, &result);
                 ("deleting", name, result)
             }
-            _ => return Ok(()),
         };
         result.map_err(|source| ExecuteError::WriteRevision { verb, name, source })
     }

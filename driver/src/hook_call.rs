@@ -59,12 +59,6 @@ pub struct HookTarget {
     pub endpoint: Endpoint,
 }
 
-impl HookTarget {
-    pub fn strict(&self) -> bool {
-        self.strict
-    }
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum HookCallError {
     #[error("the {hook} hook failed")]

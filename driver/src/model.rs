@@ -74,6 +74,12 @@ impl Driven {
         }
     }
 
+    /// Whether some child type rolls (docs/metacontroller.md §4.3): its
+    /// parents keep ControllerRevisions.
+    pub fn rolls(&self) -> bool {
+        self.children.iter().any(|c| c.strategy.is_rolling())
+    }
+
     pub fn is_decorator(&self) -> bool {
         self.config.kind == ControllerKind::Decorator
     }

@@ -11,7 +11,7 @@
 //! --plan` alike).
 
 use crate::model::Driven;
-use crate::plan::{APPLIED, DeleteReason, EventType, Op};
+use crate::plan::{APPLIED, DeleteReason, EventType, Op, RevisionWrite};
 use crate::queue::ParentKey;
 use kube::ResourceExt;
 use kube::api::DynamicObject;
@@ -272,18 +272,18 @@ impl Step {
                     ..Step::new("apply")
                 }
             }
-            Op::CreateRevision { body } => Step {
+            Op::Revision(RevisionWrite::Create { body }) => Step {
                 name: body
                     .pointer("/metadata/name")
                     .and_then(Value::as_str)
                     .map(str::to_owned),
                 ..revision("createRevision")
             },
-            Op::UpdateRevision { name, .. } => Step {
+            Op::Revision(RevisionWrite::Update { name, .. }) => Step {
                 name: Some(name.clone()),
                 ..revision("updateRevision")
             },
-            Op::DeleteRevision { name, .. } => Step {
+            Op::Revision(RevisionWrite::Delete { name, .. }) => Step {
                 name: Some(name.clone()),
                 ..revision("deleteRevision")
             },

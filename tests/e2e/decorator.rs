@@ -88,15 +88,7 @@ async fn a_decorator_controller_decorates_attaches_and_finalizes() {
     let hooks = python_hooks::start("decorator", ANSWER, manifest);
     let (controllers, log) = (hooks.controllers.clone(), hooks.dir.join("finalized.log"));
     std::fs::write(&log, "").expect("writing the finalize log");
-    let _driver = start(
-        &path,
-        &[
-            "drive",
-            "--controllers",
-            controllers.to_str().expect("a UTF-8 path"),
-        ],
-    )
-    .await;
+    let _driver = start_drive(&path, &controllers).await;
     let ns = namespace(&client, "e2e-decorator").await;
     decorates_a_config_map(&client, &ns, &log).await;
     writes_a_widgets_status(&client, &ns).await;

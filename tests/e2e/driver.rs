@@ -196,15 +196,7 @@ async fn ignore_status_changes_leaves_a_status_write_alone() {
     );
     assert_ne!(ignoring, text, "the parentResource's resource line");
     std::fs::write(&manifest, ignoring).expect("writing the manifest");
-    let driver = start(
-        &path,
-        &[
-            "drive",
-            "--controllers",
-            dir.to_str().expect("a UTF-8 path"),
-        ],
-    )
-    .await;
+    let driver = start_drive(&path, &dir).await;
     let ns = namespace(&client, "e2e-ignore-status").await;
     let hellos = hello_api(&client, &ns);
     create_hellos(&client, &ns, &["quiet".to_owned()], 1).await;

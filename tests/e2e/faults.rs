@@ -314,15 +314,7 @@ async fn a_hook_down_or_slow_changes_nothing_and_backs_off() {
     // The Hello controller, its hooks at a port of ours, with a short
     // timeout.
     let dir = hello_manifest_at(port, Some("1s"), "metahook-e2e-hookdown");
-    let driver = start(
-        &path,
-        &[
-            "drive",
-            "--controllers",
-            dir.to_str().expect("a UTF-8 path"),
-        ],
-    )
-    .await;
+    let driver = start_drive(&path, &dir).await;
     let silent = SilentHook::start(port);
     let name = names("hookdown", 1);
     create_hellos(&client, &ns, &name, 1).await;

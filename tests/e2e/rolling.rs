@@ -53,17 +53,6 @@ spec:
     )
 }
 
-fn driver(controllers: &std::path::Path) -> Metahook {
-    spawn(
-        &kubeconfig(),
-        &[
-            "drive",
-            "--controllers",
-            controllers.to_str().expect("a UTF-8 path"),
-        ],
-    )
-}
-
 /// Each Gadget as (name, version, UID, Ready), by name.
 async fn gadgets(api: &Api<DynamicObject>) -> Vec<(String, String, String, bool)> {
     let mut out: Vec<_> = api
@@ -153,7 +142,7 @@ async fn a_rollout_survives_the_driver_being_killed_halfway() {
         "v1alpha1",
         "ControllerRevision",
     );
-    let first = driver(&controllers);
+    let first = start_drive(&kubeconfig(), &controllers).await;
 
     // A new Roller: its Gadgets all on the first revision at once.
     let roller: DynamicObject = serde_json::from_value(json!({
@@ -198,11 +187,7 @@ async fn a_rollout_survives_the_driver_being_killed_halfway() {
     first.signal("KILL");
     drop(first);
     let before = gadgets(&gadget_api).await;
-    let second = driver(&controllers);
-    wait_for("the new driver to be ready", || async {
-        readyz(second.port).then_some(())
-    })
-    .await;
+    let second = start_drive(&kubeconfig(), &controllers).await;
     // It waits as the first did: nothing recreated, nothing moved.
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(

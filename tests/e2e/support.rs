@@ -198,6 +198,12 @@ pub async fn start(kubeconfig: &Path, args: &[&str]) -> Metahook {
     panic!("metahook {args:?} exited at start three times");
 }
 
+/// `metahook drive --controllers <controllers>`, ready.
+pub async fn start_drive(kubeconfig: &Path, controllers: &Path) -> Metahook {
+    let dir = controllers.to_str().expect("a UTF-8 path");
+    start(kubeconfig, &["drive", "--controllers", dir]).await
+}
+
 /// Waits until `metahook` is ready (`true`) or has exited (`false`).
 async fn ready_or_exited(metahook: &mut Metahook) -> bool {
     let started = std::time::Instant::now();

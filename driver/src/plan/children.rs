@@ -114,7 +114,7 @@ pub(super) fn manage_children(
             UpdateStrategy::Recreate | UpdateStrategy::RollingRecreate => {
                 // What we applied, with only what the API server added
                 // (a Pod's token volume): not a difference worth a delete.
-                if differs() && !ours_as_applied(obs, &live, fingerprint, &d.object) {
+                if !as_desired(obs, &live, fingerprint, &d.object) {
                     content_changes = true;
                     ops.push(Op::DeleteChild {
                         child: target(d.type_index, obs),
@@ -138,53 +138,50 @@ fn updated(kind: &str, name: &str, what: &str) -> Op {
     }
 }
 
-/// Whether `obs` carries the fingerprint of the apply planned now and still
-/// holds every field of it, lists of named items (containers, volumes,
-/// volume mounts, env) matched by name, so that items the API server or
-/// admission added to them do not count as a change.
-pub(super) fn ours_as_applied(
+/// Whether the observed child (`live`: `obs` as JSON) already is what
+/// `desired` asks for: it holds every field of it — or it carries the
+/// fingerprint of the apply planned now and holds every field with lists
+/// of named items (containers, volumes, volume mounts, env) matched by
+/// name, so that items the API server or admission added to them (a Pod's
+/// token volume) do not count as a change.
+pub(super) fn as_desired(
     obs: &DynamicObject,
     live: &Value,
     fingerprint: u64,
     desired: &Value,
 ) -> bool {
-    obs.annotations().get(APPLIED) == Some(&fingerprint_text(fingerprint)) && holds(live, desired)
-}
-
-/// [`contains`], with lists whose every desired item has a `name` matched
-/// by name (extra live items allowed).
-fn holds(observed: &Value, desired: &Value) -> bool {
-    let name = |v: &Value| v.get("name").and_then(Value::as_str).map(str::to_owned);
-    match (observed, desired) {
-        (Value::Object(o), Value::Object(d)) => d.iter().all(|(k, dv)| {
-            o.get(k).is_some_and(|ov| holds(ov, dv)) || (dv.is_null() && !o.contains_key(k))
-        }),
-        (Value::Array(o), Value::Array(d))
-            if !d.is_empty() && d.iter().all(|i| name(i).is_some()) =>
-        {
-            d.iter().all(|di| {
-                o.iter()
-                    .find(|oi| name(oi) == name(di))
-                    .is_some_and(|oi| holds(oi, di))
-            })
-        }
-        (Value::Array(o), Value::Array(d)) => {
-            o.len() == d.len() && o.iter().zip(d).all(|(ov, dv)| holds(ov, dv))
-        }
-        _ => observed == desired,
-    }
+    contains(live, desired)
+        || (obs.annotations().get(APPLIED) == Some(&fingerprint_text(fingerprint))
+            && holds(live, desired, true))
 }
 
 /// Whether every field of `desired` is in `observed` with the same value:
 /// maps by key, lists item by item (same length), so fields the server
 /// defaulted do not count as a difference.
 pub fn contains(observed: &Value, desired: &Value) -> bool {
+    holds(observed, desired, false)
+}
+
+/// [`contains`]; with `by_name`, a list whose every desired item has a
+/// `name` is matched item by name, extra live items allowed.
+fn holds(observed: &Value, desired: &Value, by_name: bool) -> bool {
+    let name = |v: &Value| v.get("name").and_then(Value::as_str).map(str::to_owned);
     match (observed, desired) {
         (Value::Object(o), Value::Object(d)) => d.iter().all(|(k, dv)| {
-            o.get(k).is_some_and(|ov| contains(ov, dv)) || (dv.is_null() && !o.contains_key(k))
+            o.get(k).is_some_and(|ov| holds(ov, dv, by_name))
+                || (dv.is_null() && !o.contains_key(k))
         }),
+        (Value::Array(o), Value::Array(d))
+            if by_name && !d.is_empty() && d.iter().all(|i| name(i).is_some()) =>
+        {
+            d.iter().all(|di| {
+                o.iter()
+                    .find(|oi| name(oi) == name(di))
+                    .is_some_and(|oi| holds(oi, di, by_name))
+            })
+        }
         (Value::Array(o), Value::Array(d)) => {
-            o.len() == d.len() && o.iter().zip(d).all(|(ov, dv)| contains(ov, dv))
+            o.len() == d.len() && o.iter().zip(d).all(|(ov, dv)| holds(ov, dv, by_name))
         }
         _ => observed == desired,
     }

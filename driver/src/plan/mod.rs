@@ -135,19 +135,9 @@ pub enum Op {
         body: Value,
         fingerprint: u64,
     },
-    /// Create a ControllerRevision (rolling updates, `rolling.rs`); it
-    /// exists already when the cache is behind: the reconcile stops.
-    CreateRevision { body: Value },
-    /// Replace a ControllerRevision's `children`, if it is still at
-    /// `resource_version` (else the reconcile stops: the cache is behind).
-    UpdateRevision {
-        name: String,
-        resource_version: String,
-        children: Value,
-    },
-    /// Delete a ControllerRevision that claims no child any more (UID
-    /// precondition).
-    DeleteRevision { name: String, uid: String },
+    /// A ControllerRevision's write (rolling updates, `rolling.rs`):
+    /// every one before any child's; a failure stops the reconcile.
+    Revision(RevisionWrite),
     /// Replace `.status` through the status subresource.
     WriteStatus { status: Value },
     /// A decorator's edit of the object itself: a JSON patch (guarded by a
@@ -164,6 +154,23 @@ pub enum Op {
         reason: String,
         note: String,
     },
+}
+
+/// One write of a parent's ControllerRevisions.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RevisionWrite {
+    /// Create it; it exists already when the cache is behind: the
+    /// reconcile stops.
+    Create { body: Value },
+    /// Replace its `children`, if it is still at `resource_version` (else
+    /// the reconcile stops: the cache is behind).
+    Update {
+        name: String,
+        resource_version: String,
+        children: Value,
+    },
+    /// Delete one that claims no child any more (UID precondition).
+    Delete { name: String, uid: String },
 }
 
 /// What a prelude leads to.

@@ -15,10 +15,10 @@
 //! `Updated` condition saying where the rollout is.
 
 use super::apply::{apply_body, owner_reference, with_fingerprint};
-use super::children::{contains, ours_as_applied};
+use super::children::as_desired;
 use super::claim::child_selector;
 use super::desired::check_desired;
-use super::{Op, PlanError, has_finalizer, is_deleting};
+use super::{Op, PlanError, RevisionWrite, has_finalizer, is_deleting};
 use crate::config::{ConditionCheck, UpdateStrategy};
 use crate::model::{Driven, controller_of};
 use crate::revisions::revision_type;
@@ -42,8 +42,7 @@ const UPDATED: &str = "Updated";
 /// rolls, and the parent is not going away without our finalizer (then
 /// no child is managed, and one hook call gives the status).
 pub fn rolls(ctl: &Driven, parent: &DynamicObject) -> bool {
-    ctl.children.iter().any(|c| c.strategy.is_rolling())
-        && (!is_deleting(parent) || has_finalizer(parent, &ctl.finalizer()))
+    ctl.rolls() && (!is_deleting(parent) || has_finalizer(parent, &ctl.finalizer()))
 }
 
 /// A ControllerRevision's `children[]`: the names of one child kind it
@@ -228,28 +227,27 @@ pub fn roll(
 
     // The latest revision takes what no one claims, and what would not
     // change by moving.
-    let latest_wants: Vec<(ChildKey, usize)> = responses[0]
+    let latest_wants: Vec<ChildKey> = responses[0]
         .children
         .iter()
-        .enumerate()
-        .filter_map(|(i, c)| child_key(c).map(|k| (k, i)))
-        .filter(|((group, kind, _), _)| rolling(group, kind))
+        .filter_map(child_key)
+        .filter(|(group, kind, _)| rolling(group, kind))
         .collect();
-    for ((group, kind, name), index) in &latest_wants {
-        let key = (group.clone(), kind.clone(), name.clone());
-        match claimed.get(&key) {
+    for key in &latest_wants {
+        let (group, kind, name) = key;
+        match claimed.get(key) {
             None => {
                 revisions[0].add(group, kind, name);
-                claimed.insert(key, 0);
+                claimed.insert(key.clone(), 0);
             }
             Some(0) => {}
             Some(&owner) => {
                 let up_to_date = find(ctl, observed, group, kind, name)
-                    .is_some_and(|obs| latest.has(obs, *index));
+                    .is_some_and(|obs| latest.has(key, obs, &object_json(obs)));
                 if up_to_date {
                     revisions[owner].remove(group, kind, name);
                     revisions[0].add(group, kind, name);
-                    claimed.insert(key, 0);
+                    claimed.insert(key.clone(), 0);
                 }
             }
         }
@@ -258,9 +256,9 @@ pub fn roll(
     // At most one child moves, the first (in the hook's order) not on the
     // latest revision, once those on it are all well.
     let mut condition = None;
-    for ((group, kind, name), _) in &latest_wants {
-        let key = (group.clone(), kind.clone(), name.clone());
-        if claimed.get(&key) == Some(&0) {
+    for key in &latest_wants {
+        let (group, kind, name) = key;
+        if claimed.get(key) == Some(&0) {
             continue;
         }
         condition = Some(match all_well(ctl, &revisions[0], &latest, observed) {
@@ -270,7 +268,7 @@ pub fn roll(
                     rev.remove(group, kind, name);
                 }
                 revisions[0].add(group, kind, name);
-                claimed.insert(key, 0);
+                claimed.insert(key.clone(), 0);
                 (
                     "False",
                     "RolloutProgressing",
@@ -294,10 +292,10 @@ pub fn roll(
     for (i, rev) in revisions.into_iter().enumerate() {
         if i > 0 && rev.children.is_empty() {
             if let Some(obs) = &rev.observed {
-                ops.push(Op::DeleteRevision {
+                ops.push(Op::Revision(RevisionWrite::Delete {
                     name: rev.name.clone(),
                     uid: obs.uid().unwrap_or_default(),
-                });
+                }));
             }
             continue;
         }
@@ -375,43 +373,37 @@ fn find<'a>(
         .map(Arc::as_ref)
 }
 
-/// The latest revision's children, to tell whether an observed child is
-/// already as it wants it.
-struct Latest {
-    /// By the answer's index: the child as the plan applies it (defaulted),
-    /// and the fingerprint its apply carries.
-    children: Vec<Option<(Value, u64)>>,
-    keys: BTreeMap<ChildKey, usize>,
-}
+/// The latest revision's children as the plan applies them (defaulted)
+/// with the fingerprint each apply carries, by child: to tell whether an
+/// observed child already is what the latest revision wants.
+struct Latest(BTreeMap<ChildKey, (Value, u64)>);
 
 impl Latest {
     fn new(ctl: &Driven, parent: &DynamicObject, answer: &HookResponse) -> Self {
         // An answer the plan refuses leaves nothing to compare: no child is
-        // as it wants (and the plan fails later, naming the problem).
-        let checked = check_desired(ctl, parent, &answer.children).ok();
-        let children = (0..answer.children.len())
-            .map(|i| {
-                let d = checked.as_ref()?.get(i)?;
-                let (_, fingerprint) = with_fingerprint(apply_body(ctl, parent, &d.object));
-                Some((d.object.clone(), fingerprint))
-            })
-            .collect();
-        Latest {
-            children,
-            keys: desired_keys(&answer.children),
-        }
+        // as it wants (and the plan fails later, naming the problem). Keyed
+        // by child, not by the answer's index: of two with one name the
+        // later counts, so the checked list can be shorter.
+        let checked = check_desired(ctl, parent, &answer.children).unwrap_or_default();
+        Latest(
+            checked
+                .into_iter()
+                .map(|d| {
+                    let api = &ctl.children[d.type_index].resource.api;
+                    let (_, fingerprint) = with_fingerprint(apply_body(ctl, parent, &d.object));
+                    let key = (api.group.clone(), api.kind.clone(), d.name);
+                    (key, (d.object, fingerprint))
+                })
+                .collect(),
+        )
     }
 
-    /// Whether `obs` is what answer child `index` asks for: it holds every
-    /// field of it — or it was applied from it (its fingerprint) and what
-    /// the API server added to its named lists (a Pod's token volume) is
-    /// all that differs.
-    fn has(&self, obs: &DynamicObject, index: usize) -> bool {
-        let Some(Some((object, fingerprint))) = self.children.get(index) else {
-            return false;
-        };
-        let live = object_json(obs);
-        contains(&live, object) || ours_as_applied(obs, &live, *fingerprint, object)
+    /// Whether `obs` (`live` as JSON) is what the latest revision wants of
+    /// child `key`.
+    fn has(&self, key: &ChildKey, obs: &DynamicObject, live: &Value) -> bool {
+        self.0
+            .get(key)
+            .is_some_and(|(object, fingerprint)| as_desired(obs, live, *fingerprint, object))
     }
 }
 
@@ -435,8 +427,7 @@ fn all_well(
             };
             let live = object_json(child);
             let key = (group.clone(), kind.clone(), name.clone());
-            let updated = wanted.keys.get(&key).is_some_and(|&i| wanted.has(child, i));
-            if !updated {
+            if !wanted.has(&key, child, &live) {
                 return Err(format!("child {kind} {name} is not updated yet"));
             }
             if method == UpdateStrategy::RollingInPlace {
@@ -531,7 +522,7 @@ fn write(ctl: &Driven, parent: &DynamicObject, rev: &Revision) -> Option<Op> {
         labels.insert(LABEL_API_GROUP.to_owned(), ctl.parent.api.group.clone());
         labels.insert(LABEL_RESOURCE.to_owned(), ctl.parent.api.plural.clone());
         let api = revision_type().api;
-        return Some(Op::CreateRevision {
+        return Some(Op::Revision(RevisionWrite::Create {
             body: json!({
                 "apiVersion": api.api_version,
                 "kind": api.kind,
@@ -544,7 +535,7 @@ fn write(ctl: &Driven, parent: &DynamicObject, rev: &Revision) -> Option<Op> {
                 "parentPatch": rev.patch,
                 "children": children,
             }),
-        });
+        }));
     };
     let before = observed
         .data
@@ -553,10 +544,12 @@ fn write(ctl: &Driven, parent: &DynamicObject, rev: &Revision) -> Option<Op> {
         .unwrap_or(Value::Null);
     let unchanged = before == children
         || (rev.children.is_empty() && before.as_array().is_none_or(Vec::is_empty));
-    (!unchanged).then(|| Op::UpdateRevision {
-        name: rev.name.clone(),
-        resource_version: observed.resource_version().unwrap_or_default(),
-        children,
+    (!unchanged).then(|| {
+        Op::Revision(RevisionWrite::Update {
+            name: rev.name.clone(),
+            resource_version: observed.resource_version().unwrap_or_default(),
+            children,
+        })
     })
 }
 

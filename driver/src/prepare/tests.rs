@@ -77,10 +77,7 @@ fn a_hook_decodes_strictly_as_its_mode_or_version_says() {
         let configs = vec![config::parse("h.yaml", text).unwrap()];
         let prepared = resolve_hooks(configs, HookMode::Http, false).unwrap();
         let hooks = &prepared[0].hooks;
-        (
-            hooks.sync.strict(),
-            hooks.finalize.as_ref().map(|f| f.strict()),
-        )
+        (hooks.sync.strict, hooks.finalize.as_ref().map(|f| f.strict))
     };
     let hello = config::EMBEDDED[0].1;
     assert_eq!(strict(hello), (true, Some(true)));

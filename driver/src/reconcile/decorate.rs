@@ -55,7 +55,7 @@ pub(super) async fn hook_and_apply(
     let called = std::time::Instant::now();
     let answer = ctx.caller.call(ctx.name(), target, request).await;
     trace.hook = Some(called.elapsed());
-    let answer = wire::decorator::decode_response(&answer?, target.strict())
+    let answer = wire::decorator::decode_response(&answer?, target.strict)
         .map_err(|source| ReconcileError::Decode { hook, source })?;
     trace.desired = Some(answer.attachments.len());
     trace.conditions = Condition::read(answer.status.as_ref().and_then(|s| s.get("conditions")));

@@ -246,7 +246,7 @@ async fn call_hook(
     let called = std::time::Instant::now();
     let answer = ctx.caller.call(ctx.name(), target, request).await;
     let took = called.elapsed();
-    let response = wire::decode_sync_response(&answer?, target.strict())
+    let response = wire::decode_sync_response(&answer?, target.strict)
         .map_err(|source| ReconcileError::Decode { hook, source })?;
     Ok((response, took))
 }

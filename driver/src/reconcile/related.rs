@@ -72,7 +72,7 @@ async fn rules(
     let request = wire::customize_request(&ctx.driven.config.object, parent)?;
     let body = ctx.caller.call(ctx.name(), target, request).await?;
     let rules = Arc::new(
-        wire::decode_customize_response(&body, target.strict()).map_err(|source| {
+        wire::decode_customize_response(&body, target.strict).map_err(|source| {
             ReconcileError::Decode {
                 hook: HookKind::Customize,
                 source,

@@ -169,12 +169,14 @@ fn images(rolled: &Rolled) -> Vec<&str> {
 fn revision_writes(ops: &[Op]) -> Vec<(String, Value)> {
     ops.iter()
         .filter_map(|op| match op {
-            Op::CreateRevision { body } => Some((
+            Op::Revision(RevisionWrite::Create { body }) => Some((
                 body["metadata"]["name"].as_str().unwrap().to_owned(),
                 body["children"].clone(),
             )),
-            Op::UpdateRevision { name, children, .. } => Some((name.clone(), children.clone())),
-            Op::DeleteRevision { name, .. } => Some((name.clone(), Value::Null)),
+            Op::Revision(RevisionWrite::Update { name, children, .. }) => {
+                Some((name.clone(), children.clone()))
+            }
+            Op::Revision(RevisionWrite::Delete { name, .. }) => Some((name.clone(), Value::Null)),
             _ => None,
         })
         .collect()
@@ -192,7 +194,7 @@ fn a_new_parent_gets_a_revision_named_as_metacontroller_names_it() {
     let rolled = roll_pods(&ctl, &thing("v2"), &[], vec![]);
     // SHA-1 of the parent's UID and `{"spec":{"template":...}}` with sorted
     // keys (computed apart, with Python's hashlib).
-    let Op::CreateRevision { body } = &rolled.ops[0] else {
+    let Op::Revision(RevisionWrite::Create { body }) = &rolled.ops[0] else {
         panic!("{:?}", rolled.ops)
     };
     assert_eq!(body["metadata"]["name"], V2_NAME);
@@ -358,7 +360,9 @@ fn the_last_move_forgets_the_old_revision() {
             (V2_NAME.to_owned(), claims(&["web-0", "web-1", "web-2"])),
         ]
     );
-    assert!(matches!(&rolled.ops[0], Op::DeleteRevision { uid, .. } if uid == "uid-old"));
+    assert!(
+        matches!(&rolled.ops[0], Op::Revision(RevisionWrite::Delete { uid, .. }) if uid == "uid-old")
+    );
     assert_eq!(updated(&rolled).2, "updating Pod web-2");
     // The pass after: all on the latest.
     let cached = [revision(V2_NAME, "v2", &["web-0", "web-1", "web-2"])];
@@ -557,5 +561,41 @@ fn a_pod_the_driver_applied_counts_as_updated_whatever_admission_added() {
     assert_eq!(
         updated(&roll_pods(&ctl, &parent, &cached, pods)).2,
         "updating Pod web-1"
+    );
+}
+
+#[test]
+fn a_child_listed_twice_is_judged_by_its_own_desired_object() {
+    let ctl = web("RollingRecreate");
+    let parent = thing("v2");
+    let cached = [
+        revision(V2_NAME, "v2", &["web-0"]),
+        revision("old", "v1", &["web-1", "web-2"]),
+    ];
+    // web-1 already runs v2: it moves at once. The answer names web-0
+    // twice (the later counts), which must not shift what web-1 is
+    // compared with.
+    let pods = vec![
+        pod("web-0", "v2", false),
+        pod("web-1", "v2", true),
+        pod("web-2", "v1", true),
+    ];
+    let revisions = revisions(&ctl, &parent, &cached).unwrap();
+    let mut latest = answer("v2");
+    latest.children.insert(0, desired_pod("web-0", "v2"));
+    let rolled = roll(
+        &ctl,
+        &parent,
+        revisions,
+        vec![latest, answer("v1")],
+        &[pods, vec![]],
+    )
+    .unwrap();
+    assert_eq!(
+        revision_writes(&rolled.ops),
+        [
+            (V2_NAME.to_owned(), claims(&["web-0", "web-1"])),
+            ("old".to_owned(), claims(&["web-2"])),
+        ]
     );
 }
