@@ -100,7 +100,11 @@ fn manager(
         .with_identity(settings.identity.clone())
         .with_duration(settings.lease_seconds)
         .with_grace(settings.grace_seconds)
-        .with_field_manager("metahook")
+        // One field manager per replica, as kube-lease-manager requires: the
+        // Lease is taken by server-side apply, and two replicas applying as
+        // the same manager never conflict — both "took" a released Lease
+        // at once (seen on the real node: two leaders of one shard).
+        .with_field_manager(format!("metahook-{}", settings.identity))
         .build();
     let (namespace, name) = (settings.namespace.clone(), settings.lease_name.clone());
     async move {
