@@ -45,6 +45,17 @@ optional() {
 }
 
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# Incremental state is 25 GB after a day of CI runs and saves little when
+# every run follows a change; the cache keeps dependencies instead.
+export CARGO_INCREMENTAL=0
+scripts/prune-target.sh || echo "prune-target failed; going on with the cache as it is"
+# The disk is shared with other machines' work: say how much there is, so a
+# run that dies of ENOSPC says so at the top.
+free_kib=$(df -Pk . | awk 'NR == 2 { print $4 }')
+echo "disk: $((free_kib / 1024 / 1024)) GiB free under $PWD"
+if [ "$free_kib" -lt $((8 * 1024 * 1024)) ]; then
+  echo "WARNING: under 8 GiB free; a full run writes about 6 GiB (builds, clusters, images)"
+fi
 # CI=true makes insta fail on a snapshot mismatch instead of writing files.
 export CI="${CI:-true}"
 
