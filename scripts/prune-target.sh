@@ -12,28 +12,66 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 target=${CARGO_TARGET_DIR:-target}
-before=$(du -sk "$target" 2>/dev/null | cut -f1 || echo 0)
+packages=$(cargo metadata --no-deps --format-version 1 --locked |
+  python3 -c 'import json, sys; print("\n".join(p["name"] for p in json.load(sys.stdin)["packages"]))')
 
-# Package names (for .fingerprint/ and build/) and target names (for deps/),
-# from cargo itself rather than a list that could drift.
-mapfile -t names < <(cargo metadata --no-deps --format-version 1 --locked |
-  python3 -c '
-import json, sys
-for p in json.load(sys.stdin)["packages"]:
-    print(p["name"])
-    for t in p["targets"]:
-        print(t["name"].replace("-", "_"))
-' | sort -u)
+python3 - "$PWD" "$target" "$packages" <<'EOF'
+import os, shutil, sys
 
-for profile in debug release profiling; do
-  dir=$target/$profile
-  [ -d "$dir" ] || continue
-  rm -rf "$dir/incremental"
-  for n in "${names[@]}"; do
-    rm -rf "$dir"/deps/"$n"-* "$dir"/deps/lib"$n"-* \
-      "$dir"/.fingerprint/"$n"-* "$dir"/build/"$n"-*
-  done
-done
+root, target, packages = sys.argv[1], sys.argv[2], sys.argv[3].split()
+ours_prefix = root.rstrip("/") + "/"
+generated = os.path.realpath(target).rstrip("/") + "/"
 
-after=$(du -sk "$target" 2>/dev/null | cut -f1 || echo 0)
-echo "pruned $(((before - after) / 1024)) MiB of workspace build output from $target ($((after / 1024)) MiB left)"
+
+def ours(dep_info):
+    # A dep-info file names the sources its artifact was built from; ours
+    # are in this checkout, a dependency's in cargo's registry. Matching
+    # by name would not do: test targets called `http` or `tls` share
+    # their names with crates.
+    with open(dep_info, errors="replace") as f:
+        for line in f:
+            _, sep, sources = line.partition(": ")
+            if not sep:
+                continue
+            for source in sources.split():
+                if source.startswith(ours_prefix) and not source.startswith(generated):
+                    return True
+    return False
+
+
+def remove(path):
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    else:
+        os.remove(path)
+
+
+freed = 0
+for profile in ("debug", "release", "profiling"):
+    base = os.path.join(target, profile)
+    if not os.path.isdir(base):
+        continue
+    doomed = [os.path.join(base, "incremental")]
+    deps = os.path.join(base, "deps")
+    names = os.listdir(deps) if os.path.isdir(deps) else []
+    stems = {n[:-2] for n in names if n.endswith(".d") and ours(os.path.join(deps, n))}
+    for n in names:
+        stem = n[3:] if n.startswith("lib") else n
+        if n in stems or stem.split(".", 1)[0] in stems or n.split(".", 1)[0] in stems:
+            doomed.append(os.path.join(deps, n))
+    for sub in (".fingerprint", "build"):
+        d = os.path.join(base, sub)
+        if os.path.isdir(d):
+            doomed += [os.path.join(d, n) for n in os.listdir(d)
+                       if any(n.startswith(p + "-") and n[len(p) + 1:].isalnum() for p in packages)]
+    for path in doomed:
+        if not os.path.lexists(path):
+            continue
+        if os.path.isdir(path) and not os.path.islink(path):
+            for dirpath, _, files in os.walk(path):
+                freed += sum(os.lstat(os.path.join(dirpath, f)).st_size for f in files)
+        else:
+            freed += os.lstat(path).st_size
+        remove(path)
+print(f"pruned {freed // 2**20} MiB of this workspace's build output from {target}")
+EOF

@@ -850,7 +850,7 @@ def test_driver_env_names_are_the_ones_the_binary_reads(driver: Rendered, chart:
     everything = render(chart, {**EVERYTHING, "mode": "driver",
                                 "driver": {"leaseName": "metahook-leader", "kubeQps": 5, "kubeBurst": 10,
                                            "eventsQps": 0.5, "eventsBurst": 5, "reconcileDebounceMs": 100,
-                                           "statusSettleMs": 500}})
+                                           "statusSettleMs": 500, "workers": 8}})
     hooks_only = render(chart, EVERYTHING)
     for out in (driver, everything, hooks_only):
         ours = [e["name"] for e in out.container["env"] if e["name"].startswith(("METAHOOK_", "POD_"))]
@@ -875,6 +875,7 @@ def test_driver_api_budget_is_passed_only_when_set(driver: Rendered, chart: helm
     ("eventsBurst", "METAHOOK_EVENTS_BURST", [1, 25, 4294967295], ["1", "25", "4294967295"]),
     ("reconcileDebounceMs", "METAHOOK_RECONCILE_DEBOUNCE_MS", [0, 250, 60000], ["0", "250", "60000"]),
     ("statusSettleMs", "METAHOOK_STATUS_SETTLE_MS", [0, 1000, 30000], ["0", "1000", "30000"]),
+    ("workers", "METAHOOK_DRIVER_WORKERS", [1, 20, 65535], ["1", "20", "65535"]),
 ])
 def test_driver_event_budget_and_debounce_are_passed_only_when_set(
         driver: Rendered, chart: helm_python.Chart, key: str, env_name: str, values: list, rendered: list | None,
@@ -1632,6 +1633,8 @@ MALFORMED = [
     ("zero event burst", {"driver": {"eventsBurst": 0}}, r"/driver/eventsBurst.*minimum"),
     ("negative debounce", {"driver": {"reconcileDebounceMs": -1}}, r"/driver/reconcileDebounceMs.*minimum"),
     ("negative settle", {"driver": {"statusSettleMs": -1}}, r"/driver/statusSettleMs.*minimum"),
+    ("no workers", {"driver": {"workers": 0}}, r"/driver/workers.*minimum"),
+    ("too many workers", {"driver": {"workers": 65536}}, r"/driver/workers.*maximum"),
     ("debounce as a duration", {"driver": {"reconcileDebounceMs": "250ms"}},
      r"/driver/reconcileDebounceMs.*want null or integer"),
     ("bad scrape interval", {"metrics": {"serviceMonitor": {"enabled": True, "interval": "often"}}},

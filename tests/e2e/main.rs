@@ -22,6 +22,7 @@ mod decorator;
 mod driver;
 mod faults;
 mod hooks_tls;
+mod leader;
 mod metacontroller;
 mod python_hooks;
 mod restart;
