@@ -34,7 +34,11 @@ def ours(dep_info):
             if not sep:
                 continue
             for source in sources.split():
-                if source.startswith(ours_prefix) and not source.startswith(generated):
+                # Cargo writes a workspace member's sources relative to
+                # the workspace, everything else absolute.
+                if not source.startswith("/") or (
+                    source.startswith(ours_prefix) and not source.startswith(generated)
+                ):
                     return True
     return False
 

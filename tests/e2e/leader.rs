@@ -1,8 +1,9 @@
 //! Leader election itself, in process: several replicas that see one Lease
 //! released at the same moment — as every waiting replica does, since they
-//! all watch it — must elect exactly one leader. All of them applying the
-//! Lease as one field manager let two "take" it at once (two leaders of one
-//! shard, seen on the real node).
+//! all watch it — must elect exactly one leader, and each leader must hold
+//! the Lease under a field manager of its own. All of them applying it as
+//! one manager let two "take" it at once (two leaders of one shard, seen on
+//! the real node).
 
 use crate::support::*;
 use k8s_openapi::api::coordination::v1::Lease;
@@ -35,8 +36,12 @@ async fn replicas_racing_for_a_released_lease_elect_one_leader() {
     let stop = CancellationToken::new();
     let (won, mut wins) = mpsc::unbounded_channel::<(String, Leadership)>();
     let contender = |identity: String| {
-        let (client, settings, stop, won) =
-            (client.clone(), settings(identity.clone()), stop.clone(), won.clone());
+        let (client, settings, stop, won) = (
+            client.clone(),
+            settings(identity.clone()),
+            stop.clone(),
+            won.clone(),
+        );
         tokio::spawn(async move {
             if let Ok(Some(leadership)) = acquire(client, &settings, &stop).await {
                 let _ = won.send((identity, leadership));
@@ -51,6 +56,7 @@ async fn replicas_racing_for_a_released_lease_elect_one_leader() {
         .map(|i| contender(format!("replica-{i}")))
         .collect();
     let leases: Api<Lease> = Api::namespaced(client.clone(), &ns);
+    let mut owners = Vec::new();
     for round in 0..ROUNDS {
         // Every waiting replica sees the release through its watch and
         // tries at once.
@@ -67,13 +73,22 @@ async fn replicas_racing_for_a_released_lease_elect_one_leader() {
             others.is_empty(),
             "round {round}: {next} leads, and so do {others:?}"
         );
-        let holder = leases
-            .get(lease_name)
-            .await
-            .expect("the Lease")
-            .spec
-            .and_then(|s| s.holder_identity);
+        let lease = leases.get(lease_name).await.expect("the Lease");
+        let holder = lease.spec.as_ref().and_then(|s| s.holder_identity.clone());
         assert_eq!(holder.as_deref(), Some(next.as_str()), "round {round}");
+        // The race above is won or lost in milliseconds and may not happen
+        // in a given round. What keeps it safe always: the holder field is
+        // owned by a field manager of the holder's own, so a replica that
+        // read the Lease free a moment too late gets a conflict instead of
+        // overwriting it. One manager for all would own it round after
+        // round.
+        let owner = holder_field_owner(&lease);
+        assert!(
+            !owners.contains(&owner),
+            "round {round}: {next} holds the Lease as field manager {owner:?}, \
+             which an earlier leader used too ({owners:?})"
+        );
+        owners.push(owner);
         leadership = next_leadership;
     }
     leadership.release().await;
@@ -82,4 +97,24 @@ async fn replicas_racing_for_a_released_lease_elect_one_leader() {
         let _ = task.await;
     }
     drop_namespace(&client, &ns).await;
+}
+
+/// The field manager that owns `spec.holderIdentity`.
+fn holder_field_owner(lease: &Lease) -> String {
+    let owners: Vec<String> = lease
+        .metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .filter(|entry| {
+            entry
+                .fields_v1
+                .as_ref()
+                .and_then(|fields| fields.0.pointer("/f:spec/f:holderIdentity"))
+                .is_some()
+        })
+        .filter_map(|entry| entry.manager.clone())
+        .collect();
+    assert_eq!(owners.len(), 1, "holderIdentity's owners: {owners:?}");
+    owners.into_iter().next().unwrap_or_default()
 }
