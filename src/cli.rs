@@ -279,8 +279,9 @@ pub struct RenderArgs {
     /// nothing reads standard input.
     pub file: Option<PathBuf>,
     /// The time the hook sees (RFC 3339), instead of now: pins condition
-    /// times and Hikawa's pacing.
-    #[arg(long)]
+    /// times and Hikawa's pacing. Built-in hooks only: a webhook keeps its
+    /// own clock.
+    #[arg(long, conflicts_with = "controllers")]
     pub now: Option<jiff::Timestamp>,
     /// Print the response exactly as the service sends it (one line)
     /// instead of indented.
@@ -288,9 +289,22 @@ pub struct RenderArgs {
     pub compact: bool,
     /// Print what the bundled driver would do with the answer instead of
     /// the answer: every operation (for an apply, the fields it changes,
-    /// from and to) and the status fields that change. sync and finalize.
+    /// from and to) and the status fields that change. sync and finalize,
+    /// of a CompositeController that does not roll.
     #[arg(long)]
     pub plan: bool,
+    /// Read the controller from the CompositeController and
+    /// DecoratorController manifests (`*.yaml`) in this directory instead
+    /// of the ones built in, and ask its webhook as `metahook drive` would
+    /// (URL, timeout, TLS, credentials: Secrets are read through the
+    /// kubeconfig).
+    #[arg(long, value_name = "DIR")]
+    pub controllers: Option<PathBuf>,
+    /// Take the hook's answer from this file (JSON or YAML) instead of
+    /// asking the hook: with --plan, what the driver would do with an
+    /// answer of your own.
+    #[arg(long, value_name = "FILE", conflicts_with = "now")]
+    pub response: Option<PathBuf>,
 }
 
 #[cfg(test)]

@@ -66,3 +66,223 @@ fn a_customize_answer_is_not_a_plan() {
         "{err}"
     );
 }
+
+/// A directory of its own under the system's temporary one.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("metahook-render-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    dir
+}
+
+/// A Widget controller (a CRD of the user's, not built in) owning
+/// ConfigMaps, its sync webhook at `url`, children updated `strategy`.
+const WIDGETS: &str = r#"apiVersion: metacontroller.k8s.io/v1alpha1
+kind: CompositeController
+metadata:
+  name: widgets
+spec:
+  generateSelector: true
+  parentResource:
+    apiVersion: example.com/v1
+    resource: widgets
+  childResources:
+    - apiVersion: v1
+      resource: configmaps
+      updateStrategy:
+        method: STRATEGY
+  hooks:
+    sync:
+      webhook:
+        url: URL
+"#;
+
+/// A request for one Widget with no ConfigMap yet.
+const WIDGET_REQUEST: &str = r#"{
+  "controller": {},
+  "parent": {"apiVersion": "example.com/v1", "kind": "Widget",
+             "metadata": {"name": "w", "namespace": "ns", "uid": "u-1", "generation": 1},
+             "spec": {"color": "blue"}},
+  "children": {"ConfigMap.v1": {}},
+  "related": {}
+}"#;
+
+const WIDGET_ANSWER: &str = r#"{"status": {"painted": true}, "children": [
+  {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "w-paint"}, "data": {"color": "blue"}}
+]}"#;
+
+/// Answers one POST with `answer` and hands back the request's body.
+fn one_shot_hook(answer: &'static str) -> (u16, std::thread::JoinHandle<String>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = listener.local_addr().expect("an address").port();
+    listener
+        .set_nonblocking(true)
+        .expect("a non-blocking listener");
+    let server = std::thread::spawn(move || {
+        // Bounded: a render that never calls leaves an empty request.
+        let Some(stream) = (0..600).find_map(|_| match listener.accept() {
+            Ok((stream, _)) => Some(stream),
+            Err(_) => {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                None
+            }
+        }) else {
+            return String::new();
+        };
+        stream.set_nonblocking(false).expect("a blocking stream");
+        let mut reader = BufReader::new(stream);
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).expect("a header line");
+            let line = line.trim_end().to_ascii_lowercase();
+            if line.is_empty() {
+                break;
+            }
+            if let Some(value) = line.strip_prefix("content-length:") {
+                length = value.trim().parse().expect("a length");
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).expect("the body");
+        let mut stream = reader.into_inner();
+        write!(
+            stream,
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
+            answer.len()
+        )
+        .expect("answering");
+        String::from_utf8(body).expect("UTF-8")
+    });
+    (port, server)
+}
+
+fn widgets_dir(name: &str, url: &str, strategy: &str) -> std::path::PathBuf {
+    let dir = scratch(name);
+    let manifest = WIDGETS.replace("URL", url).replace("STRATEGY", strategy);
+    std::fs::write(dir.join("widgets.yaml"), manifest).expect("the manifest");
+    std::fs::write(dir.join("request.json"), WIDGET_REQUEST).expect("the request");
+    dir
+}
+
+fn metahook(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_metahook"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("metahook runs")
+}
+
+#[test]
+fn a_webhook_of_your_own_is_asked_and_its_answer_planned() {
+    for plan in [false, true] {
+        let (port, hook) = one_shot_hook(WIDGET_ANSWER);
+        let dir = widgets_dir(
+            &format!("own-{plan}"),
+            &format!("http://127.0.0.1:{port}/sync"),
+            "InPlace",
+        );
+        let (controllers, request) = (dir.to_string_lossy(), dir.join("request.json"));
+        let mut args = vec!["render", "--controllers", &controllers, "widgets", "sync"];
+        let request = request.to_string_lossy();
+        args.push(&request);
+        if plan {
+            args.push("--plan");
+        }
+        let out = metahook(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // The hook got the request as the file holds it.
+        let sent = hook.join().expect("the hook thread");
+        let sent: serde_json::Value = serde_json::from_str(&sent)
+            .unwrap_or_else(|e| panic!("the hook got no JSON ({e}): {sent:?}"));
+        let expected: serde_json::Value = serde_json::from_str(WIDGET_REQUEST).expect("JSON");
+        assert_eq!(sent, expected);
+        let printed: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        if !plan {
+            let answer: serde_json::Value = serde_json::from_str(WIDGET_ANSWER).expect("JSON");
+            assert_eq!(printed, answer, "render prints the hook's answer");
+            continue;
+        }
+        let steps = printed["plan"].as_array().expect("a plan");
+        assert!(
+            steps
+                .iter()
+                .any(|s| s["op"] == "apply" && s["kind"] == "ConfigMap" && s["name"] == "w-paint"),
+            "the ConfigMap is created: {printed:#}"
+        );
+        assert!(
+            printed["status"]
+                .as_array()
+                .expect("status changes")
+                .iter()
+                .any(|c| c["path"] == "painted" && c["to"] == true),
+            "the status change is shown: {printed:#}"
+        );
+    }
+}
+
+#[test]
+fn an_answer_from_a_file_is_planned_for_a_built_in_controller() {
+    let dir = scratch("response");
+    let request: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(format!(
+            "{}/fixtures/hello/scale-up.json",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .expect("the fixture"),
+    )
+    .expect("JSON");
+    // The fixture's own answer, but 7 replicas.
+    let body = serde_json::to_vec(&request).expect("JSON");
+    let answer = metahook::render::render("hello", "sync", &body, Some(now())).expect("an answer");
+    let mut answer: serde_json::Value = serde_json::from_slice(&answer).expect("JSON");
+    answer["children"][0]["spec"]["replicas"] = 7.into();
+    let file = dir.join("answer.json");
+    std::fs::write(&file, answer.to_string()).expect("the answer");
+    let out = metahook(&[
+        "render",
+        "--plan",
+        "hello",
+        "sync",
+        "fixtures/hello/scale-up.json",
+        "--response",
+        &file.to_string_lossy(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(
+        plan["plan"][0]["changed"],
+        serde_json::json!([{"path": "spec.replicas", "from": 2, "to": 7}]),
+        "{plan:#}"
+    );
+}
+
+#[test]
+fn a_rolling_controller_is_not_planned() {
+    let dir = widgets_dir("rolling", "http://127.0.0.1:9/sync", "RollingRecreate");
+    let answer = dir.join("answer.json");
+    std::fs::write(&answer, WIDGET_ANSWER).expect("the answer");
+    let out = metahook(&[
+        "render",
+        "--plan",
+        "--controllers",
+        &dir.to_string_lossy(),
+        "widgets",
+        "sync",
+        &dir.join("request.json").to_string_lossy(),
+        "--response",
+        &answer.to_string_lossy(),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("widgets rolls its children"), "{err}");
+}

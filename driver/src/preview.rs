@@ -3,16 +3,19 @@
 //! Metacontroller's format, described as a reconcile record describes its
 //! plan. The request's children are taken as the claimed, observed
 //! children (Metacontroller sends only those), nothing is remembered from
-//! an earlier apply, and types are read from the built-in manifests and
-//! the request instead of an API server's discovery.
+//! an earlier apply, and types are read from the controller's manifest and
+//! the request instead of an API server's discovery. A CompositeController
+//! only, and none that rolls: which child a rolling update moves depends on
+//! the ControllerRevisions in the cluster, which a request does not carry.
 
-use crate::config::{self, ConfigError};
+use crate::config::{self, ConfigError, ControllerConfig};
 use crate::model::{ApiType, ChildType, Driven};
 use crate::plan::{self, NoMemory, Op, PlanError};
 use crate::records::{FieldChange, Step, changed_fields};
 use crate::wire::{self, DecodeResponseError};
 use kube::api::DynamicObject;
 use kube::core::{ApiResource, GroupVersionKind};
+use metahook_hooks::HookKind;
 use serde::Serialize;
 use serde_json::Value;
 use std::sync::Arc;
@@ -23,6 +26,14 @@ pub enum PreviewError {
     Config(#[from] ConfigError),
     #[error("no built-in CompositeController is named {0}")]
     UnknownController(String),
+    #[error(
+        "{0} is a DecoratorController: --plan previews a CompositeController's answer (render without --plan prints the hook's answer)"
+    )]
+    Decorator(String),
+    #[error(
+        "{0} rolls its children (RollingRecreate / RollingInPlace): which child moves depends on the ControllerRevisions in the cluster, which a request does not carry"
+    )]
+    Rolling(String),
     #[error("the request is not JSON")]
     Request(#[source] serde_json::Error),
     #[error("the request's {field} is not a Kubernetes object")]
@@ -30,11 +41,6 @@ pub enum PreviewError {
         field: String,
         #[source]
         source: serde_json::Error,
-    },
-    #[error("the kind of {api_version} {resource} is not in the request or the hook's answer")]
-    UnknownKind {
-        api_version: String,
-        resource: String,
     },
     #[error("the hook's answer could not be decoded")]
     Decode(#[from] DecodeResponseError),
@@ -55,15 +61,34 @@ pub struct Preview {
     pub failure: Option<String>,
 }
 
-/// Plans `controller`'s reaction to `response`, the hook's answer to
-/// `request` (JSON).
-pub fn preview(controller: &str, request: &[u8], response: &[u8]) -> Result<Preview, PreviewError> {
-    let request: Value = serde_json::from_slice(request).map_err(PreviewError::Request)?;
-    let request = &request;
-    let config = config::embedded()?
+/// The built-in CompositeController named `controller`.
+pub fn builtin(controller: &str) -> Result<ControllerConfig, PreviewError> {
+    config::embedded()?
         .into_iter()
         .find(|c| c.name == controller)
-        .ok_or_else(|| PreviewError::UnknownController(controller.to_owned()))?;
+        .ok_or_else(|| PreviewError::UnknownController(controller.to_owned()))
+}
+
+/// Plans `config`'s reaction to `response`, its `hook`'s answer to
+/// `request` (JSON).
+pub fn preview(
+    config: ControllerConfig,
+    hook: HookKind,
+    request: &[u8],
+    response: &[u8],
+) -> Result<Preview, PreviewError> {
+    if config.is_decorator() {
+        return Err(PreviewError::Decorator(config.name));
+    }
+    if config
+        .children
+        .iter()
+        .any(|c| c.update_strategy.is_rolling())
+    {
+        return Err(PreviewError::Rolling(config.name));
+    }
+    let request: Value = serde_json::from_slice(request).map_err(PreviewError::Request)?;
+    let request = &request;
     let parent: DynamicObject = object(&request["parent"], "parent")?;
     let (group, version) = split_api_version(&config.parent.api_version);
     let parent_type = ApiType::new(
@@ -76,14 +101,14 @@ pub fn preview(controller: &str, request: &[u8], response: &[u8]) -> Result<Prev
     let answer: Value = serde_json::from_slice(response).unwrap_or(Value::Null);
     let mut children = Vec::new();
     let mut observed = Vec::new();
+    let mut types = Vec::new();
     for child in &config.children {
-        let kind =
-            kind_of(&child.api_version, &child.resource, request, &answer).ok_or_else(|| {
-                PreviewError::UnknownKind {
-                    api_version: child.api_version.clone(),
-                    resource: child.resource.clone(),
-                }
-            })?;
+        // A type neither in the request nor in the answer has nothing
+        // observed and nothing desired: nothing to plan for it.
+        let Some(kind) = kind_of(&child.api_version, &child.resource, request, &answer) else {
+            continue;
+        };
+        types.push(child.clone());
         let (group, version) = split_api_version(&child.api_version);
         observed.push(
             request["children"][format!("{kind}.{}", child.api_version)]
@@ -98,9 +123,22 @@ pub fn preview(controller: &str, request: &[u8], response: &[u8]) -> Result<Prev
             strategy: child.update_strategy,
         });
     }
-    let strict = config.hooks.sync.version == config::HookVersion::V2;
+    // Decoded as the driver would: `responseUnMarshallMode`, else strict
+    // for v2 (prepare.rs).
+    let called = match hook {
+        HookKind::Finalize => config.hooks.finalize.as_ref(),
+        _ => None,
+    }
+    .unwrap_or(&config.hooks.sync);
+    let strict = called
+        .webhook
+        .strict
+        .unwrap_or(called.version == config::HookVersion::V2);
     let ctl = Driven {
-        config,
+        config: ControllerConfig {
+            children: types,
+            ..config
+        },
         parent: parent_type,
         children,
         shard_labels: Vec::new(),

@@ -1,7 +1,13 @@
 //! `metahook render`: run one hook on a request file and print the response,
-//! offline. The same code path as the service, minus HTTP.
+//! offline — the same code path as the service, minus HTTP. With
+//! `--controllers DIR`, a controller of the user's own, its webhook asked
+//! (`webhook.rs`); with `--response`, an answer from a file; with `--plan`,
+//! what the driver would do with the answer (`metahook_driver::preview`).
+
+mod webhook;
 
 use crate::cli::RenderArgs;
+use metahook_driver::config::ControllerConfig;
 use metahook_hooks::registry::{self, HookError, HookKind, LookupError};
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -41,14 +47,35 @@ pub enum RenderError {
         #[source]
         source: metahook_driver::preview::PreviewError,
     },
+    #[error("unknown hook {0:?}: sync, finalize or customize")]
+    UnknownHook(String),
+    #[error(transparent)]
+    Webhook(#[from] webhook::WebhookError),
 }
 
 pub fn run(args: &RenderArgs) -> Result<(), RenderError> {
     let (path, input) = read_input(args.file.as_ref())?;
     let body = to_json(&path, input)?;
-    let response = render(&args.controller, &args.hook, &body, args.now)?;
+    let hook =
+        HookKind::parse(&args.hook).ok_or_else(|| RenderError::UnknownHook(args.hook.clone()))?;
+    let own = match &args.controllers {
+        Some(dir) => Some(webhook::find(dir, &args.controller)?),
+        None => None,
+    };
+    let response = match (&args.response, &own) {
+        (Some(file), _) => {
+            let (path, input) = read_input(Some(file))?;
+            to_json(&path, input)?
+        }
+        (None, Some(own)) => webhook::ask(own, hook, &body)?,
+        (None, None) => render(&args.controller, &args.hook, &body, args.now)?,
+    };
     let response = if args.plan {
-        plan(&args.controller, &args.hook, &body, &response)?
+        let config = match own {
+            Some(own) => own.config,
+            None => builtin(&args.controller)?,
+        };
+        plan_of(config, hook, &body, &response)?
     } else {
         response
     };
@@ -78,8 +105,8 @@ pub fn render(
     })
 }
 
-/// What the bundled driver would do with `response`, the answer to the
-/// request `body`, as compact JSON.
+/// What the bundled driver would do with `response`, the answer of a
+/// built-in controller's hook to the request `body`, as compact JSON.
 pub fn plan(
     controller: &str,
     hook: &str,
@@ -87,16 +114,29 @@ pub fn plan(
     response: &[u8],
 ) -> Result<Vec<u8>, RenderError> {
     let (_, kind, _) = registry::lookup(registry::CONTROLLERS, controller, hook)?;
-    if kind == HookKind::Customize {
-        return Err(RenderError::NoPlan(kind));
+    plan_of(builtin(controller)?, kind, body, response)
+}
+
+fn builtin(controller: &str) -> Result<ControllerConfig, RenderError> {
+    metahook_driver::preview::builtin(controller).map_err(|source| RenderError::Plan {
+        controller: controller.to_owned(),
+        source,
+    })
+}
+
+/// What the driver would do with `config`'s `hook`'s answer `response`.
+fn plan_of(
+    config: ControllerConfig,
+    hook: HookKind,
+    body: &[u8],
+    response: &[u8],
+) -> Result<Vec<u8>, RenderError> {
+    if hook == HookKind::Customize {
+        return Err(RenderError::NoPlan(hook));
     }
-    let preview =
-        metahook_driver::preview::preview(controller, body, response).map_err(|source| {
-            RenderError::Plan {
-                controller: controller.to_owned(),
-                source,
-            }
-        })?;
+    let controller = config.name.clone();
+    let preview = metahook_driver::preview::preview(config, hook, body, response)
+        .map_err(|source| RenderError::Plan { controller, source })?;
     serde_json::to_vec(&preview).map_err(RenderError::Encode)
 }
 
