@@ -8,6 +8,7 @@ use super::metrics::DriverMetrics;
 use super::model::Driven;
 use super::plan::{EventType, Op, RevisionWrite, Target, WrittenMetadata};
 use super::revisions::revision_type;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::ResourceExt;
 use kube::api::{
     Api, DeleteParams, DynamicObject, Patch, PatchParams, Preconditions, PropagationPolicy,
@@ -42,6 +43,20 @@ pub struct Executor {
 
 fn patch_from(value: Value) -> Result<json_patch::Patch, ExecuteError> {
     serde_json::from_value(value).map_err(ExecuteError::BuildPatch)
+}
+
+/// Owner references from `before` to `after`, on the object with UID
+/// `uid` only: a stale cache fails the `test`s instead of overwriting.
+fn owners_patch(
+    uid: &str,
+    before: Option<Vec<OwnerReference>>,
+    after: Vec<OwnerReference>,
+) -> Result<json_patch::Patch, ExecuteError> {
+    patch_from(json!([
+        {"op": "test", "path": "/metadata/uid", "value": uid},
+        {"op": "test", "path": "/metadata/ownerReferences", "value": before},
+        {"op": "add", "path": "/metadata/ownerReferences", "value": after},
+    ]))
 }
 
 impl Executor {
@@ -354,16 +369,12 @@ impl Executor {
         &self,
         ctl: &Driven,
         child: &Target,
-        before: Option<Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference>>,
-        after: Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference>,
+        before: Option<Vec<OwnerReference>>,
+        after: Vec<OwnerReference>,
         adopting: bool,
     ) -> Result<(), ExecuteError> {
         let (api, kind) = self.child_api(ctl, child.type_index, child.namespace.as_deref())?;
-        let patch = patch_from(json!([
-            {"op": "test", "path": "/metadata/uid", "value": child.uid},
-            {"op": "test", "path": "/metadata/ownerReferences", "value": before},
-            {"op": "add", "path": "/metadata/ownerReferences", "value": after},
-        ]))?;
+        let patch = owners_patch(&child.uid, before, after)?;
         let result = api
             .patch(
                 &child.name,
@@ -413,7 +424,8 @@ impl Executor {
         }
     }
 
-    /// Creates, updates or deletes one of the parent's ControllerRevisions.
+    /// Creates, updates, deletes, adopts or releases one of the parent's
+    /// ControllerRevisions.
     async fn write_revision(
         &self,
         ctl: &Driven,
@@ -454,6 +466,31 @@ impl Executor {
                     .map(drop);
                 self.count(ctl, "update_revision", kind, &result);
                 ("updating", name, result)
+            }
+            RevisionWrite::SetOwners {
+                name,
+                uid,
+                before,
+                after,
+                adopt,
+            } => {
+                let patch = owners_patch(&uid, before, after)?;
+                let result = api
+                    .patch(&name, &PatchParams::default(), &Patch::Json::<()>(patch))
+                    .await
+                    .map(drop);
+                let (verb, operation) = if adopt {
+                    ("adopting", "adopt_revision")
+                } else {
+                    ("releasing", "release_revision")
+                };
+                let result = match result {
+                    // Releasing one already gone is done (as for children).
+                    Err(e) if !adopt && matches!(status_code(&e), Some(404 | 410)) => Ok(()),
+                    other => other,
+                };
+                self.count(ctl, operation, kind, &result);
+                (verb, name, result)
             }
             RevisionWrite::Delete { name, uid } => {
                 let params = DeleteParams {

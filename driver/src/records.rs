@@ -287,6 +287,14 @@ impl Step {
                 name: Some(name.clone()),
                 ..revision("deleteRevision")
             },
+            Op::Revision(RevisionWrite::SetOwners { name, adopt, .. }) => Step {
+                name: Some(name.clone()),
+                ..revision(if *adopt {
+                    "adoptRevision"
+                } else {
+                    "releaseRevision"
+                })
+            },
             Op::WriteStatus { .. } => Step::new("writeStatus"),
             Op::PatchObject { changed, .. } => Step {
                 detail: Some(changed.join(", ")),

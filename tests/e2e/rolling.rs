@@ -5,7 +5,9 @@
 //! step waits for the test, and the rollout is where the test says when the
 //! driver dies. A new driver must take it up from the ControllerRevisions:
 //! no Gadget recreated twice, the next one only once the moved one is Ready,
-//! and one ControllerRevision at the end.
+//! and one ControllerRevision at the end. And a Roller deleted with its
+//! Gadgets and revision orphaned, then made again: the new one adopts the
+//! old revision, so its Gadgets still move one at a time.
 
 use crate::python_hooks::{self, e2e_crd};
 use crate::support::*;
@@ -18,20 +20,28 @@ const GROUP: &str = "e2e.metahook.dev";
 const PARENT: &str = "r";
 
 /// The hook: `spec.replicas` Gadgets `<parent>-<i>`, in that order, each
-/// with the parent's `spec.version`; a status the rollout adds `Updated` to.
+/// with the parent's `spec.version` (and its `spec.selector`'s labels, if
+/// it has one); a status the rollout adds `Updated` to.
 const ANSWER: &str = r#"
 def answer(path, req):
     parent = req['parent']
     spec = parent['spec']
+    labels = spec.get('selector', {}).get('matchLabels', {})
     gadgets = [{
         'apiVersion': 'e2e.metahook.dev/v1', 'kind': 'Gadget',
-        'metadata': {'name': '%s-%d' % (parent['metadata']['name'], i)},
+        'metadata': {'name': '%s-%d' % (parent['metadata']['name'], i), 'labels': labels},
         'spec': {'version': spec['version']},
     } for i in range(spec['replicas'])]
     return {'status': {'gadgets': len(gadgets)}, 'children': gadgets}
 "#;
 
 fn manifest(port: u16) -> String {
+    manifest_selecting(port, true)
+}
+
+/// With `generate`, children are chosen by the parent's UID; without, by
+/// the Roller's own `spec.selector`, which a Roller made again keeps.
+fn manifest_selecting(port: u16, generate: bool) -> String {
     format!(
         r#"apiVersion: metacontroller.k8s.io/v1alpha1
 kind: CompositeController
@@ -45,7 +55,7 @@ spec:
       updateStrategy:
         method: RollingRecreate
         statusChecks: {{conditions: [{{type: Ready, status: "True"}}]}}
-  generateSelector: true
+  generateSelector: {generate}
   hooks:
     sync:
       webhook: {{url: "http://127.0.0.1:{port}/sync"}}
@@ -118,11 +128,9 @@ async fn versions(
     .await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_rollout_survives_the_driver_being_killed_halfway() {
-    let client: Client = admin().await;
+async fn install(client: &Client) {
     apply_crds(
-        &client,
+        client,
         vec![
             e2e_crd("Roller", "rollers"),
             e2e_crd("Gadget", "gadgets"),
@@ -130,6 +138,34 @@ async fn a_rollout_survives_the_driver_being_killed_halfway() {
         ],
     )
     .await;
+}
+
+/// Creates the Roller at `version` with three Gadgets, and an
+/// `app: rolled` selector and template when `selector`.
+async fn create_roller(rollers: &Api<DynamicObject>, version: &str, selector: bool) {
+    let mut spec = json!({"version": version, "replicas": 3});
+    if selector {
+        // Revisions get the template's labels (Metacontroller's rule, as a
+        // StatefulSet's): they must match the selector to be the Roller's.
+        spec["selector"] = json!({"matchLabels": {"app": "rolled"}});
+        spec["template"] = json!({"metadata": {"labels": {"app": "rolled"}}});
+    }
+    let roller: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": format!("{GROUP}/v1"), "kind": "Roller",
+        "metadata": {"name": PARENT},
+        "spec": spec,
+    }))
+    .expect("a Roller");
+    rollers
+        .create(&PostParams::default(), &roller)
+        .await
+        .expect("creating the Roller");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rollout_survives_the_driver_being_killed_halfway() {
+    let client: Client = admin().await;
+    install(&client).await;
     let hooks = python_hooks::start("rolling", ANSWER, manifest);
     let controllers = hooks.controllers.clone();
     let ns = namespace(&client, "e2e-rolling").await;
@@ -145,16 +181,7 @@ async fn a_rollout_survives_the_driver_being_killed_halfway() {
     let first = start_drive(&kubeconfig(), &controllers).await;
 
     // A new Roller: its Gadgets all on the first revision at once.
-    let roller: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": format!("{GROUP}/v1"), "kind": "Roller",
-        "metadata": {"name": PARENT},
-        "spec": {"version": "v1", "replicas": 3},
-    }))
-    .expect("a Roller");
-    rollers
-        .create(&PostParams::default(), &roller)
-        .await
-        .expect("creating the Roller");
+    create_roller(&rollers, "v1", false).await;
     let names = ["r-0", "r-1", "r-2"];
     versions(&gadget_api, &[("r-0", "v1"), ("r-1", "v1"), ("r-2", "v1")]).await;
     for name in names {
@@ -229,5 +256,167 @@ async fn a_rollout_survives_the_driver_being_killed_halfway() {
     deleted.sort();
     assert_eq!(deleted, names);
     drop(second);
+    drop_namespace(&client, &ns).await;
+}
+
+/// Waits until the garbage collector handles Gadgets: it finds a new CRD's
+/// type only at its next discovery, and until then neither orphans nor
+/// collects them (then it deletes the ones whose owner went meanwhile). A
+/// probe Gadget owned by a ConfigMap that is deleted is collected.
+async fn gc_watches_gadgets(client: &Client, ns: &str, gadget_api: &Api<DynamicObject>) {
+    let config_maps: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(client.clone(), ns);
+    let owner = config_maps
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "gc-probe"}}))
+                .expect("a ConfigMap"),
+        )
+        .await
+        .expect("creating the probe's owner");
+    let probe: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": format!("{GROUP}/v1"), "kind": "Gadget",
+        "metadata": {"name": "gc-probe", "ownerReferences": [{
+            "apiVersion": "v1", "kind": "ConfigMap", "name": "gc-probe",
+            "uid": owner.metadata.uid,
+        }]},
+        "spec": {"version": "probe"},
+    }))
+    .expect("a Gadget");
+    gadget_api
+        .create(&PostParams::default(), &probe)
+        .await
+        .expect("creating the probe");
+    config_maps
+        .delete("gc-probe", &Default::default())
+        .await
+        .expect("deleting the probe's owner");
+    wait_gone(
+        "the garbage collector to collect a Gadget",
+        gadget_api,
+        "gc-probe",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_roller_made_again_adopts_its_orphaned_revision_and_rolls_one_at_a_time() {
+    let client: Client = admin().await;
+    install(&client).await;
+    let hooks = python_hooks::start("rolling-adopt", ANSWER, |port| {
+        manifest_selecting(port, false)
+    });
+    let ns = namespace(&client, "e2e-rolling-adopt").await;
+    let rollers = dynamic(&client, &ns, GROUP, "v1", "Roller");
+    let gadget_api = dynamic(&client, &ns, GROUP, "v1", "Gadget");
+    let revisions = dynamic(
+        &client,
+        &ns,
+        "metacontroller.k8s.io",
+        "v1alpha1",
+        "ControllerRevision",
+    );
+    gc_watches_gadgets(&client, &ns, &gadget_api).await;
+    let driver = start_drive(&kubeconfig(), &hooks.controllers).await;
+    create_roller(&rollers, "v1", true).await;
+    versions(&gadget_api, &[("r-0", "v1"), ("r-1", "v1"), ("r-2", "v1")]).await;
+    for name in ["r-0", "r-1", "r-2"] {
+        make_ready(&gadget_api, name).await;
+    }
+    wait_for("the Roller on its first revision", || async {
+        (updated(&rollers).await?.1 == "OnLatestRevision").then_some(())
+    })
+    .await;
+    let old_uid = rollers
+        .get(PARENT)
+        .await
+        .expect("the Roller")
+        .metadata
+        .uid
+        .unwrap_or_default();
+
+    // Deleted, its Gadgets and revision orphaned (the garbage collector
+    // takes the owner references off), then made again at v2.
+    rollers
+        .delete(
+            PARENT,
+            &kube::api::DeleteParams {
+                propagation_policy: Some(kube::api::PropagationPolicy::Orphan),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("deleting the Roller");
+    wait_gone("the Roller", &rollers, PARENT).await;
+    let owners = |o: &DynamicObject| -> Vec<String> {
+        o.metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .map(|r| r.uid.clone())
+            .collect()
+    };
+    wait_for("the Gadgets and the revision orphaned", || async {
+        let listed = |api: Api<DynamicObject>| async move {
+            api.list(&Default::default()).await.ok().map(|l| l.items)
+        };
+        let mut objects = listed(gadget_api.clone()).await?;
+        objects.extend(listed(revisions.clone()).await?);
+        (objects.len() == 4 && objects.iter().all(|o| owners(o).is_empty())).then_some(())
+    })
+    .await;
+    let before = gadgets(&gadget_api).await;
+    create_roller(&rollers, "v2", true).await;
+
+    // The old revision is the new Roller's: it claims the v1 Gadgets, so
+    // only the first moves, and the rest wait for it to be Ready.
+    let new_uid = wait_for("the new Roller to adopt the old revision", || async {
+        let roller = rollers.get(PARENT).await.ok()?;
+        let uid = roller.metadata.uid.clone()?;
+        let revs = revisions.list(&Default::default()).await.ok()?.items;
+        revs.iter()
+            .any(|r| owners(r) == [uid.clone()] && r.data["parentPatch"]["spec"]["version"] == "v1")
+            .then_some(uid)
+    })
+    .await;
+    assert_ne!(new_uid, old_uid);
+    let moving = versions(&gadget_api, &[("r-0", "v2"), ("r-1", "v1"), ("r-2", "v1")]).await;
+    wait_for("the rollout waiting for r-0", || async {
+        (updated(&rollers).await?.1 == "RolloutWaiting").then_some(())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let still = gadgets(&gadget_api).await;
+    assert_eq!(still, moving, "a Gadget moved before r-0 was Ready");
+    // r-1 and r-2 are the very objects from before, adopted.
+    for (now, then) in still[1..].iter().zip(&before[1..]) {
+        assert_eq!(now.2, then.2, "{} was recreated", now.0);
+    }
+    wait_for("r-1 and r-2 adopted", || async {
+        let listed = gadget_api.list(&Default::default()).await.ok()?.items;
+        listed
+            .iter()
+            .all(|g| owners(g) == [new_uid.clone()])
+            .then_some(())
+    })
+    .await;
+
+    make_ready(&gadget_api, "r-0").await;
+    versions(&gadget_api, &[("r-0", "v2"), ("r-1", "v2"), ("r-2", "v1")]).await;
+    make_ready(&gadget_api, "r-1").await;
+    versions(&gadget_api, &[("r-0", "v2"), ("r-1", "v2"), ("r-2", "v2")]).await;
+    make_ready(&gadget_api, "r-2").await;
+    wait_for("the rollout's end", || async {
+        (updated(&rollers).await?.1 == "OnLatestRevision").then_some(())
+    })
+    .await;
+    let left = revisions
+        .list(&Default::default())
+        .await
+        .expect("listing ControllerRevisions")
+        .items;
+    assert_eq!(left.len(), 1, "the adopted revision deleted at the end");
+    assert_eq!(left[0].data["parentPatch"]["spec"]["version"], "v2");
+    drop(driver);
     drop_namespace(&client, &ns).await;
 }

@@ -415,3 +415,57 @@ async fn a_decorators_object_patch_goes_to_the_object_and_a_failed_test_is_a_sta
     );
     assert!(errors[0].is_stale_cache());
 }
+
+#[tokio::test]
+async fn a_revision_is_adopted_and_released_by_guarded_patches_and_a_failed_adopt_stops() {
+    use crate::plan::RevisionWrite;
+    let (client, mut api) = mock_client();
+    let (exec, _) = executor(client);
+    let ctl = Demo::default().build();
+    let owners = |adopt| {
+        Op::Revision(RevisionWrite::SetOwners {
+            name: if adopt { "orphan" } else { "gone" }.to_owned(),
+            uid: "uid-rev".to_owned(),
+            before: None,
+            after: if adopt {
+                vec![crate::plan::owner_reference(&ctl, &parent())]
+            } else {
+                vec![]
+            },
+            adopt,
+        })
+    };
+    let ops = vec![owners(false), owners(true), owners(true)];
+    let (outcome, seen) = scripted(exec.execute(&ctl, parent(), ops), async {
+        // The release finds it gone: done.
+        answer(&mut api, 404, status_body(404, "NotFound")).await;
+        let adopt = answer(&mut api, 200, json!({"metadata": {"name": "orphan"}})).await;
+        // The next adoption's `test` fails: the plan stops there.
+        answer(&mut api, 422, status_body(422, "Invalid")).await;
+        adopt
+    })
+    .await;
+    no_further_request(&mut api);
+    assert_eq!(
+        (seen.method.as_str(), seen.path.as_str()),
+        (
+            "PATCH",
+            "/apis/metacontroller.k8s.io/v1alpha1/namespaces/shop/controllerrevisions/orphan"
+        )
+    );
+    assert_eq!(
+        seen.body[0],
+        json!({"op": "test", "path": "/metadata/uid", "value": "uid-rev"})
+    );
+    assert_eq!(
+        seen.body[1],
+        json!({"op": "test", "path": "/metadata/ownerReferences", "value": null})
+    );
+    assert_eq!(seen.body[2]["value"][0]["uid"], "p1");
+    let err = outcome.map(|_| ()).unwrap_err();
+    assert!(
+        matches!(&err, ExecuteError::WriteRevision { verb: "adopting", name, .. } if name == "orphan"),
+        "{err:?}"
+    );
+    assert!(err.is_stale_cache());
+}

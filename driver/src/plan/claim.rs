@@ -115,7 +115,7 @@ pub(super) fn claim(
 }
 
 /// `obj`'s owner references without any to the object with UID `uid`.
-fn owners_but(obj: &DynamicObject, uid: &str) -> Vec<OwnerReference> {
+pub(super) fn owners_but(obj: &DynamicObject, uid: &str) -> Vec<OwnerReference> {
     obj.owner_references()
         .iter()
         .filter(|r| r.uid != uid)

@@ -54,7 +54,7 @@ pub use apply::{APPLIED, LAST_APPLIED, owner_reference};
 pub use children::contains;
 pub use claim::child_selector;
 pub use decorate::{DECORATOR_ANNOTATION, decorate};
-pub use rolling::{Claims, Revision, Rolled, revisions, roll, rolls};
+pub use rolling::{Claims, Revision, Rolled, claim_revisions, revisions, roll, rolls};
 
 use super::model::Driven;
 use super::selector::SelectorError;
@@ -171,6 +171,16 @@ pub enum RevisionWrite {
     },
     /// Delete one that claims no child any more (UID precondition).
     Delete { name: String, uid: String },
+    /// Set its owner references from `before` (a precondition, with its
+    /// UID) to `after`: an orphan that matches is adopted (`adopt`), one
+    /// the parent controls that no longer matches is released.
+    SetOwners {
+        name: String,
+        uid: String,
+        before: Option<Vec<OwnerReference>>,
+        after: Vec<OwnerReference>,
+        adopt: bool,
+    },
 }
 
 /// What a prelude leads to.

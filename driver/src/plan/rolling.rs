@@ -16,7 +16,7 @@
 
 use super::apply::{apply_body, owner_reference, with_fingerprint};
 use super::children::as_desired;
-use super::claim::child_selector;
+use super::claim::{child_selector, owners_but};
 use super::desired::check_desired;
 use super::{Op, PlanError, RevisionWrite, has_finalizer, is_deleting};
 use crate::config::{ConditionCheck, UpdateStrategy};
@@ -102,20 +102,77 @@ impl Revision {
     }
 }
 
-/// The parent's revisions, the latest first (a new one when no
-/// ControllerRevision holds the parent's current fields), then one per
-/// older ControllerRevision with its fields written over the parent.
-/// `cached` holds the ControllerRevisions of the parent's namespace; those
-/// it controls and its selector (plus the type labels) matches are its.
-pub fn revisions(
+/// Which of the ControllerRevisions in the parent's namespace (`cached`)
+/// are the parent's, by the claim rules children follow
+/// (docs/metacontroller.md §3.5, §4.3 step 1), with the parent's selector
+/// plus the type labels: those it controls that match; orphans that match,
+/// adopted (after one read of the parent, [`Op::VerifyParent`]); those it
+/// controls that no longer match are released. The ops go before any
+/// other of the pass.
+pub fn claim_revisions(
     ctl: &Driven,
     parent: &DynamicObject,
     cached: &[Arc<DynamicObject>],
+) -> Result<(Vec<Arc<DynamicObject>>, Vec<Op>), PlanError> {
+    let selector = child_selector(ctl, parent)?;
+    let uid = parent.uid().unwrap_or_default();
+    let deleting = is_deleting(parent);
+    let (mut claimed, mut ops) = (Vec::new(), Vec::new());
+    for obj in cached {
+        if obj.namespace() != parent.namespace() {
+            continue;
+        }
+        let labels = obj.labels();
+        let matches = labels.get(LABEL_API_GROUP) == Some(&ctl.parent.api.group)
+            && labels.get(LABEL_RESOURCE) == Some(&ctl.parent.api.plural)
+            && selector.matches(labels);
+        let set_owners = |after, adopt| {
+            Op::Revision(RevisionWrite::SetOwners {
+                name: obj.name_any(),
+                uid: obj.uid().unwrap_or_default(),
+                before: obj.metadata.owner_references.clone(),
+                after,
+                adopt,
+            })
+        };
+        match controller_of(obj) {
+            Some(owner) if owner.uid == uid => {
+                if matches {
+                    claimed.push(obj.clone());
+                } else if !deleting {
+                    ops.push(set_owners(owners_but(obj, &uid), false));
+                }
+            }
+            // Another parent's: never touched.
+            Some(_) => {}
+            None if matches && !deleting && !is_deleting(obj) => {
+                if !ops.contains(&Op::VerifyParent) {
+                    ops.insert(0, Op::VerifyParent);
+                }
+                let mut after = owners_but(obj, &uid);
+                after.push(owner_reference(ctl, parent));
+                ops.push(set_owners(after, true));
+                claimed.push(obj.clone());
+            }
+            None => {}
+        }
+    }
+    Ok((claimed, ops))
+}
+
+/// The parent's revisions, the latest first (a new one when no
+/// ControllerRevision holds the parent's current fields), then one per
+/// older ControllerRevision with its fields written over the parent.
+/// `claimed`: the parent's ControllerRevisions, as [`claim_revisions`]
+/// found them.
+pub fn revisions(
+    ctl: &Driven,
+    parent: &DynamicObject,
+    claimed: &[Arc<DynamicObject>],
 ) -> Result<Vec<Revision>, PlanError> {
     let paths = &ctl.config.parent.revision_field_paths;
     let parent_json = object_json(parent);
     let latest_patch = restrict(&parent_json, paths);
-    let selector = child_selector(ctl, parent)?;
     let uid = parent.uid().unwrap_or_default();
     let mut latest = Revision {
         parent: parent.clone(),
@@ -125,17 +182,8 @@ pub fn revisions(
         children: Vec::new(),
     };
     let mut older = Vec::new();
-    for obj in cached {
-        let owned = controller_of(obj).is_some_and(|o| o.uid == uid);
-        let labels = obj.labels();
-        let typed = labels.get(LABEL_API_GROUP) == Some(&ctl.parent.api.group)
-            && labels.get(LABEL_RESOURCE) == Some(&ctl.parent.api.plural);
-        if !owned
-            || !typed
-            || !selector.matches(labels)
-            || obj.namespace() != parent.namespace()
-            || is_deleting(obj)
-        {
+    for obj in claimed {
+        if is_deleting(obj) {
             continue;
         }
         let name = obj.name_any();

@@ -1,5 +1,6 @@
 //! Step 3 when a child type rolls (docs/metacontroller.md §4.3): the
-//! parent's revisions from the ControllerRevision cache, the hook called
+//! parent's revisions claimed from the ControllerRevision cache (orphans
+//! adopted, as children are), the hook called
 //! once per revision (concurrently, each with its own parent and related
 //! objects, all with the same children), the rollout planned
 //! (`plan/rolling.rs`) and its ControllerRevisions written — before any
@@ -39,7 +40,8 @@ pub(super) async fn hook_and_roll(
         .as_ref()
         .filter(|c| c.is_synced())
         .ok_or_else(|| ReconcileError::NotSynced("ControllerRevision".to_owned()))?;
-    let revisions = plan::revisions(ctl, seen.parent, &cache.list(seen.namespace))?;
+    let (theirs, mut ops) = plan::claim_revisions(ctl, seen.parent, &cache.list(seen.namespace))?;
+    let revisions = plan::revisions(ctl, seen.parent, &theirs)?;
     let calls = revisions.iter().enumerate().map(|(i, rev)| async move {
         let own;
         let related = if i == 0 {
@@ -62,11 +64,12 @@ pub(super) async fn hook_and_roll(
     let took = answers.iter().map(|(_, t)| *t).max().unwrap_or_default();
     let responses = answers.into_iter().map(|(r, _)| r).collect();
     let rolled = plan::roll(ctl, seen.parent, revisions, responses, seen.children)?;
+    // Claims first: an adopted revision's update then fails on its old
+    // resourceVersion, a stale cache, and the next pass writes it.
+    ops.extend(rolled.ops);
     trace
         .steps
-        .extend(rolled.ops.iter().map(|op| Step::of(op, ctl, &[])));
-    ctx.executor
-        .execute(ctl, seen.parent.clone(), rolled.ops)
-        .await?;
+        .extend(ops.iter().map(|op| Step::of(op, ctl, &[])));
+    ctx.executor.execute(ctl, seen.parent.clone(), ops).await?;
     Ok((rolled.response, took))
 }

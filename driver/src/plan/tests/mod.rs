@@ -95,6 +95,8 @@ fn kinds(ops: &[Op]) -> Vec<&'static str> {
             Op::Revision(RevisionWrite::Create { .. }) => "CreateRevision",
             Op::Revision(RevisionWrite::Update { .. }) => "UpdateRevision",
             Op::Revision(RevisionWrite::Delete { .. }) => "DeleteRevision",
+            Op::Revision(RevisionWrite::SetOwners { adopt: true, .. }) => "AdoptRevision",
+            Op::Revision(RevisionWrite::SetOwners { adopt: false, .. }) => "ReleaseRevision",
             Op::WriteStatus { .. } => "WriteStatus",
             Op::PatchObject { .. } => "PatchObject",
             Op::Event { .. } => "Event",

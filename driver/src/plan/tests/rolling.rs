@@ -459,18 +459,91 @@ fn claims_of_children_no_longer_wanted_are_dropped() {
     assert_eq!(images(&rolled), ["v2", "v1"]);
 }
 
+/// `revision(..)` with no owner at all.
+fn orphan(name: &str, image: &str, pods: &[&str]) -> Arc<DynamicObject> {
+    let mut orphan = (*revision(name, image, pods)).clone();
+    orphan.metadata.owner_references = None;
+    Arc::new(orphan)
+}
+
 #[test]
-fn revisions_of_other_parents_or_types_are_not_this_ones() {
+fn revisions_of_other_parents_are_left_alone_and_those_no_longer_matching_released() {
     let ctl = web("RollingRecreate");
     let parent = thing("v2");
-    let mut other_owner = (*revision("theirs", "v1", &["web-1"])).clone();
-    other_owner.metadata.owner_references = None;
+    let theirs = Obj((*orphan("theirs", "v1", &["web-1"])).clone())
+        .owned_by("p2")
+        .arc();
     let other_type = Obj((*revision("type", "v1", &["web-1"])).clone())
         .label("metacontroller.k8s.io/resource", "widgets")
         .arc();
-    let revs = revisions(&ctl, &parent, &[Arc::new(other_owner), other_type]).unwrap();
+    let (claimed, ops) = claim_revisions(&ctl, &parent, &[theirs, other_type]).unwrap();
+    assert!(claimed.is_empty());
+    let [
+        Op::Revision(RevisionWrite::SetOwners {
+            name, after, adopt, ..
+        }),
+    ] = &ops[..]
+    else {
+        panic!("one release: {ops:?}");
+    };
+    assert_eq!(name, "type");
+    assert!(!adopt);
+    assert!(after.is_empty(), "{after:?}");
+    let revs = revisions(&ctl, &parent, &claimed).unwrap();
     assert_eq!(revs.len(), 1);
     assert!(revs[0].observed.is_none());
+}
+
+#[test]
+fn an_orphaned_revision_that_matches_is_adopted_and_its_claims_kept() {
+    let ctl = web("RollingRecreate");
+    let parent = thing("v2");
+    let cached = [orphan("old", "v1", &["web-0", "web-1", "web-2"])];
+    let (claimed, ops) = claim_revisions(&ctl, &parent, &cached).unwrap();
+    assert_eq!(claimed.len(), 1);
+    let [
+        Op::VerifyParent,
+        Op::Revision(RevisionWrite::SetOwners {
+            name,
+            uid,
+            before,
+            after,
+            adopt: true,
+        }),
+    ] = &ops[..]
+    else {
+        panic!("the parent read, then one adoption: {ops:?}");
+    };
+    assert_eq!((name.as_str(), before), ("old", &None));
+    assert_eq!(*uid, cached[0].metadata.uid.clone().unwrap_or_default());
+    assert_eq!(after.len(), 1);
+    assert_eq!(after[0].uid, "p1");
+    assert_eq!(after[0].controller, Some(true));
+    // Its claims hold: the Pods it claims stay at v1 until they move.
+    let revs = revisions(&ctl, &parent, &claimed).unwrap();
+    assert_eq!(revs.len(), 2);
+    assert_eq!(revs[1].name, "old");
+    assert_eq!(
+        serde_json::to_value(&revs[1].children).unwrap(),
+        claims(&["web-0", "web-1", "web-2"])
+    );
+}
+
+#[test]
+fn a_parent_being_deleted_adopts_no_revision_and_releases_none() {
+    let ctl = web("RollingRecreate");
+    let parent = Obj(thing("v2")).deleting().build();
+    let mismatched = Obj((*revision("moved", "v1", &["web-1"])).clone())
+        .label("app", "elsewhere")
+        .arc();
+    let (claimed, ops) = claim_revisions(
+        &ctl,
+        &parent,
+        &[orphan("old", "v1", &["web-0"]), mismatched],
+    )
+    .unwrap();
+    assert!(claimed.is_empty(), "{claimed:?}");
+    assert!(ops.is_empty(), "{ops:?}");
 }
 
 #[test]
