@@ -112,13 +112,41 @@ serves one driver's records: it is refused with shards.
 {{- end }}
 
 {{/*
-A shard's Lease: the release's Lease name, suffixed with the shard's name.
-Called with (list $ shard).
+A shard's Lease: the release's Lease name, suffixed with the shard's name
+within 63 characters. Called with (list $ shard).
 */}}
 {{- define "metahook.shardLeaseName" -}}
 {{- $root := index . 0 -}}
 {{- $shard := index . 1 -}}
-{{- include "metahook.leaseName" $root -}}{{- with $shard.name -}}-{{ . }}{{- end -}}
+{{- if $shard.name -}}
+{{- include "metahook.withShard" (list (include "metahook.leaseName" $root) $shard.name) -}}
+{{- else -}}
+{{- include "metahook.leaseName" $root -}}
+{{- end -}}
+{{- end }}
+
+{{/*
+"<name>-<shard>" within 63 characters: `name` trimmed to make room for the
+shard's, which tells the shards apart. Called with (list name shardName).
+*/}}
+{{- define "metahook.withShard" -}}
+{{- $name := index . 0 -}}
+{{- $shard := index . 1 -}}
+{{- printf "%s-%s" ($name | trunc (int (sub 62 (len $shard))) | trimSuffix "-") $shard -}}
+{{- end }}
+
+{{/*
+A shard's Deployment: the release's full name, suffixed with the shard's
+name within 63 characters. Called with (list $ shard).
+*/}}
+{{- define "metahook.shardDeploymentName" -}}
+{{- $root := index . 0 -}}
+{{- $shard := index . 1 -}}
+{{- if $shard.name -}}
+{{- include "metahook.withShard" (list (include "metahook.fullname" $root) $shard.name) -}}
+{{- else -}}
+{{- include "metahook.fullname" $root -}}
+{{- end -}}
 {{- end }}
 
 {{/*
@@ -132,7 +160,7 @@ the release's. Called with (list $ shard).
 {{- $shard := index . 1 -}}
 {{- $name := include "metahook.serviceAccountName" $root -}}
 {{- if and $shard.name $root.Values.serviceAccount.create -}}
-{{- printf "%s-%s" ($name | trunc (int (sub 62 (len $shard.name))) | trimSuffix "-") $shard.name -}}
+{{- include "metahook.withShard" (list $name $shard.name) -}}
 {{- else -}}
 {{- $name -}}
 {{- end -}}

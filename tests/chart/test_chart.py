@@ -1502,6 +1502,12 @@ def test_names_are_truncated_to_63_characters(chart: helm_python.Chart) -> None:
     names = {o["metadata"]["name"] for o in out.objects}
     assert all(len(n) <= 63 and not n.endswith("-") for n in names), names
     assert out.deployment["metadata"]["name"] == (release + "-metahook")[:63]
+    # Sharded too: each shard's Deployment keeps the shard's name whole.
+    sharded = render(chart, {"mode": "driver", "driver": {"shards": SHARDS}}, release=release)
+    deployments = sorted(d["metadata"]["name"] for d in sharded.all("Deployment"))
+    assert deployments == sorted((release + "-metahook")[:62 - len(s["name"])] + f"-{s['name']}" for s in SHARDS)
+    names = {o["metadata"]["name"] for o in sharded.objects}
+    assert all(len(n) <= 63 and not n.endswith("-") for n in names), names
 
 
 # --------------------------------------------------------------------------
