@@ -511,10 +511,17 @@ def test_shards_are_a_deployment_and_a_lease_each(chart: helm_python.Chart, driv
     # ...while the Service reaches every shard's hooks.
     service_selector = out.one("Service")["spec"]["selector"]
     assert "metahook.dev/shard" not in service_selector
-    # Each shard may hold its own Lease, and only those.
-    role = next(r for r in out.all("Role") if any("leases" in rule["resources"] for rule in r["rules"]))
-    named = [rule for rule in role["rules"] if rule.get("resourceNames")]
-    assert sorted(named[0]["resourceNames"]) == leases
+    # Each shard may hold its own Lease, and only that one.
+    held = lease_holders(out)
+    assert len(held) == len(SHARDS), held
+    for d in out.all("Deployment"):
+        pod = d["spec"]["template"]["spec"]
+        own = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}["METAHOOK_LEADER_ELECTION_LEASE"]
+        assert held[pod["serviceAccountName"]] == [own], held
+    # Sharing one ServiceAccount, the shards share one Role for every Lease.
+    shared = render(chart, {"mode": "driver", "serviceAccount": {"create": False, "name": "existing"},
+                            "driver": {"shards": SHARDS}})
+    assert {a: sorted(ls) for a, ls in lease_holders(shared).items()} == {"existing": sorted(leases)}
     # Unsharded: one Deployment and one Lease, without a shard selector.
     assert "METAHOOK_SHARD_SELECTOR" not in driver.env()
     assert len(driver.all("Lease")) == 1
@@ -529,6 +536,20 @@ def test_shards_are_refused_where_they_cannot_work(chart: helm_python.Chart) -> 
     plain = render(chart, {})
     sharded = render(chart, {"driver": {"shards": SHARDS}})
     assert plain.kinds() == sharded.kinds()
+
+
+def lease_holders(out: Rendered) -> dict[str, list[str]]:
+    """Each ServiceAccount and the Leases a Role bound to it may patch."""
+    held: dict[str, list[str]] = {}
+    for role in out.all("Role"):
+        names = [n for rule in role["rules"] if "leases" in rule["resources"] and "patch" in rule["verbs"]
+                 for n in rule.get("resourceNames", [])]
+        if not names:
+            continue
+        [binding] = [b for b in out.all("RoleBinding") if b["roleRef"]["name"] == role["metadata"]["name"]]
+        for subject in binding["subjects"]:
+            held.setdefault(subject["name"], []).extend(names)
+    return held
 
 
 def subjects(out: Rendered, kind: str) -> list[str]:
@@ -555,7 +576,7 @@ def test_shards_run_as_a_service_account_each(chart: helm_python.Chart, driver: 
     assert by_deployment == {f"{driver.deployment['metadata']['name']}-{s['name']}": f"{base}-{s['name']}"
                              for s in SHARDS}
     assert subjects(out, "ClusterRoleBinding") == expected
-    assert subjects(out, "RoleBinding") == expected
+    assert sorted(lease_holders(out)) == sorted(expected)
     # Unsharded, unchanged: the one account, bound alone.
     assert [a["metadata"]["name"] for a in driver.all("ServiceAccount")] == [base]
     assert driver.pod_spec["serviceAccountName"] == base
