@@ -112,6 +112,39 @@ async fn updated(rollers: &Api<DynamicObject>) -> Option<(String, String, String
     Some((text("status"), text("reason"), text("message")))
 }
 
+/// The Roller, Gadget and ControllerRevision APIs in `ns`.
+fn apis(client: &Client, ns: &str) -> (Api<DynamicObject>, Api<DynamicObject>, Api<DynamicObject>) {
+    (
+        dynamic(client, ns, GROUP, "v1", "Roller"),
+        dynamic(client, ns, GROUP, "v1", "Gadget"),
+        dynamic(
+            client,
+            ns,
+            "metacontroller.k8s.io",
+            "v1alpha1",
+            "ControllerRevision",
+        ),
+    )
+}
+
+/// With r-0 moved to v2: each Gadget made Ready lets the next go, in the
+/// hook's order, to the rollout's end (its `Updated` condition).
+async fn roll_the_rest(
+    rollers: &Api<DynamicObject>,
+    gadget_api: &Api<DynamicObject>,
+) -> (String, String, String) {
+    make_ready(gadget_api, "r-0").await;
+    versions(gadget_api, &[("r-0", "v2"), ("r-1", "v2"), ("r-2", "v1")]).await;
+    make_ready(gadget_api, "r-1").await;
+    versions(gadget_api, &[("r-0", "v2"), ("r-1", "v2"), ("r-2", "v2")]).await;
+    make_ready(gadget_api, "r-2").await;
+    wait_for("the rollout's end", || async {
+        let u = updated(rollers).await?;
+        (u.1 == "OnLatestRevision").then_some(u)
+    })
+    .await
+}
+
 /// Waits until the Gadgets are `want` (name, version).
 async fn versions(
     api: &Api<DynamicObject>,
@@ -169,15 +202,7 @@ async fn a_rollout_survives_the_driver_being_killed_halfway() {
     let hooks = python_hooks::start("rolling", ANSWER, manifest);
     let controllers = hooks.controllers.clone();
     let ns = namespace(&client, "e2e-rolling").await;
-    let rollers = dynamic(&client, &ns, GROUP, "v1", "Roller");
-    let gadget_api = dynamic(&client, &ns, GROUP, "v1", "Gadget");
-    let revisions = dynamic(
-        &client,
-        &ns,
-        "metacontroller.k8s.io",
-        "v1alpha1",
-        "ControllerRevision",
-    );
+    let (rollers, gadget_api, revisions) = apis(&client, &ns);
     let first = start_drive(&kubeconfig(), &controllers).await;
 
     // A new Roller: its Gadgets all on the first revision at once.
@@ -224,16 +249,7 @@ async fn a_rollout_survives_the_driver_being_killed_halfway() {
     );
 
     // Each Gadget made Ready lets the next one go, in the hook's order.
-    make_ready(&gadget_api, "r-0").await;
-    versions(&gadget_api, &[("r-0", "v2"), ("r-1", "v2"), ("r-2", "v1")]).await;
-    make_ready(&gadget_api, "r-1").await;
-    versions(&gadget_api, &[("r-0", "v2"), ("r-1", "v2"), ("r-2", "v2")]).await;
-    make_ready(&gadget_api, "r-2").await;
-    let done = wait_for("the rollout's end", || async {
-        let u = updated(&rollers).await?;
-        (u.1 == "OnLatestRevision").then_some(u)
-    })
-    .await;
+    let done = roll_the_rest(&rollers, &gadget_api).await;
     let left = revisions
         .list(&Default::default())
         .await
@@ -307,15 +323,7 @@ async fn a_roller_made_again_adopts_its_orphaned_revision_and_rolls_one_at_a_tim
         manifest_selecting(port, false)
     });
     let ns = namespace(&client, "e2e-rolling-adopt").await;
-    let rollers = dynamic(&client, &ns, GROUP, "v1", "Roller");
-    let gadget_api = dynamic(&client, &ns, GROUP, "v1", "Gadget");
-    let revisions = dynamic(
-        &client,
-        &ns,
-        "metacontroller.k8s.io",
-        "v1alpha1",
-        "ControllerRevision",
-    );
+    let (rollers, gadget_api, revisions) = apis(&client, &ns);
     gc_watches_gadgets(&client, &ns, &gadget_api).await;
     let driver = start_drive(&kubeconfig(), &hooks.controllers).await;
     create_roller(&rollers, "v1", true).await;
@@ -401,15 +409,7 @@ async fn a_roller_made_again_adopts_its_orphaned_revision_and_rolls_one_at_a_tim
     })
     .await;
 
-    make_ready(&gadget_api, "r-0").await;
-    versions(&gadget_api, &[("r-0", "v2"), ("r-1", "v2"), ("r-2", "v1")]).await;
-    make_ready(&gadget_api, "r-1").await;
-    versions(&gadget_api, &[("r-0", "v2"), ("r-1", "v2"), ("r-2", "v2")]).await;
-    make_ready(&gadget_api, "r-2").await;
-    wait_for("the rollout's end", || async {
-        (updated(&rollers).await?.1 == "OnLatestRevision").then_some(())
-    })
-    .await;
+    roll_the_rest(&rollers, &gadget_api).await;
     let left = revisions
         .list(&Default::default())
         .await
