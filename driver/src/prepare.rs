@@ -4,7 +4,6 @@
 //! (`drive`). A bad file or a missing hook fails here, before anything
 //! listens or connects.
 
-use crate::config::HookVersion;
 use crate::config::{self, ConfigError, ControllerConfig, Hook};
 use crate::context::HookTargets;
 use crate::hook_call::etag::EtagCache;
@@ -108,10 +107,7 @@ pub fn resolve_hooks(
             Ok(HookTarget {
                 kind,
                 version: hook.version,
-                strict: hook
-                    .webhook
-                    .strict
-                    .unwrap_or(hook.version == HookVersion::V2),
+                strict: hook.strict(),
                 endpoint,
             })
         };

@@ -123,17 +123,13 @@ pub fn preview(
             strategy: child.update_strategy,
         });
     }
-    // Decoded as the driver would: `responseUnMarshallMode`, else strict
-    // for v2 (prepare.rs).
-    let called = match hook {
+    // Decoded as the driver decodes this hook's answers.
+    let strict = match hook {
         HookKind::Finalize => config.hooks.finalize.as_ref(),
         _ => None,
     }
-    .unwrap_or(&config.hooks.sync);
-    let strict = called
-        .webhook
-        .strict
-        .unwrap_or(called.version == config::HookVersion::V2);
+    .unwrap_or(&config.hooks.sync)
+    .strict();
     let ctl = Driven {
         config: ControllerConfig {
             children: types,

@@ -181,3 +181,14 @@ pub struct Hook {
     pub version: HookVersion,
     pub webhook: Webhook,
 }
+
+impl Hook {
+    /// Whether an unknown top-level key in its answer is an error:
+    /// `responseUnMarshallMode`, else strict for v2 and loose for v1, as
+    /// Metacontroller decodes (docs/metacontroller.md §1.1).
+    pub fn strict(&self) -> bool {
+        self.webhook
+            .strict
+            .unwrap_or(self.version == HookVersion::V2)
+    }
+}

@@ -74,37 +74,27 @@ pub(super) fn claim(
                 continue;
             }
             let matches = selector.matches(obj.labels());
-            match controller_of(obj) {
-                Some(owner) if owner.uid == parent_uid => {
-                    if matches {
-                        claimed.push(obj.clone());
-                    } else if !deleting {
-                        ops.push(Op::Release {
-                            child: target(type_index, obj),
-                            before: obj.metadata.owner_references.clone(),
-                            after: owners_but(obj, &parent_uid),
-                        });
+            match claim_rule(obj, &parent_uid, matches, deleting) {
+                Claim::Claimed => claimed.push(obj.clone()),
+                Claim::Release => ops.push(Op::Release {
+                    child: target(type_index, obj),
+                    before: obj.metadata.owner_references.clone(),
+                    after: owners_but(obj, &parent_uid),
+                }),
+                Claim::Adopt => {
+                    if !verified {
+                        ops.push(Op::VerifyParent);
+                        verified = true;
                     }
+                    ops.push(Op::Adopt {
+                        child: target(type_index, obj),
+                        before: obj.metadata.owner_references.clone(),
+                        after: adopted_owners(ctl, parent, obj),
+                    });
+                    // The hook sees the cached copy, as with Metacontroller.
+                    claimed.push(obj.clone());
                 }
-                // Another controller's: never touched.
-                Some(_) => {}
-                None => {
-                    if matches && !deleting && !is_deleting(obj) {
-                        if !verified {
-                            ops.push(Op::VerifyParent);
-                            verified = true;
-                        }
-                        let mut after = owners_but(obj, &parent_uid);
-                        after.push(owner_reference(ctl, parent));
-                        ops.push(Op::Adopt {
-                            child: target(type_index, obj),
-                            before: obj.metadata.owner_references.clone(),
-                            after,
-                        });
-                        // The hook sees the cached copy, as with Metacontroller.
-                        claimed.push(obj.clone());
-                    }
-                }
+                Claim::Ignore => {}
             }
         }
         observed.push(claimed);
@@ -112,6 +102,52 @@ pub(super) fn claim(
     // A child type the caller had no candidates for is present and empty.
     observed.resize_with(ctl.children.len(), Vec::new);
     observed
+}
+
+/// What the claim rules (docs/metacontroller.md §3.5) do with one
+/// candidate, given whether it `matches` the parent's selector: children
+/// and ControllerRevisions alike.
+pub(super) enum Claim {
+    /// The parent controls it and it matches.
+    Claimed,
+    /// An orphan that matches, while neither is being deleted.
+    Adopt,
+    /// The parent controls it and it no longer matches (not while the
+    /// parent is being deleted).
+    Release,
+    /// Another controller's, or nothing to do.
+    Ignore,
+}
+
+pub(super) fn claim_rule(
+    obj: &DynamicObject,
+    parent_uid: &str,
+    matches: bool,
+    parent_deleting: bool,
+) -> Claim {
+    match controller_of(obj) {
+        Some(owner) if owner.uid == parent_uid => match (matches, parent_deleting) {
+            (true, _) => Claim::Claimed,
+            (false, false) => Claim::Release,
+            (false, true) => Claim::Ignore,
+        },
+        // Another controller's: never touched.
+        Some(_) => Claim::Ignore,
+        None if matches && !parent_deleting && !is_deleting(obj) => Claim::Adopt,
+        None => Claim::Ignore,
+    }
+}
+
+/// `obj`'s owner references once adopted: the parent's as controller, any
+/// other kept.
+pub(super) fn adopted_owners(
+    ctl: &Driven,
+    parent: &DynamicObject,
+    obj: &DynamicObject,
+) -> Vec<OwnerReference> {
+    let mut after = owners_but(obj, &parent.uid().unwrap_or_default());
+    after.push(owner_reference(ctl, parent));
+    after
 }
 
 /// `obj`'s owner references without any to the object with UID `uid`.

@@ -16,11 +16,11 @@
 
 use super::apply::{apply_body, owner_reference, with_fingerprint};
 use super::children::as_desired;
-use super::claim::{child_selector, owners_but};
+use super::claim::{Claim, adopted_owners, child_selector, claim_rule, owners_but};
 use super::desired::check_desired;
 use super::{Op, PlanError, RevisionWrite, has_finalizer, is_deleting};
 use crate::config::{ConditionCheck, UpdateStrategy};
-use crate::model::{Driven, controller_of};
+use crate::model::Driven;
 use crate::revisions::revision_type;
 use crate::selector::SelectorExt;
 use crate::wire::{HookResponse, object_json};
@@ -135,26 +135,17 @@ pub fn claim_revisions(
                 adopt,
             })
         };
-        match controller_of(obj) {
-            Some(owner) if owner.uid == uid => {
-                if matches {
-                    claimed.push(obj.clone());
-                } else if !deleting {
-                    ops.push(set_owners(owners_but(obj, &uid), false));
-                }
-            }
-            // Another parent's: never touched.
-            Some(_) => {}
-            None if matches && !deleting && !is_deleting(obj) => {
+        match claim_rule(obj, &uid, matches, deleting) {
+            Claim::Claimed => claimed.push(obj.clone()),
+            Claim::Release => ops.push(set_owners(owners_but(obj, &uid), false)),
+            Claim::Adopt => {
                 if !ops.contains(&Op::VerifyParent) {
                     ops.insert(0, Op::VerifyParent);
                 }
-                let mut after = owners_but(obj, &uid);
-                after.push(owner_reference(ctl, parent));
-                ops.push(set_owners(after, true));
+                ops.push(set_owners(adopted_owners(ctl, parent, obj), true));
                 claimed.push(obj.clone());
             }
-            None => {}
+            Claim::Ignore => {}
         }
     }
     Ok((claimed, ops))

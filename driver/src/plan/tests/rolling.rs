@@ -294,14 +294,20 @@ fn a_new_template_moves_the_first_pod_and_keeps_the_others_old() {
     );
 }
 
+/// A rollout to v2 that has moved web-0: the latest revision claims it,
+/// `old` (v1) still claims web-1 and web-2.
+fn halfway() -> [Arc<DynamicObject>; 2] {
+    [
+        revision(V2_NAME, "v2", &["web-0"]),
+        revision("old", "v1", &["web-1", "web-2"]),
+    ]
+}
+
 #[test]
 fn the_next_pod_waits_until_the_moved_one_is_back_and_ready() {
     let ctl = web("RollingRecreate");
     let parent = thing("v2");
-    let cached = [
-        revision(V2_NAME, "v2", &["web-0"]),
-        revision("old", "v1", &["web-1", "web-2"]),
-    ];
+    let cached = halfway();
     let old = |n| pod(n, "v1", true);
     let waiting = |pods, why: &str| {
         let rolled = roll_pods(&ctl, &parent, &cached, pods);
@@ -379,10 +385,7 @@ fn the_last_move_forgets_the_old_revision() {
 fn a_pod_already_as_the_latest_wants_moves_without_waiting() {
     let ctl = web("RollingRecreate");
     let parent = thing("v2");
-    let cached = [
-        revision(V2_NAME, "v2", &["web-0"]),
-        revision("old", "v1", &["web-1", "web-2"]),
-    ];
+    let cached = halfway();
     // web-0 is not ready (the rollout waits), but web-2 already runs v2.
     let pods = vec![
         pod("web-0", "v2", false),
@@ -404,10 +407,7 @@ fn a_pod_already_as_the_latest_wants_moves_without_waiting() {
 fn rolling_in_place_waits_for_the_child_to_see_its_spec() {
     let ctl = web("RollingInPlace");
     let parent = thing("v2");
-    let cached = [
-        revision(V2_NAME, "v2", &["web-0"]),
-        revision("old", "v1", &["web-1", "web-2"]),
-    ];
+    let cached = halfway();
     let behind = Obj((*pod("web-0", "v2", true)).clone())
         .generation(3)
         .data(
@@ -429,10 +429,7 @@ fn claims_of_children_no_longer_wanted_are_dropped() {
     // Scaled to two: web-2 is deleted, no revision keeps it.
     let mut parent = thing("v2");
     parent.data["spec"]["replicas"] = json!(2);
-    let cached = [
-        revision(V2_NAME, "v2", &["web-0"]),
-        revision("old", "v1", &["web-1", "web-2"]),
-    ];
+    let cached = halfway();
     let revisions = revisions(&ctl, &parent, &cached).unwrap();
     let two = |image| {
         let mut a = answer(image);
@@ -593,10 +590,7 @@ fn rolls_only_with_a_rolling_type_and_a_managed_parent() {
 fn a_pod_the_driver_applied_counts_as_updated_whatever_admission_added() {
     let ctl = web("RollingRecreate");
     let parent = thing("v2");
-    let cached = [
-        revision(V2_NAME, "v2", &["web-0"]),
-        revision("old", "v1", &["web-1", "web-2"]),
-    ];
+    let cached = halfway();
     // web-0 as the API server keeps it: a second container list entry
     // (what admission adds, like a Pod's token volume) the hook never asked for.
     let admitted = |p: Arc<DynamicObject>| {
@@ -641,10 +635,7 @@ fn a_pod_the_driver_applied_counts_as_updated_whatever_admission_added() {
 fn a_child_listed_twice_is_judged_by_its_own_desired_object() {
     let ctl = web("RollingRecreate");
     let parent = thing("v2");
-    let cached = [
-        revision(V2_NAME, "v2", &["web-0"]),
-        revision("old", "v1", &["web-1", "web-2"]),
-    ];
+    let cached = halfway();
     // web-1 already runs v2: it moves at once. The answer names web-0
     // twice (the later counts), which must not shift what web-1 is
     // compared with.
