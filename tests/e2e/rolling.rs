@@ -112,19 +112,18 @@ async fn updated(rollers: &Api<DynamicObject>) -> Option<(String, String, String
     Some((text("status"), text("reason"), text("message")))
 }
 
+/// The Roller, Gadget and ControllerRevision types (group, version, kind).
+const KINDS: [(&str, &str, &str); 3] = [
+    (GROUP, "v1", "Roller"),
+    (GROUP, "v1", "Gadget"),
+    ("metacontroller.k8s.io", "v1alpha1", "ControllerRevision"),
+];
+
 /// The Roller, Gadget and ControllerRevision APIs in `ns`.
 fn apis(client: &Client, ns: &str) -> (Api<DynamicObject>, Api<DynamicObject>, Api<DynamicObject>) {
-    (
-        dynamic(client, ns, GROUP, "v1", "Roller"),
-        dynamic(client, ns, GROUP, "v1", "Gadget"),
-        dynamic(
-            client,
-            ns,
-            "metacontroller.k8s.io",
-            "v1alpha1",
-            "ControllerRevision",
-        ),
-    )
+    let [rollers, gadgets, revisions] =
+        KINDS.map(|(group, version, kind)| dynamic(client, ns, group, version, kind));
+    (rollers, gadgets, revisions)
 }
 
 /// With r-0 moved to v2: each Gadget made Ready lets the next go, in the
@@ -275,11 +274,14 @@ async fn a_rollout_survives_the_driver_being_killed_halfway() {
     drop_namespace(&client, &ns).await;
 }
 
-/// Waits until the garbage collector handles Gadgets: it finds a new CRD's
-/// type only at its next discovery, and until then neither orphans nor
-/// collects them (then it deletes the ones whose owner went meanwhile). A
-/// probe Gadget owned by a ConfigMap that is deleted is collected.
-async fn gc_watches_gadgets(client: &Client, ns: &str, gadget_api: &Api<DynamicObject>) {
+/// Waits until the garbage collector handles each of `kinds`: it finds a
+/// new CRD's type only at a later discovery (every 30 s, longer while some
+/// other type's informer cannot sync), and until then neither orphans nor
+/// collects its objects. A type it learns after the owner's deletion is
+/// worse than late: the owner is orphaned without them, and they are then
+/// collected as dependents of an owner that is gone. So a probe of each
+/// kind, owned by a ConfigMap that is deleted, must be collected.
+async fn gc_knows(client: &Client, ns: &str, kinds: &[(&str, &str, &str)]) {
     let config_maps: Api<k8s_openapi::api::core::v1::ConfigMap> =
         Api::namespaced(client.clone(), ns);
     let owner = config_maps
@@ -289,30 +291,38 @@ async fn gc_watches_gadgets(client: &Client, ns: &str, gadget_api: &Api<DynamicO
                 .expect("a ConfigMap"),
         )
         .await
-        .expect("creating the probe's owner");
-    let probe: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": format!("{GROUP}/v1"), "kind": "Gadget",
-        "metadata": {"name": "gc-probe", "ownerReferences": [{
-            "apiVersion": "v1", "kind": "ConfigMap", "name": "gc-probe",
-            "uid": owner.metadata.uid,
-        }]},
-        "spec": {"version": "probe"},
-    }))
-    .expect("a Gadget");
-    gadget_api
-        .create(&PostParams::default(), &probe)
-        .await
-        .expect("creating the probe");
+        .expect("creating the probes' owner");
+    let probes: Vec<_> = kinds
+        .iter()
+        .map(|&(group, version, kind)| (kind, dynamic(client, ns, group, version, kind)))
+        .collect();
+    for ((group, version, _), (kind, api)) in kinds.iter().zip(&probes) {
+        let probe: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": format!("{group}/{version}"), "kind": kind,
+            "metadata": {"name": "gc-probe", "ownerReferences": [{
+                "apiVersion": "v1", "kind": "ConfigMap", "name": "gc-probe",
+                "uid": owner.metadata.uid,
+            }]},
+            // A ControllerRevision's one required field; the rest take any.
+            "parentPatch": {},
+        }))
+        .expect("a probe");
+        api.create(&PostParams::default(), &probe)
+            .await
+            .expect("creating a probe");
+    }
     config_maps
         .delete("gc-probe", &Default::default())
         .await
-        .expect("deleting the probe's owner");
-    wait_gone(
-        "the garbage collector to collect a Gadget",
-        gadget_api,
-        "gc-probe",
-    )
-    .await;
+        .expect("deleting the probes' owner");
+    for (kind, api) in &probes {
+        wait_gone(
+            &format!("the garbage collector to collect a {kind}"),
+            api,
+            "gc-probe",
+        )
+        .await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -324,7 +334,7 @@ async fn a_roller_made_again_adopts_its_orphaned_revision_and_rolls_one_at_a_tim
     });
     let ns = namespace(&client, "e2e-rolling-adopt").await;
     let (rollers, gadget_api, revisions) = apis(&client, &ns);
-    gc_watches_gadgets(&client, &ns, &gadget_api).await;
+    gc_knows(&client, &ns, &KINDS).await;
     let driver = start_drive(&kubeconfig(), &hooks.controllers).await;
     create_roller(&rollers, "v1", true).await;
     versions(&gadget_api, &[("r-0", "v1"), ("r-1", "v1"), ("r-2", "v1")]).await;
