@@ -148,12 +148,14 @@ def deep_merge(base: dict, extra: dict) -> dict:
 
 
 def report(cluster: Cluster, namespace: str, selector: str | None = None) -> str:
-    """`kubectl describe pods` (status, conditions, container states, the
-    pod's events), each pod's log (and its previous container's, after a
-    restart), and the namespace's events."""
+    """The namespace's Deployments and ReplicaSets, `kubectl describe pods`
+    (status, conditions, container states, the pod's events), each pod's
+    log (and its previous container's, after a restart), and the
+    namespace's events."""
     sel = ["-l", selector] if selector else []
     parts = [f"===== pods in {namespace}" + (f" ({selector})" if selector else "")]
-    for args in (["get", "pods", "-n", namespace, "-o", "wide", *sel],
+    for args in (["get", "deployments,replicasets", "-n", namespace, "-o", "wide", *sel],
+                 ["get", "pods", "-n", namespace, "-o", "wide", *sel],
                  ["describe", "pods", "-n", namespace, *sel]):
         done = kubectl(cluster, *args, check=False)
         parts.append(f"$ kubectl {' '.join(args)}\n{done.stdout}{done.stderr}")
