@@ -28,6 +28,7 @@ pub fn service(args: &ServeArgs) -> Settings {
         }),
         auth_token_file: args.auth_token_file.clone(),
         reload_every: Duration::from_secs(defaults::RELOAD_SECONDS),
+        stop_on_signals: true,
     }
 }
 

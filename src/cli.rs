@@ -148,6 +148,18 @@ pub struct DriverArgs {
     /// status is written in the same pass, as Metacontroller does.
     #[arg(long, env = "METAHOOK_STATUS_SETTLE_MS", value_name = "MS", default_value_t = driver_defaults::STATUS_SETTLE_MS)]
     pub status_settle_ms: u64,
+    /// Seconds the HTTP servers (health, metrics, hooks, the aggregated
+    /// API) keep serving after SIGTERM, while the driver stops at once and
+    /// gives up its Lease to a standby: the pod's endpoints go first. The
+    /// chart's driver mode sets it instead of a preStop sleep, which would
+    /// keep the leader leading all along.
+    #[arg(
+        long,
+        env = "METAHOOK_SHUTDOWN_DELAY_SECONDS",
+        value_name = "SECONDS",
+        default_value_t = 0
+    )]
+    pub shutdown_delay_seconds: u64,
     /// Elect a leader on a Lease, so that of several replicas one drives.
     #[arg(long, env = "METAHOOK_LEADER_ELECTION")]
     pub leader_election: bool,

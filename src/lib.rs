@@ -57,6 +57,7 @@ pub mod telemetry;
 
 use cli::{Cli, Command};
 use metahook_driver::prepare::HookMode;
+use std::time::Duration;
 
 /// What failed, by command.
 #[derive(Debug, thiserror::Error)]
@@ -103,6 +104,7 @@ fn serve(args: cli::ServeArgs) -> Result<(), Error> {
             driver,
             args::api(&args.driver),
             args.driver.debug_driver_listen,
+            Duration::from_secs(args.driver.shutdown_delay_seconds),
         )?);
     }
     if args.driver.api_listen.is_some() {
@@ -122,12 +124,14 @@ fn drive_only(args: cli::DriveArgs) -> Result<(), Error> {
     let driver = args::driver(&args.driver, HookMode::Http, settings.shutdown_timeout)?;
     let api = args::api(&args.driver);
     let debug = args.driver.debug_driver_listen;
+    let delay = Duration::from_secs(args.driver.shutdown_delay_seconds);
     Ok(side_by_side::serve_and_drive(
         settings,
         &[],
         driver,
         api,
         debug,
+        delay,
     )?)
 }
 

@@ -6,11 +6,13 @@
 //! `serve` always has; the driver (watchers, reflectors, workers, the lease)
 //! runs on its own multi-threaded tokio runtime in a second thread. Neither
 //! can starve the other, and the hook server without `--drive` is exactly
-//! what it was. Shutdown: SIGTERM/SIGINT reach both at once: the actix
-//! server drains requests in flight while the driver lets reconciles in
-//! progress finish and releases the lease; a driver that stops by itself
-//! (a lost lease, a failed start) stops the server, and the process exits
-//! with its error.
+//! what it was. Shutdown: SIGTERM/SIGINT stop the driver first (reconciles
+//! in progress finish, the Lease is released, so a standby takes over at
+//! once); the servers go on serving for `--shutdown-delay-seconds`, so that
+//! the pod's endpoints drop it before its port closes, then drain the
+//! requests in flight (a second signal cuts the delay short). A driver that
+//! stops by itself (a lost lease, a failed start) stops the servers at
+//! once, and the process exits with its error.
 
 use actix_web::dev::ServerHandle;
 use actix_web::web;
@@ -21,6 +23,8 @@ use metahook_driver::run::{self, DriveError, DriveSettings};
 use metahook_hooks::Controller;
 use metahook_service::{AppState, Metrics, Registry, ServeError, Settings};
 use std::sync::Arc;
+use std::time::Duration;
+use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 
 #[derive(Debug, thiserror::Error)]
@@ -31,6 +35,8 @@ pub enum SideBySideError {
     Serve(#[from] ServeError),
     #[error("starting the driver's runtime failed")]
     Runtime(#[source] std::io::Error),
+    #[error("watching SIGTERM and SIGINT failed")]
+    Signals(#[source] std::io::Error),
     #[error("the driver's thread panicked")]
     Panicked,
     #[error("starting the aggregated API failed")]
@@ -46,13 +52,15 @@ pub enum SideBySideError {
 /// Serves `controllers`' hooks (none for `drive`) plus health and metrics,
 /// drives the cluster, and serves the aggregated API if `api` asks and
 /// `/debug/driver` if `debug` names its (loopback) address, until SIGTERM
-/// or a fatal driver error.
+/// (then the servers `delay` longer than the driver) or a fatal driver
+/// error.
 pub fn serve_and_drive(
-    settings: Settings,
+    mut settings: Settings,
     controllers: &'static [Controller],
     drive_settings: DriveSettings,
     api: Option<ApiSettings>,
     debug: Option<std::net::SocketAddr>,
+    delay: Duration,
 ) -> Result<(), SideBySideError> {
     // The manifests and hooks first: a bad file fails before anything
     // listens or connects.
@@ -73,6 +81,13 @@ pub fn serve_and_drive(
         .enable_all()
         .build()
         .map_err(SideBySideError::Runtime)?;
+    // The signals are the driver thread's: it stops the servers after the
+    // driver, not actix at the signal.
+    let mut signals = {
+        let _entered = runtime.enter();
+        Signals::watch().map_err(SideBySideError::Signals)?
+    };
+    settings.stop_on_signals = false;
     // Its background tasks run on the driver's runtime; its server on the
     // actix System, beside the hooks'.
     let api = api
@@ -88,12 +103,16 @@ pub fn serve_and_drive(
                     Arc::new(move || caches.all_synced())
                 }))
             });
-            // SIGTERM reaches the actix server and the driver at once, so
-            // both shut down within the same grace period.
-            let signalled = driver_stop.clone();
+            // The first signal stops the driver, a second one the delay.
+            let (signalled, hurried) = (CancellationToken::new(), CancellationToken::new());
+            let (first, second, stopping) =
+                (signalled.clone(), hurried.clone(), driver_stop.clone());
             runtime.spawn(async move {
-                termination().await;
-                signalled.cancel();
+                signals.next().await;
+                first.cancel();
+                stopping.cancel();
+                signals.next().await;
+                second.cancel();
             });
             let result = runtime.block_on(run::drive(
                 prepared,
@@ -104,6 +123,15 @@ pub fn serve_and_drive(
             ));
             if let Err(err) = &result {
                 tracing::error!(error = %metahook_driver::error_chain(err), "the driver stopped");
+            }
+            if signalled.is_cancelled() && !delay.is_zero() {
+                tracing::info!(?delay, "serving a while longer before draining");
+                runtime.block_on(async {
+                    tokio::select! {
+                        _ = tokio::time::sleep(delay) => {}
+                        _ = hurried.cancelled() => {}
+                    }
+                });
             }
             // Whatever ended the driver ends the servers too.
             if let Ok(handles) = handle_rx.recv() {
@@ -176,21 +204,27 @@ fn hook_state(
     web::Data::new(AppState::with_metrics(controllers, settings, metrics).gated())
 }
 
-/// Resolves on SIGTERM or SIGINT (never, if they cannot be watched: the
-/// actix server still stops on them and then stops the driver).
-async fn termination() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) {
-        (Ok(mut term), Ok(mut int)) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
-            }
+/// SIGTERM and SIGINT, watched from start-up on.
+struct Signals {
+    term: Signal,
+    int: Signal,
+}
+
+impl Signals {
+    /// Needs a tokio runtime entered.
+    fn watch() -> std::io::Result<Self> {
+        Ok(Signals {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+        })
+    }
+
+    /// Resolves at the next SIGTERM or SIGINT.
+    async fn next(&mut self) {
+        tokio::select! {
+            _ = self.term.recv() => {}
+            _ = self.int.recv() => {}
         }
-        _ => std::future::pending().await,
     }
 }
 

@@ -99,6 +99,9 @@ pub struct Settings {
     /// How often the certificate files and the token file are re-read. A
     /// mounted Secret is updated by the kubelet within about a minute.
     pub reload_every: Duration,
+    /// Whether SIGTERM and SIGINT stop the server. `serve --drive` turns
+    /// it off and stops the server itself, once the driver has stopped.
+    pub stop_on_signals: bool,
 }
 
 /// The defaults of every setting: the command line's defaults are these.
@@ -130,6 +133,7 @@ impl Settings {
             tls: None,
             auth_token_file: None,
             reload_every: Duration::from_secs(defaults::RELOAD_SECONDS),
+            stop_on_signals: true,
         }
     }
 }
@@ -283,7 +287,8 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<AppState>) {
 }
 
 /// Binds `settings.listen` and starts serving `state`; the returned server
-/// runs until stopped (SIGTERM or SIGINT stop it gracefully).
+/// runs until stopped (SIGTERM or SIGINT stop it gracefully, unless
+/// `settings.stop_on_signals` is off).
 pub fn start(
     settings: &Settings,
     state: web::Data<AppState>,
@@ -329,6 +334,9 @@ pub fn start(
     server = server
         .workers(workers)
         .max_connections(settings.max_connections.div_ceil(workers).max(1));
+    if !settings.stop_on_signals {
+        server = server.disable_signals();
+    }
     let bind_err = |source| ServeError::Bind {
         addr: settings.listen,
         source,

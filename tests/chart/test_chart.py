@@ -356,6 +356,20 @@ def test_shutdown_fits_in_the_grace_period(default: Rendered) -> None:
     assert sleep + int(env["METAHOOK_SHUTDOWN_TIMEOUT_SECONDS"]) < default.pod_spec["terminationGracePeriodSeconds"]
 
 
+def test_driver_mode_serves_the_delay_after_sigterm_instead_of_sleeping_before(chart: helm_python.Chart) -> None:
+    """A preStop sleep would keep the leader leading (and a standby
+    waiting) through it: in driver mode the process gets SIGTERM at once,
+    stops the driver, and serves the delay itself (--shutdown-delay-seconds)."""
+    out = render(chart, {"mode": "driver", "lifecycle": {"preStopSleepSeconds": 7}})
+    env = out.env()
+    assert "lifecycle" not in out.container
+    assert env["METAHOOK_SHUTDOWN_DELAY_SECONDS"] == "7"
+    assert 7 + int(env["METAHOOK_SHUTDOWN_TIMEOUT_SECONDS"]) < out.pod_spec["terminationGracePeriodSeconds"]
+    off = render(chart, {"mode": "driver", "lifecycle": {"preStopSleepSeconds": 0}})
+    assert "lifecycle" not in off.container
+    assert "METAHOOK_SHUTDOWN_DELAY_SECONDS" not in off.env()
+
+
 def test_pod_is_hardened_by_default(default: Rendered) -> None:
     pod, container = default.pod_spec, default.container
     assert restricted_violations(pod) == []

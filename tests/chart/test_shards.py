@@ -240,14 +240,14 @@ def test_a_killed_leader_is_replaced_by_its_standby(sharded: Sharded) -> None:
     with their holders, and a new Hello of shard b converges through the
     new leader.
 
-    Which pod wins is a race here, not the standby by design: the chart's
-    preStop sleep (lifecycle.preStopSleepSeconds, 5 s, for the Service's
-    endpoints) keeps the old leader renewing for 5 s before SIGTERM, and by
-    the time it releases the Lease the Deployment's replacement pod is up
-    and watching it too. Both then try at once (driver/src/leader.rs: a
-    waiting replica watches the Lease and tries as soon as it is released,
-    instead of sleeping until the term's end; tests/e2e/restart.rs shows
-    the standby taking a released Lease within its term)."""
+    Which pod wins is still a race, if a short one: in driver mode the
+    chart renders no preStop sleep, so the old leader gets SIGTERM at once,
+    stops its driver and releases the Lease, and serves its delay after
+    (--shutdown-delay-seconds); the standby is watching the Lease and
+    tries as soon as it is released (driver/src/leader.rs), while the
+    Deployment's replacement pod still has to be scheduled and started to
+    try at all. tests/e2e/restart.rs shows the standby taking a released
+    Lease within its term, and the old leader serving out its delay."""
     admin, ns = sharded.admin, sharded.installed.namespace
     others = {s: sharded.holder(s) for s in SHARDS if s != "b"}
     old, standby = sharded.leader("b")

@@ -137,6 +137,8 @@ async fn a_standby_taking_over_a_converged_cluster_writes_only_the_lease() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_leader_hands_its_lease_to_the_standby_within_its_term() {
     let client = admin().await;
+    // A replica leads once its caches sync, which needs its types.
+    install_crds(&client).await;
     let replica = |pod: &str| {
         spawn(
             &kubeconfig(),
@@ -150,10 +152,13 @@ async fn a_stopped_leader_hands_its_lease_to_the_standby_within_its_term() {
                 "metahook-e2e-handover",
                 "--pod-name",
                 pod,
+                // Long enough that the standby leads well before it ends.
+                "--shutdown-delay-seconds",
+                "15",
             ],
         )
     };
-    let leader = replica("first");
+    let mut leader = replica("first");
     wait_for("the first replica to lead", || async {
         readyz(leader.port).then_some(())
     })
@@ -177,7 +182,8 @@ async fn a_stopped_leader_hands_its_lease_to_the_standby_within_its_term() {
     let term_end = held.renew_time.expect("renewed").0
         + jiff::SignedDuration::from_secs(held.lease_duration_seconds.expect("a duration").into());
     assert_eq!(held.holder_identity.as_deref(), Some("first"));
-    // SIGTERM: the leader stops its work and releases the Lease.
+    // SIGTERM: the leader stops its work and releases the Lease at once,
+    // not after its shutdown delay.
     leader.signal("TERM");
     wait_for("the standby to lead", || async {
         readyz(standby.port).then_some(())
@@ -190,6 +196,24 @@ async fn a_stopped_leader_hands_its_lease_to_the_standby_within_its_term() {
         acquired < term_end,
         "the standby took the Lease at {acquired}, after the released term ended ({term_end})"
     );
+    // Meanwhile the old leader still serves, not ready, until its delay
+    // ends; then it drains and exits cleanly.
+    let host = format!("127.0.0.1:{}", leader.port);
+    assert!(
+        leader.child.try_wait().expect("its state").is_none(),
+        "the old leader exited before its shutdown delay ended"
+    );
+    assert_eq!(http("GET", &host, "/healthz").map(|r| r.0), Some(200));
+    assert_eq!(http("GET", &host, "/readyz").map(|r| r.0), Some(503));
+    let started = std::time::Instant::now();
+    let exited = loop {
+        if let Some(status) = leader.child.try_wait().expect("its state") {
+            break status;
+        }
+        assert!(started.elapsed() < DEADLINE, "the old leader never exited");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    assert!(exited.success(), "the old leader exited with {exited}");
     drop(standby);
     drop(leader);
 }
