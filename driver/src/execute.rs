@@ -6,7 +6,7 @@ use super::events::{EventPublisher, Published};
 use super::memory::ApplyMemory;
 use super::metrics::DriverMetrics;
 use super::model::Driven;
-use super::plan::{EventType, Op, RevisionWrite, Target, WrittenMetadata};
+use super::plan::{EventType, Op, RevisionWrite, Target, Written, WrittenMetadata};
 use super::revisions::revision_type;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::ResourceExt;
@@ -128,7 +128,8 @@ impl Executor {
     /// Performs `ops` in order. A finalizer change or a failed parent check
     /// ends the plan with an error; other failures are collected and the
     /// remaining operations still run (the status is written even when a
-    /// child operation failed).
+    /// child operation failed). An Event that tells of a write is published
+    /// only if that write went through.
     pub async fn execute(
         &self,
         ctl: &Driven,
@@ -147,6 +148,7 @@ impl Executor {
         // it sees this plan's writes.
         let planned_on = parent.resource_version().unwrap_or_default();
         let mut errors = Vec::new();
+        let mut written = std::collections::HashSet::new();
         for op in ops {
             match op {
                 Op::AddFinalizer { before, after } => {
@@ -194,11 +196,15 @@ impl Executor {
                         errors.push(e);
                     }
                 }
-                Op::DeleteChild { child, .. } => {
-                    if let Err(e) = self.delete_child(ctl, &child).await {
-                        errors.push(e);
+                Op::DeleteChild { child, .. } => match self.delete_child(ctl, &child).await {
+                    Ok(()) => {
+                        written.insert(Written::Child {
+                            type_index: child.type_index,
+                            name: child.name,
+                        });
                     }
-                }
+                    Err(e) => errors.push(e),
+                },
                 Op::ApplyChild {
                     type_index,
                     namespace,
@@ -219,6 +225,7 @@ impl Executor {
                                 fingerprint,
                                 &applied,
                             );
+                            written.insert(Written::Child { type_index, name });
                         }
                         // Conflict and NotFound are swallowed: the watch
                         // event that follows syncs again
@@ -262,6 +269,7 @@ impl Executor {
                                     .unwrap_or_default(),
                                 status,
                             );
+                            written.insert(Written::Status);
                             parent = updated;
                         }
                         // Gone (404), replaced (the UID test fails: 422), or
@@ -296,6 +304,9 @@ impl Executor {
                                     annotations: updated.metadata.annotations.clone(),
                                 },
                             );
+                            // A type without a status subresource has its
+                            // status written here.
+                            written.insert(Written::Status);
                             parent = updated;
                         }
                         // Gone: nothing left to decorate.
@@ -311,8 +322,17 @@ impl Executor {
                         }),
                     }
                 }
-                Op::Event { kind, reason, note } => {
-                    self.publish(ctl, &parent, kind, reason, note).await;
+                Op::Event {
+                    kind,
+                    reason,
+                    note,
+                    after,
+                } => {
+                    if after.is_none_or(|w| written.contains(&w)) {
+                        self.publish(ctl, &parent, kind, reason, note).await;
+                    } else {
+                        tracing::debug!(parent = %parent_key, %reason, %note, "not published: its write did not go through");
+                    }
                 }
             }
         }

@@ -140,6 +140,10 @@ pub enum Outcome {
     StaleCache,
     /// The parent's namespace is being deleted; retried.
     NamespaceTerminating,
+    /// The API server does not know the parent's kind yet (for up to 30 s
+    /// after its CRD is installed) and refused its children's owner
+    /// references; retried every few seconds, with no backoff step.
+    OwnerKindUnknown,
 }
 
 /// What a Secret's changed field shows instead of its values.

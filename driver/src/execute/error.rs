@@ -1,6 +1,7 @@
 //! What can fail when a plan is executed, named after the operation, and
-//! which failures are only a stale cache or a namespace being deleted
-//! (quiet retries, docs/metacontroller.md §5).
+//! which failures are only a stale cache, a namespace being deleted or an
+//! owner kind the API server has yet to learn (quiet retries,
+//! docs/metacontroller.md §5).
 
 /// What failed, named after the operation.
 #[derive(Debug, thiserror::Error)]
@@ -107,6 +108,37 @@ impl ExecuteError {
             | ExecuteError::AddFinalizer { source, .. } => namespace_terminating(source),
             _ => false,
         }
+    }
+
+    /// Whether the API server refused an owner reference to the parent
+    /// because it does not know the parent's kind yet
+    /// ([`owner_kind_unknown`]): it will within 30 s of the CRD's
+    /// install, so this is retried soon and quietly.
+    pub fn is_owner_kind_unknown(&self) -> bool {
+        match self {
+            ExecuteError::ApplyChild { source, .. }
+            | ExecuteError::AdoptChild { source, .. }
+            | ExecuteError::WriteRevision { source, .. } => owner_kind_unknown(source),
+            _ => false,
+        }
+    }
+}
+
+/// A 403 from the API server's garbage-collector admission, which cannot
+/// yet map the owner's kind: it relearns the cluster's types only every
+/// 30 s (k8s.io/apiserver's admission options), so for up to that long
+/// after a CRD is installed it refuses an ownerReference to one of its
+/// objects that blocks the owner's deletion, as a child's controller
+/// reference does. The refusal carries no cause, only this message.
+pub fn owner_kind_unknown(err: &kube::Error) -> bool {
+    match err {
+        kube::Error::Api(status) => {
+            status.code == 403
+                && status.message.contains(
+                    "cannot set blockOwnerDeletion in this case because cannot find RESTMapping",
+                )
+        }
+        _ => false,
     }
 }
 

@@ -5,7 +5,7 @@
 use super::applied::{AppliedMemory, carries, fingerprint_text, still_as_applied};
 use super::apply::{APPLIED, apply_body, with_fingerprint};
 use super::desired::Desired;
-use super::{DeleteReason, EventType, Op, is_deleting, target};
+use super::{DeleteReason, EventType, Op, Written, is_deleting, target};
 use crate::config::UpdateStrategy;
 use crate::model::Driven;
 use crate::wire::object_json;
@@ -106,7 +106,7 @@ pub(super) fn manage_children(
             // (plan/rolling.rs replaced the desired object otherwise).
             UpdateStrategy::InPlace | UpdateStrategy::RollingInPlace => {
                 if differs() {
-                    ops.push(updated(kind, &d.name, "updated"));
+                    ops.push(updated(kind, d.type_index, &d.name, "updated"));
                     content_changes = true;
                 }
                 ops.push(apply(body));
@@ -120,7 +120,12 @@ pub(super) fn manage_children(
                         child: target(d.type_index, obs),
                         reason: DeleteReason::Recreate,
                     });
-                    ops.push(updated(kind, &d.name, "deleted to be recreated"));
+                    ops.push(updated(
+                        kind,
+                        d.type_index,
+                        &d.name,
+                        "deleted to be recreated",
+                    ));
                 }
             }
         }
@@ -130,11 +135,15 @@ pub(super) fn manage_children(
 
 /// A Normal Event: an existing child changed because the hook's answer did.
 /// A child created for a new parent is the expected path and gets none.
-fn updated(kind: &str, name: &str, what: &str) -> Op {
+fn updated(kind: &str, type_index: usize, name: &str, what: &str) -> Op {
     Op::Event {
         kind: EventType::Normal,
         reason: "Updated".to_owned(),
         note: format!("{kind} {name} {what}"),
+        after: Some(Written::Child {
+            type_index,
+            name: name.to_owned(),
+        }),
     }
 }
 

@@ -129,6 +129,7 @@ pub fn decorate(
             kind: EventType::Normal,
             reason: "Finalized".to_owned(),
             note: format!("The {} hook finalized it", HookKind::Finalize),
+            after: None,
         });
     }
     let gc_finalizer = parent

@@ -148,12 +148,21 @@ pub enum Op {
         patch: Vec<Value>,
         changed: Vec<String>,
     },
-    /// A Kubernetes Event on the parent.
+    /// A Kubernetes Event on the parent; one that tells of a write is
+    /// published only if that write went through.
     Event {
         kind: EventType,
         reason: String,
         note: String,
+        after: Option<Written>,
     },
+}
+
+/// The write an Event tells of: a child's apply or delete, or the status.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Written {
+    Child { type_index: usize, name: String },
+    Status,
 }
 
 /// One write of a parent's ControllerRevisions.
@@ -403,10 +412,12 @@ pub fn after_hook(
     let mut has = has_finalizer(parent, &finalizer);
     if response.finalized && has {
         ops.push(remove_finalizer(parent, &finalizer));
+        // The finalizer's removal fails the whole pass if it fails.
         ops.push(Op::Event {
             kind: EventType::Normal,
             reason: "Finalized".to_owned(),
             note: format!("The {} hook finalized it", HookKind::Finalize),
+            after: None,
         });
         has = false;
     }

@@ -2,7 +2,7 @@
 //! changed conditions are worth (docs/metacontroller.md §3.3 step 12; the
 //! Events are metahook's own: Metacontroller sends only `SyncError`).
 
-use super::{EventType, Op};
+use super::{EventType, Op, Written};
 use kube::core::DynamicObject;
 use serde_json::{Map, Value};
 
@@ -83,6 +83,7 @@ pub(super) fn condition_events(old: Option<&Value>, new: &Value, catching_up: bo
             };
             let message = text(c, "message");
             Some(Op::Event {
+                after: Some(Written::Status),
                 kind,
                 reason: if reason.is_empty() {
                     type_.clone()

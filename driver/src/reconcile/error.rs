@@ -1,6 +1,7 @@
 //! Why a reconcile failed, and which failures are quiet retries (a stale
-//! cache, a namespace being deleted, a hook's 429) rather than errors worth
-//! a Warning and a backoff step.
+//! cache, a namespace being deleted, an owner kind the API server has yet
+//! to learn, a hook's 429) rather than errors worth a Warning and a
+//! backoff step.
 
 use crate::execute::{ExecuteError, ExecuteErrors};
 use crate::hook_call::HookCallError;
@@ -51,6 +52,12 @@ impl ReconcileError {
     /// Failed only because the parent's namespace is being deleted.
     pub(crate) fn is_namespace_terminating(&self) -> bool {
         self.only(ExecuteError::is_namespace_terminating)
+    }
+
+    /// Failed only because the API server does not know the parent's kind
+    /// yet, a CRD just installed (`ExecuteError::is_owner_kind_unknown`).
+    pub(crate) fn is_owner_kind_unknown(&self) -> bool {
+        self.only(ExecuteError::is_owner_kind_unknown)
     }
 
     /// Failed at the API server, and every failure there was of one kind.

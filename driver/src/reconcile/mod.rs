@@ -52,6 +52,11 @@ use tokio::time::Instant;
 /// new children cannot keep a status stale.
 pub const STATUS_DEFERRAL: Duration = Duration::from_secs(30);
 
+/// How often a parent whose children the API server refused, not knowing
+/// its kind yet, is tried again: it learns it within 30 s of the CRD's
+/// install, and the backoff would by then wait as long again.
+const OWNER_KIND_RETRY: Duration = Duration::from_secs(2);
+
 /// When a parent whose status was deferred is looked at again (sooner if
 /// something changes).
 const DEFERRED_STATUS_RETRY: Duration = Duration::from_secs(1);
@@ -81,12 +86,14 @@ pub async fn reconcile(
 }
 
 /// When a failed reconcile of `parent` runs again (docs/metacontroller.md
-/// §3.10): after the hook's `Retry-After` for a 429, with no backoff step;
-/// otherwise after the parent's next backoff step.
+/// §3.10): after the hook's `Retry-After` for a 429, and every
+/// [`OWNER_KIND_RETRY`] while the API server learns a new CRD's kind, with
+/// no backoff step; otherwise after the parent's next backoff step.
 pub fn error_policy(parent: Arc<DynamicObject>, err: &ReconcileError, ctx: Arc<Context>) -> Action {
     let key = parent_key(&ctx.driven, &parent);
     let (after, reason) = match err.retry_after() {
         Some(after) => (after, "retryAfter"),
+        None if err.is_owner_kind_unknown() => (OWNER_KIND_RETRY, "ownerKindUnknown"),
         None => (ctx.backoff.next(&key), "backoff"),
     };
     ctx.records

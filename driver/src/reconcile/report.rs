@@ -37,6 +37,12 @@ pub(super) async fn reconciled(
             Outcome::NamespaceTerminating => {
                 tracing::debug!(error = %crate::error_chain(err), "the namespace is being deleted; retrying");
             }
+            Outcome::OwnerKindUnknown => {
+                tracing::info!(
+                    error = %crate::error_chain(err),
+                    "the API server does not know the parent's kind yet (a CRD just installed); retrying"
+                );
+            }
             _ => {
                 let chain = crate::error_chain(err);
                 tracing::warn!(error = %chain, failures = ctx.backoff.failures(key), "reconcile failed");
@@ -65,6 +71,7 @@ fn outcome(trace: &Trace, result: &Result<Option<Again>, ReconcileError>) -> Out
         Err(ReconcileError::NotSynced(_)) => Outcome::WaitingForCache,
         Err(err) if err.is_stale_cache() => Outcome::StaleCache,
         Err(err) if err.is_namespace_terminating() => Outcome::NamespaceTerminating,
+        Err(err) if err.is_owner_kind_unknown() => Outcome::OwnerKindUnknown,
         Err(_) => Outcome::Failed,
     }
 }
@@ -77,6 +84,7 @@ fn metric_label(outcome: Outcome) -> &'static str {
         Outcome::WaitingForCache => "waiting",
         Outcome::StaleCache => "stale",
         Outcome::NamespaceTerminating => "namespace_terminating",
+        Outcome::OwnerKindUnknown => "owner_kind_unknown",
         Outcome::Failed => "error",
     }
 }

@@ -6,7 +6,9 @@
 
 mod decorator;
 
-use super::{ReconcileError, STATUS_DEFERRAL, error_policy, reconcile, status_pace};
+use super::{
+    OWNER_KIND_RETRY, ReconcileError, STATUS_DEFERRAL, error_policy, reconcile, status_pace,
+};
 use crate::backoff::backoff;
 use crate::cache::Caches;
 use crate::config::HookVersion;
@@ -460,6 +462,42 @@ async fn a_namespace_being_deleted_is_a_quiet_retry() {
     let (patch, failures) = first_patch_refused(403, terminating).await;
     assert_eq!(patch.method, "PATCH");
     assert_eq!(failures, 1, "retried with backoff");
+}
+
+#[tokio::test]
+async fn an_owner_kind_the_api_server_has_yet_to_learn_is_retried_soon_and_quietly() {
+    // Found on the real node: for up to 30 s after the chart installs the
+    // CRDs, the API server's admission cannot map the parent's kind and
+    // refuses every child's controller reference. The backoff would wait
+    // as long again by then.
+    let (client, mut api) = mock_client();
+    let ctx = runtime(Endpoint::InProcess(three_replicas_of_web), client);
+    let refused = json!({
+        "apiVersion": "v1", "kind": "Status", "status": "Failure", "code": 403,
+        "reason": "Forbidden",
+        "message": "deployments.apps \"web\" is forbidden: cannot set blockOwnerDeletion in this case because cannot find RESTMapping for APIVersion example.com/v1 Kind Thing: no matches for kind \"Thing\" in version \"example.com/v1\"",
+        "details": {"name": "web", "group": "apps", "kind": "deployments"}
+    });
+    let (action, (apply, status)) = scripted(reconcile_and_requeue(&ctx), async {
+        let apply = answer(&mut api, 403, refused).await;
+        let status = answer(
+            &mut api,
+            200,
+            serde_json::to_value(settled_parent()).unwrap(),
+        )
+        .await;
+        (apply, status)
+    })
+    .await;
+    // No Event: not the Warning of a failure, nor the Normal of an update
+    // that did not happen.
+    no_further_request(&mut api);
+    assert_eq!(apply.path, "/apis/apps/v1/namespaces/shop/deployments/web");
+    assert_wrote_ok_status(&status);
+    assert_eq!(action, Action::requeue(OWNER_KIND_RETRY));
+    assert_eq!(ctx.backoff.failures(&key(&ctx)), 0, "no backoff step");
+    let record = ctx.records.get(&key(&ctx)).unwrap();
+    assert_eq!(record.outcome, Outcome::OwnerKindUnknown);
 }
 
 #[tokio::test]

@@ -110,6 +110,10 @@ fn in_place_applies_unless_nothing_changed_since_the_last_apply() {
             kind: EventType::Normal,
             reason: "Updated".to_owned(),
             note: "Deployment web updated".to_owned(),
+            after: Some(Written::Child {
+                type_index: 0,
+                name: "web".to_owned(),
+            }),
         },
         "an existing child that changes is worth a Normal"
     );

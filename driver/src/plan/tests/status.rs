@@ -81,6 +81,7 @@ fn condition_changes_become_events_after_the_writes() {
             kind: EventType::Warning,
             reason: "InvalidSpec".to_owned(),
             note: "SpecValid is False: replicas must be 0 to 20".to_owned(),
+            after: Some(Written::Status),
         }
     );
 }
