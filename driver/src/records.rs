@@ -142,7 +142,7 @@ pub enum Outcome {
     NamespaceTerminating,
     /// The API server does not know the parent's kind yet (for up to 30 s
     /// after its CRD is installed) and refused its children's owner
-    /// references; retried every few seconds, with no backoff step.
+    /// references; retried at most 2 s apart, quietly, for 30 tries.
     OwnerKindUnknown,
 }
 

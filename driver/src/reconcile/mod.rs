@@ -37,6 +37,7 @@ use crate::execute::ExecuteErrors;
 use crate::hook_call::HookTarget;
 use crate::model::{ApiType, Driven};
 use crate::plan::{self, Next, StatusPace};
+use crate::queue::ParentKey;
 use crate::records::{Condition, ParentRef, Requeue, Step};
 use crate::triggers::parent_key;
 use crate::wire::{self, TypedObjects};
@@ -52,10 +53,22 @@ use tokio::time::Instant;
 /// new children cannot keep a status stale.
 pub const STATUS_DEFERRAL: Duration = Duration::from_secs(30);
 
-/// How often a parent whose children the API server refused, not knowing
-/// its kind yet, is tried again: it learns it within 30 s of the CRD's
-/// install, and the backoff would by then wait as long again.
+/// The longest wait between tries of a parent whose children the API
+/// server refused, not knowing its kind yet: it learns it within 30 s of
+/// the CRD's install, and the backoff would by then wait as long again.
 const OWNER_KIND_RETRY: Duration = Duration::from_secs(2);
+
+/// Failures in a row for which that refusal is waited out: the backoff's
+/// first steps, then [`OWNER_KIND_RETRY`] apart, span more than those
+/// 30 s. After them it is a failure like any other (a Warning, the whole
+/// backoff): the kind may never be known.
+const OWNER_KIND_TRIES: u32 = 30;
+
+/// Whether `err` is the API server still learning the parent's kind, within
+/// [`OWNER_KIND_TRIES`] of `key`'s failures.
+fn learning_owner_kind(ctx: &Context, key: &ParentKey, err: &ReconcileError) -> bool {
+    err.is_owner_kind_unknown() && ctx.backoff.failures(key) < OWNER_KIND_TRIES
+}
 
 /// When a parent whose status was deferred is looked at again (sooner if
 /// something changes).
@@ -86,14 +99,17 @@ pub async fn reconcile(
 }
 
 /// When a failed reconcile of `parent` runs again (docs/metacontroller.md
-/// §3.10): after the hook's `Retry-After` for a 429, and every
-/// [`OWNER_KIND_RETRY`] while the API server learns a new CRD's kind, with
-/// no backoff step; otherwise after the parent's next backoff step.
+/// §3.10): after the hook's `Retry-After` for a 429, with no backoff step;
+/// otherwise after the parent's next backoff step, at most
+/// [`OWNER_KIND_RETRY`] while the API server learns a new CRD's kind.
 pub fn error_policy(parent: Arc<DynamicObject>, err: &ReconcileError, ctx: Arc<Context>) -> Action {
     let key = parent_key(&ctx.driven, &parent);
     let (after, reason) = match err.retry_after() {
         Some(after) => (after, "retryAfter"),
-        None if err.is_owner_kind_unknown() => (OWNER_KIND_RETRY, "ownerKindUnknown"),
+        None if learning_owner_kind(&ctx, &key, err) => (
+            ctx.backoff.next(&key).min(OWNER_KIND_RETRY),
+            "ownerKindUnknown",
+        ),
         None => (ctx.backoff.next(&key), "backoff"),
     };
     ctx.records

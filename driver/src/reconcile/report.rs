@@ -18,7 +18,10 @@ pub(super) async fn reconciled(
     result: &Result<Option<Again>, ReconcileError>,
     took: Duration,
 ) {
-    let outcome = outcome(&trace, result);
+    let learning = result
+        .as_ref()
+        .is_err_and(|err| super::learning_owner_kind(ctx, key, err));
+    let outcome = outcome(&trace, result, learning);
     match result {
         Ok(_) => {
             ctx.backoff.forget(key);
@@ -63,7 +66,13 @@ pub(super) async fn reconciled(
     record(ctx, key, trace, result, outcome, took);
 }
 
-fn outcome(trace: &Trace, result: &Result<Option<Again>, ReconcileError>) -> Outcome {
+/// `learning`: the error is the API server still learning the parent's
+/// kind (`super::learning_owner_kind`).
+fn outcome(
+    trace: &Trace,
+    result: &Result<Option<Again>, ReconcileError>,
+    learning: bool,
+) -> Outcome {
     match result {
         Ok(_) if trace.steps.is_empty() => Outcome::Unchanged,
         Ok(_) => Outcome::Succeeded,
@@ -71,7 +80,7 @@ fn outcome(trace: &Trace, result: &Result<Option<Again>, ReconcileError>) -> Out
         Err(ReconcileError::NotSynced(_)) => Outcome::WaitingForCache,
         Err(err) if err.is_stale_cache() => Outcome::StaleCache,
         Err(err) if err.is_namespace_terminating() => Outcome::NamespaceTerminating,
-        Err(err) if err.is_owner_kind_unknown() => Outcome::OwnerKindUnknown,
+        Err(_) if learning => Outcome::OwnerKindUnknown,
         Err(_) => Outcome::Failed,
     }
 }

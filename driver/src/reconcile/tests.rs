@@ -7,7 +7,8 @@
 mod decorator;
 
 use super::{
-    OWNER_KIND_RETRY, ReconcileError, STATUS_DEFERRAL, error_policy, reconcile, status_pace,
+    OWNER_KIND_RETRY, OWNER_KIND_TRIES, ReconcileError, STATUS_DEFERRAL, error_policy, reconcile,
+    status_pace,
 };
 use crate::backoff::backoff;
 use crate::cache::Caches;
@@ -494,10 +495,43 @@ async fn an_owner_kind_the_api_server_has_yet_to_learn_is_retried_soon_and_quiet
     no_further_request(&mut api);
     assert_eq!(apply.path, "/apis/apps/v1/namespaces/shop/deployments/web");
     assert_wrote_ok_status(&status);
-    assert_eq!(action, Action::requeue(OWNER_KIND_RETRY));
-    assert_eq!(ctx.backoff.failures(&key(&ctx)), 0, "no backoff step");
     let record = ctx.records.get(&key(&ctx)).unwrap();
     assert_eq!(record.outcome, Outcome::OwnerKindUnknown);
+    assert_eq!(action, Action::requeue(backoff(0)), "the first step");
+    // Later tries are at most 2 s apart, for long enough to outlast the
+    // API server's 30 s; then it is a failure like any other.
+    let refused = || {
+        let status = kube::core::Status::failure(
+            "deployments.apps \"web\" is forbidden: cannot set blockOwnerDeletion in this case because cannot find RESTMapping for APIVersion example.com/v1 Kind Thing",
+            "Forbidden",
+        )
+        .with_code(403);
+        ReconcileError::Children(crate::execute::ExecuteErrors(vec![
+            crate::execute::ExecuteError::ApplyChild {
+                kind: "Deployment".to_owned(),
+                name: "web".to_owned(),
+                source: kube::Error::Api(Box::new(status)),
+            },
+        ]))
+    };
+    let mut waits = vec![backoff(0)];
+    while ctx.backoff.failures(&key(&ctx)) < OWNER_KIND_TRIES {
+        let want = backoff(waits.len() as u32).min(OWNER_KIND_RETRY);
+        let action = error_policy(cached(&ctx), &refused(), Arc::clone(&ctx));
+        assert_eq!(action, Action::requeue(want), "try {}", waits.len());
+        waits.push(want);
+    }
+    let waited: Duration = waits.iter().sum();
+    assert!(
+        waited > Duration::from_secs(30),
+        "{waited:?} in {} tries",
+        waits.len()
+    );
+    assert_eq!(
+        error_policy(cached(&ctx), &refused(), Arc::clone(&ctx)),
+        Action::requeue(backoff(OWNER_KIND_TRIES)),
+        "past the tries, the whole backoff"
+    );
 }
 
 #[tokio::test]
