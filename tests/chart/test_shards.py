@@ -167,8 +167,11 @@ def sharded(cluster: Cluster, chart: helm_python.Chart) -> Iterator[Sharded]:
     release, namespace = unique("shards"), unique("chart-shards")
     work = unique("chart-shards-work")
     cluster.admin.create("/api/v1/namespaces", {"metadata": {"name": work}})
+    # The driver's debug log (each reconcile, its trigger and outcome): the
+    # pods' logs are in a failure's report.
     values = {"mode": "driver", "replicas": REPLICAS,
-              "driver": {"shards": [{"name": s, "selector": f"{LABEL} in ({s})"} for s in SHARDS]}}
+              "driver": {"shards": [{"name": s, "selector": f"{LABEL} in ({s})"} for s in SHARDS]},
+              "extraEnv": [{"name": "RUST_LOG", "value": "info,metahook_driver=debug"}]}
     try:
         offset = audit_size(cluster)
         # Helm cannot wait for a standby that is never Ready: the tests wait
