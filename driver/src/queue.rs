@@ -3,7 +3,9 @@
 //! The applier coalesces requests itself, but does not say how many wait:
 //! `waiting` holds the parents sent and not yet started, so a second
 //! trigger for one of them sends nothing, and its size is the queue-depth
-//! metric.
+//! metric. Such a trigger's change is not lost: a reconcile takes its
+//! parent out of `waiting` first and reads it from the cache after
+//! (`worker::reconcile_isolated`).
 
 use kube::api::DynamicObject;
 use kube::runtime::reflector::ObjectRef;

@@ -148,12 +148,24 @@ pub async fn run(ctx: Arc<Context>, pace: Pace, resync: Duration, stop: Cancella
 
 /// A reconcile taken from the queue, with a panic counted as a failed
 /// reconcile: a bug in one reconcile must not stop the controller.
-async fn reconcile_isolated(
-    parent: Arc<DynamicObject>,
+///
+/// It works on the parent as the cache holds it once the key has left the
+/// queue, not on the copy the applier read when it took the key: a change
+/// that lands in between finds the key still waiting and sends nothing
+/// (`queue.rs`), so it would be lost until the next event. Found on the
+/// real node: a Hello relabelled into a shard and scaled 15 ms later kept
+/// its old scale for minutes.
+pub(crate) async fn reconcile_isolated(
+    handed: Arc<DynamicObject>,
     ctx: Arc<Context>,
 ) -> Result<Action, ReconcileError> {
-    let key: ParentKey = triggers::parent_key(&ctx.driven, &parent);
+    let key: ParentKey = triggers::parent_key(&ctx.driven, &handed);
     ctx.dequeued(&key);
+    // Gone meanwhile (deleted, or no longer this shard's): nothing to do,
+    // as when the applier finds no object for a key.
+    let Some(parent) = ctx.parents.store.get(&key) else {
+        return Ok(Action::await_change());
+    };
     let name = key_of(key.namespace.as_deref(), &key.name);
     let span = tracing::info_span!("reconcile", controller = %ctx.name(), parent = %name);
     let run = std::panic::AssertUnwindSafe(

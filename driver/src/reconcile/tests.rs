@@ -682,6 +682,61 @@ async fn the_loop_coalesces_waiting_triggers_and_stops_on_request() {
         .unwrap();
 }
 
+/// A sync hook that wants `web` at the parent's `spec.replicas`, status
+/// `{ok: true}`.
+fn web_at_the_parents_replicas(
+    body: &[u8],
+    _: jiff::Timestamp,
+) -> Result<Vec<u8>, metahook_hooks::registry::HookError> {
+    let request: serde_json::Value = serde_json::from_slice(body).unwrap();
+    let replicas = request["parent"]["spec"]["replicas"].clone();
+    Ok(serde_json::to_vec(&json!({
+        "status": {"ok": true},
+        "children": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                      "metadata": {"name": "web"}, "spec": {"replicas": replicas}}]
+    }))
+    .unwrap())
+}
+
+#[tokio::test]
+async fn a_dequeued_parent_is_reconciled_as_the_cache_holds_it_not_as_it_was_handed_over() {
+    // Found on the real node: the applier reads the parent when it takes
+    // the key, and a change landing before the key leaves the queue sends
+    // nothing (the key still waits). Reconciling the copy handed over lost
+    // that change: a Hello scaled to 2 just then kept its Deployment at 1.
+    let (client, mut api) = mock_client();
+    let mut scaled = settled_parent();
+    scaled.data["spec"] = json!({"replicas": 2});
+    let ctx = runtime_with(
+        Endpoint::InProcess(web_at_the_parents_replicas),
+        client,
+        scaled,
+    );
+    let mut handed = settled_parent();
+    handed.data["spec"] = json!({"replicas": 1});
+    let (result, ((apply, _status), _event)) = scripted(
+        worker::reconcile_isolated(Arc::new(handed), Arc::clone(&ctx)),
+        apply_status_event(&mut api, 2),
+    )
+    .await;
+    no_further_request(&mut api);
+    result.unwrap();
+    assert_eq!(
+        apply.body["spec"]["replicas"], 2,
+        "the cached parent's scale"
+    );
+
+    // One gone from the cache meanwhile (deleted, or another shard's now)
+    // is left alone.
+    let mut gone = settled_parent();
+    gone.metadata.name = Some("gone".to_owned());
+    let action = worker::reconcile_isolated(Arc::new(gone), Arc::clone(&ctx))
+        .await
+        .unwrap();
+    no_further_request(&mut api);
+    assert_eq!(action, Action::await_change());
+}
+
 #[tokio::test]
 async fn each_reconcile_leaves_a_record_of_its_plan_and_outcome() {
     let (client, mut api) = mock_client();
