@@ -144,6 +144,15 @@ async fn roll_the_rest(
     .await
 }
 
+/// The ControllerRevisions in the test's namespace.
+async fn revisions_left(revisions: &Api<DynamicObject>) -> Vec<DynamicObject> {
+    revisions
+        .list(&Default::default())
+        .await
+        .expect("listing ControllerRevisions")
+        .items
+}
+
 /// Waits until the Gadgets are `want` (name, version).
 async fn versions(
     api: &Api<DynamicObject>,
@@ -249,11 +258,7 @@ async fn a_rollout_survives_the_driver_being_killed_halfway() {
 
     // Each Gadget made Ready lets the next one go, in the hook's order.
     let done = roll_the_rest(&rollers, &gadget_api).await;
-    let left = revisions
-        .list(&Default::default())
-        .await
-        .expect("listing ControllerRevisions")
-        .items;
+    let left = revisions_left(&revisions).await;
     assert_eq!(left.len(), 1, "one ControllerRevision left");
     let name = left[0].metadata.name.clone().unwrap_or_default();
     assert_eq!(done.2, format!("latest ControllerRevision: {name}"));
@@ -282,16 +287,7 @@ async fn a_rollout_survives_the_driver_being_killed_halfway() {
 /// collected as dependents of an owner that is gone. So a probe of each
 /// kind, owned by a ConfigMap that is deleted, must be collected.
 async fn gc_knows(client: &Client, ns: &str, kinds: &[(&str, &str, &str)]) {
-    let config_maps: Api<k8s_openapi::api::core::v1::ConfigMap> =
-        Api::namespaced(client.clone(), ns);
-    let owner = config_maps
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": "gc-probe"}}))
-                .expect("a ConfigMap"),
-        )
-        .await
-        .expect("creating the probes' owner");
+    let owner = config_map(client, ns, "gc-probe").await;
     let probes: Vec<_> = kinds
         .iter()
         .map(|&(group, version, kind)| (kind, dynamic(client, ns, group, version, kind)))
@@ -311,6 +307,8 @@ async fn gc_knows(client: &Client, ns: &str, kinds: &[(&str, &str, &str)]) {
             .await
             .expect("creating a probe");
     }
+    let config_maps: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(client.clone(), ns);
     config_maps
         .delete("gc-probe", &Default::default())
         .await
@@ -420,11 +418,7 @@ async fn a_roller_made_again_adopts_its_orphaned_revision_and_rolls_one_at_a_tim
     .await;
 
     roll_the_rest(&rollers, &gadget_api).await;
-    let left = revisions
-        .list(&Default::default())
-        .await
-        .expect("listing ControllerRevisions")
-        .items;
+    let left = revisions_left(&revisions).await;
     assert_eq!(left.len(), 1, "the adopted revision deleted at the end");
     assert_eq!(left[0].data["parentPatch"]["spec"]["version"], "v2");
     drop(driver);

@@ -199,16 +199,7 @@ pub async fn hello(client: &Client, engine: Engine) {
 
     // Claiming: an orphan matching the selector is adopted and, as the hook
     // does not desire it, deleted; another controller's object is left alone.
-    let configmaps: Api<k8s_openapi::api::core::v1::ConfigMap> =
-        Api::namespaced(client.clone(), &ns);
-    let other_owner = configmaps
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": "other-owner"}}))
-                .expect("a ConfigMap"),
-        )
-        .await
-        .expect("creating the ConfigMap");
+    let other_owner = config_map(client, &ns, "other-owner").await;
     let labelled = |name: &str, owner: Option<&str>| -> Deployment {
         let mut d = json!({
             "metadata": {"name": name, "labels": {"controller-uid": uid}},

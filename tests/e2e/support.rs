@@ -3,7 +3,7 @@
 //! child process, `kubectl`, and waits on outcomes.
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
@@ -402,6 +402,17 @@ where
         api.get_opt(name).await.ok()?.is_none().then_some(())
     })
     .await;
+}
+
+/// An empty ConfigMap `name` in `ns`, created: an object to own others.
+pub async fn config_map(client: &Client, ns: &str, name: &str) -> ConfigMap {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    api.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"metadata": {"name": name}})).expect("a ConfigMap"),
+    )
+    .await
+    .expect("creating a ConfigMap")
 }
 
 /// A namespace of its own, named after `prefix`.
