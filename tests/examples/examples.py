@@ -53,6 +53,7 @@ import tarfile
 import tempfile
 import threading
 import time
+import traceback
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -246,7 +247,10 @@ class Procs:
             try:
                 p.wait(grace)
             except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
                 p.wait(10)
 
     def stop_all(self):
@@ -316,7 +320,7 @@ class LocalKubelet(threading.Thread):
                 log(f"hook server {name} started: {self.started[name]}")
             except NotYet:
                 pass
-            except Exception as e:  # noqa: BLE001 - reported with the result, the loop goes on
+            except Exception as e:  # reported with the result, the loop goes on
                 self.started[name] = None
                 self.errors.append(f"{name}: {e}")
                 log(f"hook server {name} cannot run: {e}")
@@ -420,10 +424,15 @@ def relay(a, b):
         if not readable:
             return
         for s in readable:
-            data = s.recv(65536)
-            if not data:
+            try:
+                data = s.recv(65536)
+                if not data:
+                    return
+                (b if s is a else a).sendall(data)
+            except OSError:
+                # One side reset or closed mid-write (Metacontroller ends
+                # a tunnel as it likes): the tunnel is over, not the run.
                 return
-            (b if s is a else a).sendall(data)
 
 
 def connect_service(state, key):
@@ -636,6 +645,11 @@ def run_example(name, engine, src, work, bins, kubeconfig, kubectl, timeout, kno
     in the engine's log (or the test's own) ends the example at once as
     failed (expected.txt's `fails`), rather than after the whole timeout."""
     state = work / f"{engine}-{name}"
+    # A second attempt (harness_retry) keeps the first one's logs.
+    tries = 1
+    while state.exists():
+        tries += 1
+        state = work / f"{engine}-{name}.{tries}"
     state.mkdir(parents=True)
     procs = Procs()
     proxy = ConnectProxy(state)
@@ -710,6 +724,36 @@ def run_example(name, engine, src, work, bins, kubeconfig, kubectl, timeout, kno
     }
 
 
+def harness_error(name, engine, e):
+    """The result of an example the harness itself failed on (a kubectl that
+    did not answer, a control plane that did not start): an `error`, which
+    no expectation meets, with the exception and where it was raised, so
+    that the summary says what broke rather than a bare traceback."""
+    ours = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == __file__]
+    where = (ours or traceback.extract_tb(e.__traceback__))[-1]
+    detail = f"the harness failed: {type(e).__name__}: {e} (examples.py:{where.lineno}, {where.name})"
+    log(f"{engine}: {name}: {detail}\n" + "".join(traceback.format_exception(e)))
+    return error_result(name, engine, detail)
+
+
+def harness_retry(engine, what, attempt):
+    """`attempt()`, and once more if the harness itself failed in it (an
+    exception, never an example's own failure, which is a result): these
+    machines are shared, and a kubectl that did not answer in time says
+    nothing of the engine. Said loudly; the second failure is raised."""
+    try:
+        return attempt()
+    except Exception as e:  # any harness failure gets its one retry
+        log(f"{engine}: {what}: the harness failed ({type(e).__name__}: {e}); trying once more\n"
+            + "".join(traceback.format_exception(e)))
+    return attempt()
+
+
+def error_result(name, engine, detail):
+    return {"example": name, "engine": engine, "outcome": "error", "detail": detail, "seconds": 0.0,
+            "state": "", "tail": [], "engine_tail": []}
+
+
 # --- Expectations and the table.
 
 
@@ -754,6 +798,8 @@ def cell(result, expect, detail):
         text = f"refused at start-up: {result['detail'].split('.yaml: ', 1)[-1]}"
     elif expect == "fails" and meets(result, expect, detail):
         text = f"fails, known: {detail}"
+    elif o == "error":
+        text = f"**error** ({result['detail']})"
     else:
         last = " / ".join(line.strip() for line in result["tail"][-3:])
         text = f"**fail** ({result['detail']}): {last}"
@@ -868,10 +914,11 @@ def cmd_run(args):
         if not to_run:
             return results, 0
         cluster_dir = ROOT / "target/cluster" / (f"examples-{engine}" + ("-node" if node == "real" else ""))
-        env = cluster_up(cluster_dir, node)
-        kubeconfig = env["KUBECONFIG"]
         procs = Procs()
-        try:
+
+        def prepare():
+            """A fresh control plane, ready for the examples; its kubeconfig."""
+            kubeconfig = cluster_up(cluster_dir, node)["KUBECONFIG"]
             k = dict(os.environ, KUBECONFIG=kubeconfig)
             # Where the examples put their hook servers, Metacontroller's namespace.
             subprocess.run([kubectl, "create", "namespace", HOOK_NAMESPACE], env=k, check=True,
@@ -891,13 +938,28 @@ def cmd_run(args):
                            check=True, stdout=subprocess.DEVNULL, timeout=KUBECTL_TIMEOUT)
             subprocess.run([kubectl, "wait", "--for", "condition=Established", "--timeout=60s", "crd", "--all"],
                            env=k, check=True, stdout=subprocess.DEVNULL, timeout=KUBECTL_TIMEOUT + 10)
+            return kubeconfig
+
+        def run_one(ex, kubeconfig):
+            expect, detail = expected[(ex, engine)]
+            return run_example(ex, engine, src, work, args.bins, kubeconfig, kubectl, args.timeout,
+                               known_failure=detail if expect == "fails" else None)
+
+        try:
+            kubeconfig = harness_retry(engine, f"{node} control plane", prepare)
             for ex in to_run:
                 log(f"{engine}: {ex} ({node} node) ...")
-                expect, detail = expected[(ex, engine)]
-                r = run_example(ex, engine, src, work, args.bins, kubeconfig, kubectl, args.timeout,
-                                known_failure=detail if expect == "fails" else None)
+                try:
+                    r = harness_retry(engine, ex, lambda: run_one(ex, kubeconfig))
+                except Exception as e:  # the harness's own failure, reported as this example's
+                    r = harness_error(ex, engine, e)
                 log(f"{engine}: {ex}: {r['outcome']} ({r['seconds']} s) {r['detail']}")
                 results.append(r)
+        except Exception as e:  # the control plane or its setup: what is left cannot run
+            ran = {r["example"] for r in results}
+            left = [ex for ex in to_run if ex not in ran]
+            failed = harness_error(left[0], engine, e)
+            results += [dict(failed, example=ex) for ex in left]
         finally:
             procs.stop_all()
             if node == "real" and any(r["outcome"] != "pass" for r in results):
@@ -926,6 +988,11 @@ def cmd_run(args):
         done = {(e, "standin"): f.result() for e, f in standin.items()}
         done.update({(e, "real"): r for e, r in real.result().items()})
     results = [r for e in args.engines for node in ("standin", "real") for r in done[(e, node)][0]]
+    # An example the harness never reached is a failure, not a gap in the table.
+    ran = {(r["example"], r["engine"]) for r in results}
+    results += [error_result(ex, e, "not run: its engine's run ended before it")
+                for e in args.engines for ex in selected
+                if expected[(ex, e)][0] != "cannot-run" and (ex, e) not in ran]
     (work / "results.json").write_text(json.dumps(results, indent=1))
     print()
     wrong = report(selected, args.engines, expected, results)
