@@ -17,6 +17,7 @@ use crate::model::Driven;
 use crate::pressure::Pressure;
 use crate::queue::{ParentKey, Queue};
 use crate::records::Records;
+use metahook_hooks::HookKind;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,6 +27,26 @@ pub struct HookTargets {
     pub sync: HookTarget,
     pub finalize: Option<HookTarget>,
     pub customize: Option<HookTarget>,
+}
+
+impl HookTargets {
+    /// The hook `kind` names, if the controller has one.
+    pub fn get(&self, kind: HookKind) -> Option<&HookTarget> {
+        match kind {
+            HookKind::Sync => Some(&self.sync),
+            HookKind::Finalize => self.finalize.as_ref(),
+            HookKind::Customize => self.customize.as_ref(),
+        }
+    }
+
+    /// The hook a `sync` or `finalize` pass calls: `finalize` falls back
+    /// to `sync`.
+    pub fn for_pass(&self, kind: HookKind) -> &HookTarget {
+        match kind {
+            HookKind::Finalize => self.finalize.as_ref().unwrap_or(&self.sync),
+            _ => &self.sync,
+        }
+    }
 }
 
 /// What every controller's context is built from: one of each per driver.

@@ -15,9 +15,17 @@ use k8s_openapi::api::coordination::v1::Lease;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client};
 use kube_lease_manager::{LeaseManager, LeaseManagerBuilder, LeaseManagerError};
+use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+
+/// How long giving the Lease up may hold a stopping replica: with the API
+/// server unreachable the release cannot land, and the Lease expires at
+/// the end of its term anyway.
+const RELEASE_WITHIN: Duration = Duration::from_secs(10);
+
+type ManagerTask = JoinHandle<Result<LeaseManager, LeaseManagerError>>;
 
 #[derive(Debug, Clone)]
 pub struct LeaderSettings {
@@ -45,7 +53,7 @@ pub enum LeaderError {
 /// A held lease; dropping [`Leadership::lost`]'s receiver releases it.
 pub struct Leadership {
     state: watch::Receiver<bool>,
-    task: JoinHandle<Result<kube_lease_manager::LeaseManager, LeaseManagerError>>,
+    task: ManagerTask,
 }
 
 /// Waits until this replica holds the lease, or `stop` is cancelled
@@ -71,7 +79,7 @@ pub async fn acquire(
                 biased;
                 _ = stop.cancelled() => {
                     drop(state);
-                    let _ = task.await;
+                    let _ = ended(task).await;
                     return Ok(None);
                 }
                 changed = state.changed() => {
@@ -83,7 +91,7 @@ pub async fn acquire(
                     tracing::info!(lease = %settings.lease_name, "the lease was released; trying for it now");
                     // Not the holder: dropping the receiver releases nothing.
                     drop(state);
-                    let _ = task.await;
+                    let _ = ended(task).await;
                     break;
                 }
             }
@@ -149,10 +157,51 @@ impl Leadership {
     /// Gives the lease up so a standby takes over at once.
     pub async fn release(self) {
         drop(self.state);
-        match self.task.await {
-            Ok(Ok(_)) => tracing::info!("lease released"),
-            Ok(Err(err)) => tracing::warn!(error = %err, "releasing the lease failed"),
-            Err(err) => tracing::warn!(error = %err, "the lease task failed"),
+        match ended(self.task).await {
+            Some(Ok(Ok(_))) => tracing::info!("lease released"),
+            Some(Ok(Err(err))) => tracing::warn!(error = %err, "releasing the lease failed"),
+            Some(Err(err)) => tracing::warn!(error = %err, "the lease task failed"),
+            None => tracing::warn!(
+                within = ?RELEASE_WITHIN,
+                "the lease was not released in time (is the API server reachable?); it expires at the end of its term"
+            ),
         }
+    }
+}
+
+/// The manager's task once its receivers are dropped (it releases the
+/// Lease if held, then ends), or `None`, the task aborted, if that takes
+/// longer than [`RELEASE_WITHIN`].
+async fn ended(
+    mut task: ManagerTask,
+) -> Option<Result<Result<LeaseManager, LeaseManagerError>, tokio::task::JoinError>> {
+    match tokio::time::timeout(RELEASE_WITHIN, &mut task).await {
+        Ok(result) => Some(result),
+        Err(_) => {
+            task.abort();
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The manager's release hangs as on an API server that takes the
+    /// connection and never answers: the stopping replica goes on anyway.
+    #[tokio::test(start_paused = true)]
+    async fn a_release_the_api_server_never_answers_does_not_hold_the_shutdown() {
+        let (sender, state) = watch::channel(true);
+        let task: ManagerTask = tokio::spawn(async move {
+            sender.closed().await;
+            std::future::pending().await
+        });
+        let leadership = Leadership { state, task };
+        let began = tokio::time::Instant::now();
+        tokio::time::timeout(Duration::from_secs(600), leadership.release())
+            .await
+            .expect("release() returned");
+        assert_eq!(began.elapsed(), RELEASE_WITHIN);
     }
 }

@@ -124,12 +124,7 @@ pub fn preview(
         });
     }
     // Decoded as the driver decodes this hook's answers.
-    let strict = match hook {
-        HookKind::Finalize => config.hooks.finalize.as_ref(),
-        _ => None,
-    }
-    .unwrap_or(&config.hooks.sync)
-    .strict();
+    let strict = config.hooks.for_pass(hook).strict();
     let ctl = Driven {
         config: ControllerConfig {
             children: types,

@@ -64,15 +64,13 @@ pub fn find(dir: &Path, name: &str) -> Result<Prepared, WebhookError> {
 
 /// Sends `request` to `controller`'s `hook` and returns its answer.
 pub fn ask(controller: &Prepared, hook: HookKind, request: &[u8]) -> Result<Vec<u8>, WebhookError> {
-    let target = match hook {
-        HookKind::Sync => Some(&controller.hooks.sync),
-        HookKind::Finalize => controller.hooks.finalize.as_ref(),
-        HookKind::Customize => controller.hooks.customize.as_ref(),
-    }
-    .ok_or_else(|| WebhookError::NoHook {
-        controller: controller.config.name.clone(),
-        hook,
-    })?;
+    let target = controller
+        .hooks
+        .get(hook)
+        .ok_or_else(|| WebhookError::NoHook {
+            controller: controller.config.name.clone(),
+            hook,
+        })?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

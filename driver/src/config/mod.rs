@@ -167,6 +167,17 @@ pub struct Hooks {
     pub customize: Option<Hook>,
 }
 
+impl Hooks {
+    /// The hook a `sync` or `finalize` pass calls: `finalize` falls back
+    /// to `sync` (as [`crate::context::HookTargets::for_pass`] once resolved).
+    pub fn for_pass(&self, kind: metahook_hooks::HookKind) -> &Hook {
+        match kind {
+            metahook_hooks::HookKind::Finalize => self.finalize.as_ref().unwrap_or(&self.sync),
+            _ => &self.sync,
+        }
+    }
+}
+
 /// `v1` (the default) or `v2`: how object maps are keyed, how strictly a
 /// response is decoded, where related objects may come from
 /// (docs/metacontroller.md §1.1).

@@ -42,7 +42,7 @@ pub(super) async fn hook_and_apply(
         related,
         namespace,
     } = seen;
-    let target = super::target(ctx, hook);
+    let target = ctx.hooks.for_pass(hook);
     let (attachment_map, related_map) =
         super::object_maps(ctl, attachments, related, target, namespace);
     let request = wire::decorator::request(

@@ -257,7 +257,7 @@ async fn call_hook(
     namespace: Option<&str>,
 ) -> Result<(wire::HookResponse, Duration), ReconcileError> {
     let ctl = &ctx.driven;
-    let target = target(ctx, hook);
+    let target = ctx.hooks.for_pass(hook);
     let (children_map, related_map) = object_maps(ctl, observed, related, target, namespace);
     let request = wire::sync_request(
         &ctl.config.object,
@@ -272,14 +272,6 @@ async fn call_hook(
     let response = wire::decode_sync_response(&answer?, target.strict)
         .map_err(|source| ReconcileError::Decode { hook, source })?;
     Ok((response, took))
-}
-
-/// The hook a pass calls: `finalize` when there is one, else `sync`.
-fn target(ctx: &Context, hook: HookKind) -> &HookTarget {
-    match hook {
-        HookKind::Finalize => ctx.hooks.finalize.as_ref().unwrap_or(&ctx.hooks.sync),
-        _ => &ctx.hooks.sync,
-    }
 }
 
 /// A request's `children` (or `attachments`) and `related` maps, keyed as
