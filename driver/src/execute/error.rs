@@ -105,7 +105,8 @@ impl ExecuteError {
         match self {
             ExecuteError::ApplyChild { source, .. }
             | ExecuteError::AdoptChild { source, .. }
-            | ExecuteError::AddFinalizer { source, .. } => namespace_terminating(source),
+            | ExecuteError::AddFinalizer { source, .. }
+            | ExecuteError::WriteRevision { source, .. } => namespace_terminating(source),
             _ => false,
         }
     }

@@ -469,3 +469,25 @@ async fn a_revision_is_adopted_and_released_by_guarded_patches_and_a_failed_adop
     );
     assert!(err.is_stale_cache());
 }
+
+#[test]
+fn a_revision_refused_in_a_namespace_being_deleted_is_a_quiet_retry() {
+    // Seen on the real API server at the end of the rolling e2e test: a
+    // ControllerRevision created in a namespace being deleted is refused
+    // as a child is (403, cause NamespaceTerminating), and was logged as
+    // a failure with a Warning that could not be recorded either.
+    let status: kube::core::Status = serde_json::from_value(json!({
+        "status": "Failure", "code": 403, "reason": "Forbidden",
+        "message": "controllerrevisions.metacontroller.k8s.io \"r\" is forbidden: unable to create new content in namespace shop because it is being terminated",
+        "details": {"name": "r", "kind": "controllerrevisions",
+                    "causes": [{"reason": "NamespaceTerminating", "message": "namespace shop is being terminated",
+                                "field": "metadata.namespace"}]}
+    }))
+    .unwrap();
+    let revision = ExecuteError::WriteRevision {
+        verb: "creating",
+        name: "r".to_owned(),
+        source: kube::Error::Api(Box::new(status)),
+    };
+    assert!(revision.is_namespace_terminating());
+}
