@@ -958,7 +958,7 @@ def cmd_run(args):
         except Exception as e:  # the control plane or its setup: what is left cannot run
             ran = {r["example"] for r in results}
             left = [ex for ex in to_run if ex not in ran]
-            failed = harness_error(left[0], engine, e)
+            failed = harness_error(left[0] if left else f"{node} control plane", engine, e)
             results += [dict(failed, example=ex) for ex in left]
         finally:
             procs.stop_all()
