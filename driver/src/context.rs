@@ -39,13 +39,9 @@ impl HookTargets {
         }
     }
 
-    /// The hook a `sync` or `finalize` pass calls: `finalize` falls back
-    /// to `sync`.
+    /// The hook a `sync` or `finalize` pass calls ([`crate::config::for_pass`]).
     pub fn for_pass(&self, kind: HookKind) -> &HookTarget {
-        match kind {
-            HookKind::Finalize => self.finalize.as_ref().unwrap_or(&self.sync),
-            _ => &self.sync,
-        }
+        crate::config::for_pass(kind, &self.sync, self.finalize.as_ref())
     }
 }
 

@@ -64,6 +64,19 @@ pub(crate) fn status_body(code: u16, reason: &str) -> Value {
            "message": format!("scripted {reason}"), "reason": reason, "code": code})
 }
 
+/// The API server's 403 for a write in a namespace being deleted, to
+/// `resource` `name` in namespace `shop`: cause `NamespaceTerminating`.
+pub(crate) fn namespace_terminating_body(resource: &str, name: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Status", "status": "Failure", "code": 403,
+        "reason": "Forbidden",
+        "message": format!("{resource} \"{name}\" is forbidden: unable to create new content in namespace shop because it is being terminated"),
+        "details": {"name": name, "kind": resource,
+                    "causes": [{"reason": "NamespaceTerminating", "message": "namespace shop is being terminated",
+                                "field": "metadata.namespace"}]}
+    })
+}
+
 /// How long a scripted exchange may take: a request missing from the
 /// script, or one too many, fails the test instead of hanging it. A guard
 /// against a hang, not a timing claim: generous for a loaded machine.

@@ -168,13 +168,23 @@ pub struct Hooks {
 }
 
 impl Hooks {
-    /// The hook a `sync` or `finalize` pass calls: `finalize` falls back
-    /// to `sync` (as [`crate::context::HookTargets::for_pass`] once resolved).
+    /// The hook a `sync` or `finalize` pass calls ([`for_pass`]).
     pub fn for_pass(&self, kind: metahook_hooks::HookKind) -> &Hook {
-        match kind {
-            metahook_hooks::HookKind::Finalize => self.finalize.as_ref().unwrap_or(&self.sync),
-            _ => &self.sync,
-        }
+        for_pass(kind, &self.sync, self.finalize.as_ref())
+    }
+}
+
+/// Of a controller's `sync` and `finalize` hooks, as configured or once
+/// resolved, the one a `sync` or `finalize` pass calls: `finalize` falls
+/// back to `sync`.
+pub fn for_pass<'a, T>(
+    kind: metahook_hooks::HookKind,
+    sync: &'a T,
+    finalize: Option<&'a T>,
+) -> &'a T {
+    match kind {
+        metahook_hooks::HookKind::Finalize => finalize.unwrap_or(sync),
+        _ => sync,
     }
 }
 

@@ -5,7 +5,9 @@ use super::{ExecuteError, Executor};
 use crate::memory::ApplyMemory;
 use crate::metrics::DriverMetrics;
 use crate::plan::{AppliedMemory, DeleteReason, Op, Target};
-use crate::scripted_api::{answer, mock_client, no_further_request, scripted, status_body};
+use crate::scripted_api::{
+    answer, mock_client, namespace_terminating_body, no_further_request, scripted, status_body,
+};
 use crate::test_support::{Demo, parent};
 use kube::Client;
 use serde_json::json;
@@ -476,13 +478,10 @@ fn a_revision_refused_in_a_namespace_being_deleted_is_a_quiet_retry() {
     // ControllerRevision created in a namespace being deleted is refused
     // as a child is (403, cause NamespaceTerminating), and was logged as
     // a failure with a Warning that could not be recorded either.
-    let status: kube::core::Status = serde_json::from_value(json!({
-        "status": "Failure", "code": 403, "reason": "Forbidden",
-        "message": "controllerrevisions.metacontroller.k8s.io \"r\" is forbidden: unable to create new content in namespace shop because it is being terminated",
-        "details": {"name": "r", "kind": "controllerrevisions",
-                    "causes": [{"reason": "NamespaceTerminating", "message": "namespace shop is being terminated",
-                                "field": "metadata.namespace"}]}
-    }))
+    let status: kube::core::Status = serde_json::from_value(namespace_terminating_body(
+        "controllerrevisions.metacontroller.k8s.io",
+        "r",
+    ))
     .unwrap();
     let revision = ExecuteError::WriteRevision {
         verb: "creating",

@@ -22,7 +22,8 @@ use crate::pressure::Pressure;
 use crate::queue::ParentKey;
 use crate::records::Outcome;
 use crate::scripted_api::{
-    ApiHandle, Seen, answer, bounded, mock_client, no_further_request, scripted, status_body,
+    ApiHandle, Seen, answer, bounded, mock_client, namespace_terminating_body, no_further_request,
+    scripted, status_body,
 };
 use crate::test_support::{Demo, Obj, parent};
 use crate::triggers::parent_key;
@@ -452,14 +453,7 @@ async fn a_namespace_being_deleted_is_a_quiet_retry() {
     // Found on the real API server: a parent whose namespace is being
     // deleted gets 403 NamespaceTerminating for every write, Events
     // included. Retried with backoff, no Warning attempted.
-    let terminating = json!({
-        "apiVersion": "v1", "kind": "Status", "status": "Failure", "code": 403,
-        "reason": "Forbidden",
-        "message": "things.example.com \"p\" is forbidden: unable to create new content in namespace shop because it is being terminated",
-        "details": {"name": "p", "kind": "things",
-                    "causes": [{"reason": "NamespaceTerminating", "message": "namespace shop is being terminated",
-                                "field": "metadata.namespace"}]}
-    });
+    let terminating = namespace_terminating_body("things.example.com", "p");
     let (patch, failures) = first_patch_refused(403, terminating).await;
     assert_eq!(patch.method, "PATCH");
     assert_eq!(failures, 1, "retried with backoff");
@@ -473,14 +467,14 @@ async fn an_owner_kind_the_api_server_has_yet_to_learn_is_retried_soon_and_quiet
     // as long again by then.
     let (client, mut api) = mock_client();
     let ctx = runtime(Endpoint::InProcess(three_replicas_of_web), client);
-    let refused = json!({
+    let refusal = json!({
         "apiVersion": "v1", "kind": "Status", "status": "Failure", "code": 403,
         "reason": "Forbidden",
         "message": "deployments.apps \"web\" is forbidden: cannot set blockOwnerDeletion in this case because cannot find RESTMapping for APIVersion example.com/v1 Kind Thing: no matches for kind \"Thing\" in version \"example.com/v1\"",
         "details": {"name": "web", "group": "apps", "kind": "deployments"}
     });
     let (action, (apply, status)) = scripted(reconcile_and_requeue(&ctx), async {
-        let apply = answer(&mut api, 403, refused).await;
+        let apply = answer(&mut api, 403, refusal.clone()).await;
         let status = answer(
             &mut api,
             200,
@@ -501,11 +495,7 @@ async fn an_owner_kind_the_api_server_has_yet_to_learn_is_retried_soon_and_quiet
     // Later tries are at most 2 s apart, for long enough to outlast the
     // API server's 30 s; then it is a failure like any other.
     let refused = || {
-        let status = kube::core::Status::failure(
-            "deployments.apps \"web\" is forbidden: cannot set blockOwnerDeletion in this case because cannot find RESTMapping for APIVersion example.com/v1 Kind Thing",
-            "Forbidden",
-        )
-        .with_code(403);
+        let status: kube::core::Status = serde_json::from_value(refusal.clone()).unwrap();
         ReconcileError::Children(crate::execute::ExecuteErrors(vec![
             crate::execute::ExecuteError::ApplyChild {
                 kind: "Deployment".to_owned(),
