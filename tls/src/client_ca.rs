@@ -1,79 +1,106 @@
 //! Client certificates checked against `ca.crt` of a directory, re-read
-//! when it changes. Asked for, not required: a client without one gets
-//! through the handshake (the kubelet's probes and Prometheus have none)
-//! and the routes decide ([`crate::PeerCerts`] is there only for a verified
-//! certificate); a certificate another CA signed fails the handshake.
+//! when it changes, as Go's TLS server checks them (`chain`). Asked for,
+//! not required: a client without one gets through the handshake (the
+//! kubelet's probes and Prometheus have none) and the routes decide
+//! ([`crate::PeerCerts`] is there only for a verified certificate); a
+//! certificate another CA signed fails the handshake.
 
-use crate::{CA_FILE, TlsError, certificates, read};
+use crate::refusal::ClientCertRefused;
+use crate::{CA_FILE, TlsError, certificate::Cert, certificates, chain, read};
 use rustls::client::danger::HandshakeSignatureValid;
-use rustls::crypto::CryptoProvider;
-use rustls::pki_types::{CertificateDer, UnixTime};
-use rustls::server::WebPkiClientVerifier;
+use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
+use rustls::pki_types::{CertificateDer, SubjectPublicKeyInfoDer, UnixTime};
 use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
-use rustls::{DigitallySignedStruct, DistinguishedName, RootCertStore, SignatureScheme};
+use rustls::{DigitallySignedStruct, DistinguishedName, SignatureScheme};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
-type Verifier = Arc<dyn ClientCertVerifier>;
+/// The certificates of `ca.crt`: its bytes (to tell a change) and each
+/// certificate's DER, every one readable.
+type Roots = (Vec<u8>, Arc<Vec<Vec<u8>>>);
 
-/// rustls' WebPKI client verifier for the CA in `dir`.
-fn load(dir: &Path, provider: &Arc<CryptoProvider>) -> Result<(Vec<u8>, Verifier), TlsError> {
+fn load(dir: &Path) -> Result<Roots, TlsError> {
     let pem = read(dir, CA_FILE)?;
-    let mut roots = RootCertStore::empty();
-    for cert in certificates(&pem, dir, CA_FILE)? {
-        roots.add(cert).map_err(|source| TlsError::CaCertificate {
+    let roots = certificates(&pem, dir, CA_FILE)?
+        .into_iter()
+        .map(|cert| cert.to_vec())
+        .collect::<Vec<_>>();
+    for der in &roots {
+        Cert::parse(der).map_err(|source| TlsError::CaCertificate {
             path: dir.join(CA_FILE),
             source,
         })?;
     }
-    let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-        .allow_unauthenticated()
-        .build()
-        .map_err(|source| TlsError::Ca {
-            path: dir.join(CA_FILE),
-            source,
-        })?;
-    Ok((pem, verifier))
+    Ok((pem, Arc::new(roots)))
 }
 
-/// The client CA, replaced when `ca.crt` changes.
+/// The client CA, replaced when `ca.crt` changes, and the client
+/// certificate verifier that uses it: see `chain` for what it checks (as
+/// Go's TLS server does, v1 certificates included).
 #[derive(Debug)]
 pub struct ClientCa {
     dir: PathBuf,
     provider: Arc<CryptoProvider>,
-    current: RwLock<(Vec<u8>, Verifier)>,
+    current: RwLock<Roots>,
 }
 
 impl ClientCa {
     /// Reads `dir/ca.crt`: a missing or bad one fails at start.
     pub fn load(dir: &Path, provider: Arc<CryptoProvider>) -> Result<Self, TlsError> {
-        let current = load(dir, &provider)?;
         Ok(ClientCa {
             dir: dir.to_owned(),
             provider,
-            current: RwLock::new(current),
+            current: RwLock::new(load(dir)?),
         })
     }
 
     /// Re-reads `ca.crt`: `Ok(true)` when it changed and was taken; a bad
     /// one keeps the CA in use.
     pub fn reload(&self) -> Result<bool, TlsError> {
-        let (pem, verifier) = load(&self.dir, &self.provider)?;
+        let (pem, roots) = load(&self.dir)?;
         let mut current = self.current.write().unwrap_or_else(|p| p.into_inner());
         if current.0 == pem {
             return Ok(false);
         }
-        *current = (pem, verifier);
+        *current = (pem, roots);
         Ok(true)
     }
 
-    fn verifier(&self) -> Verifier {
+    fn roots(&self) -> Arc<Vec<Vec<u8>>> {
         self.current
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .1
             .clone()
     }
+
+    fn algorithms(&self) -> &WebPkiSupportedAlgorithms {
+        &self.provider.signature_verification_algorithms
+    }
+}
+
+/// The client's key, from its certificate (which the chain check read).
+struct ClientKey {
+    spki: Vec<u8>,
+    /// The contents of its AlgorithmIdentifier.
+    algorithm: Vec<u8>,
+    key: Vec<u8>,
+}
+
+fn client_key(cert: &CertificateDer<'_>) -> Result<ClientKey, rustls::Error> {
+    let cert = Cert::parse(cert)?;
+    Ok(ClientKey {
+        spki: cert.spki.to_vec(),
+        algorithm: cert.key_algorithm.to_vec(),
+        key: cert.key.to_vec(),
+    })
+}
+
+fn bad_handshake_signature(why: impl std::fmt::Display) -> rustls::Error {
+    ClientCertRefused::BadSignature(format!(
+        "the client's handshake signature does not verify with its certificate's key: {why}"
+    ))
+    .into()
 }
 
 impl ClientCertVerifier for ClientCa {
@@ -93,9 +120,21 @@ impl ClientCertVerifier for ClientCa {
         intermediates: &[CertificateDer<'_>],
         now: UnixTime,
     ) -> Result<ClientCertVerified, rustls::Error> {
-        self.verifier()
-            .verify_client_cert(end_entity, intermediates, now)
+        let intermediates: Vec<&[u8]> = intermediates.iter().map(|c| c.as_ref()).collect();
+        let now = i64::try_from(now.as_secs()).unwrap_or(i64::MAX);
+        chain::verify(
+            &self.roots(),
+            end_entity,
+            &intermediates,
+            now,
+            self.algorithms().all,
+        )?;
+        Ok(ClientCertVerified::assertion())
     }
+
+    // rustls' verify_tls12_signature and verify_tls13_signature read the
+    // certificate with webpki, which refuses a v1 one: these verify with
+    // the same algorithms from the certificate's key.
 
     fn verify_tls12_signature(
         &self,
@@ -103,7 +142,31 @@ impl ClientCertVerifier for ClientCa {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.verifier().verify_tls12_signature(message, cert, dss)
+        // TLS 1.2 tries each algorithm of the scheme, as rustls does.
+        let Some((_, algorithms)) = self
+            .algorithms()
+            .mapping
+            .iter()
+            .find(|(s, _)| *s == dss.scheme)
+        else {
+            return Err(rustls::PeerMisbehaved::SignedHandshakeWithUnadvertisedSigScheme.into());
+        };
+        let client = client_key(cert)?;
+        match chain::verify_signature(
+            algorithms,
+            &client.algorithm,
+            &client.key,
+            message,
+            dss.signature(),
+        ) {
+            Some(true) => Ok(HandshakeSignatureValid::assertion()),
+            Some(false) => Err(bad_handshake_signature(format!("{:?}", dss.scheme))),
+            None => Err(ClientCertRefused::Unsupported(format!(
+                "signature scheme {:?} does not fit the client's key",
+                dss.scheme
+            ))
+            .into()),
+        }
     }
 
     fn verify_tls13_signature(
@@ -112,66 +175,23 @@ impl ClientCertVerifier for ClientCa {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.verifier().verify_tls13_signature(message, cert, dss)
+        let client = client_key(cert)?;
+        rustls::crypto::verify_tls13_signature_with_raw_key(
+            message,
+            &SubjectPublicKeyInfoDer::from(client.spki),
+            dss,
+            self.algorithms(),
+        )
+        .map_err(|err| match err {
+            rustls::Error::InvalidCertificate(_) => bad_handshake_signature(err),
+            other => other,
+        })
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.verifier().supported_verify_schemes()
+        self.algorithms().supported_schemes()
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::tests::{ca, provider, temp_dir};
-    use rcgen::{CertificateParams, KeyPair};
-
-    fn leaf(issuer: &rcgen::Issuer<'static, KeyPair>) -> CertificateDer<'static> {
-        let key = KeyPair::generate().unwrap();
-        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
-        params.signed_by(&key, issuer).unwrap().der().clone()
-    }
-
-    #[test]
-    fn a_certificate_of_the_current_ca_passes_and_of_another_does_not() {
-        let dir = temp_dir("client-ca");
-        let (first_pem, first) = ca("first");
-        let (second_pem, second) = ca("second");
-        std::fs::write(dir.join(CA_FILE), &first_pem).unwrap();
-        let verifier = ClientCa::load(&dir, provider()).unwrap();
-        assert!(!verifier.client_auth_mandatory(), "probes have none");
-        let now = UnixTime::now();
-        assert!(verifier.verify_client_cert(&leaf(&first), &[], now).is_ok());
-        assert!(
-            verifier
-                .verify_client_cert(&leaf(&second), &[], now)
-                .is_err()
-        );
-        assert!(!verifier.reload().unwrap());
-        std::fs::write(dir.join(CA_FILE), &second_pem).unwrap();
-        assert!(verifier.reload().unwrap());
-        assert!(
-            verifier
-                .verify_client_cert(&leaf(&second), &[], now)
-                .is_ok()
-        );
-        assert!(
-            verifier
-                .verify_client_cert(&leaf(&first), &[], now)
-                .is_err()
-        );
-        std::fs::write(dir.join(CA_FILE), "not a certificate").unwrap();
-        assert!(matches!(
-            verifier.reload(),
-            Err(TlsError::NoCertificate { .. })
-        ));
-        assert!(
-            verifier
-                .verify_client_cert(&leaf(&second), &[], now)
-                .is_ok(),
-            "the CA in use stays"
-        );
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-}
+mod tests;

@@ -10,12 +10,16 @@
 //!
 //! ```text
 //! dir/tls.crt + tls.key → ServingCert (rustls' certificate resolver)
-//! dir/ca.crt            → ClientCa (rustls' client verifier)
+//! dir/ca.crt            → ClientCa (rustls' client verifier, as Go's)
+//! a TCP connection      → acceptor → the handshake, or a Refusal with the peer
 //! the handshake         → keep_peer_certs → PeerCerts per request
 //! ```
 //!
-//! The modules are private: `serving` ([`ServingCert`]), `client_ca`
-//! ([`ClientCa`]) and `peer` ([`PeerCerts`], [`keep_peer_certs`]).
+//! The modules are private: `serving` ([`ServingCert`]); `client_ca`
+//! ([`ClientCa`]), which checks chains as Go's TLS server does (`chain`,
+//! `certificate`, `name_constraints`); `refusal` ([`Refusal`], why a
+//! handshake failed); `accept` ([`acceptor`], the handshake with the
+//! peer's address); and `peer` ([`PeerCerts`], [`keep_peer_certs`]).
 //!
 //! ## Example
 //!
@@ -45,12 +49,21 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod accept;
+mod certificate;
+mod chain;
 mod client_ca;
+mod name_constraints;
 mod peer;
+mod refusal;
 mod serving;
+#[cfg(test)]
+mod testing;
 
+pub use accept::{HandshakeError, TlsStream, acceptor};
 pub use client_ca::ClientCa;
 pub use peer::{PeerCerts, keep_peer_certs};
+pub use refusal::{ClientCertRefused, Refusal};
 pub use serving::ServingCert;
 
 use std::path::{Path, PathBuf};
@@ -81,17 +94,11 @@ pub enum TlsError {
         #[source]
         source: rustls::Error,
     },
-    #[error("a certificate in {path} cannot be a CA")]
+    #[error("a certificate in {path} cannot be read")]
     CaCertificate {
         path: PathBuf,
         #[source]
-        source: rustls::Error,
-    },
-    #[error("the certificates in {path} are not a usable CA")]
-    Ca {
-        path: PathBuf,
-        #[source]
-        source: rustls::server::VerifierBuilderError,
+        source: ClientCertRefused,
     },
     #[error("building the TLS configuration failed")]
     Config(#[source] rustls::Error),
