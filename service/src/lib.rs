@@ -18,9 +18,11 @@
 //!   to fix ([`RequestError`]);
 //! - `health`: `/healthz` and `/readyz`; `metrics`: Prometheus' text on
 //!   `/metrics` ([`Metrics`]);
-//! - [`tls`]: HTTPS with `--tls-dir`; `auth` and `token`: with
-//!   `--tls-client-auth` or `--auth-token-file`, only callers that present
-//!   a client certificate or the token reach the hooks.
+//! - [`tls`]: HTTPS with `--tls-dir`; `tls_listener`: its listener, whose
+//!   failed handshakes `tls_refusals` counts and logs with the peer and
+//!   the reason; `auth` and `token`: with `--tls-client-auth` or
+//!   `--auth-token-file`, only callers that present a client certificate
+//!   or the token reach the hooks.
 //!
 //! ## Example
 //!
@@ -58,6 +60,8 @@ mod hooks;
 mod in_flight;
 mod metrics;
 pub mod tls;
+mod tls_listener;
+mod tls_refusals;
 mod token;
 
 pub use budget::MemoryBudget;
@@ -286,6 +290,28 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<AppState>) {
         .default_service(web::to(errors::not_found));
 }
 
+/// The app every worker serves: the routes, behind the callers' check
+/// and, outermost, the request log (refused requests are logged too).
+fn app(
+    state: web::Data<AppState>,
+    callers: Arc<auth::Callers>,
+) -> App<
+    impl actix_web::dev::ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    App::new()
+        .wrap(actix_web::middleware::from_fn(move |request, next| {
+            auth::require(callers.clone(), request, next)
+        }))
+        .wrap(TracingLogger::<RequestSpan>::new())
+        .configure(move |cfg| configure(cfg, state))
+}
+
 /// Binds `settings.listen` and starts serving `state`; the returned server
 /// runs until stopped (SIGTERM or SIGINT stop it gracefully, unless
 /// `settings.stop_on_signals` is off).
@@ -312,43 +338,45 @@ pub fn start(
         client_cert: settings.tls.as_ref().is_some_and(|t| t.client_auth),
         token: token.clone(),
     });
-    let app_state = state.clone();
-    let mut server = HttpServer::new(move || {
-        let state = app_state.clone();
-        let callers = callers.clone();
-        App::new()
-            .wrap(actix_web::middleware::from_fn(move |request, next| {
-                auth::require(callers.clone(), request, next)
-            }))
-            // Outermost: refused requests are logged too.
-            .wrap(TracingLogger::<RequestSpan>::new())
-            .configure(move |cfg| configure(cfg, state))
-    })
-    .client_request_timeout(settings.request_timeout)
-    .shutdown_timeout(settings.shutdown_timeout.as_secs());
-    // actix counts connections per worker.
     let workers = settings
         .workers
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
         .max(1);
-    server = server
-        .workers(workers)
-        .max_connections(settings.max_connections.div_ceil(workers).max(1));
-    if !settings.stop_on_signals {
-        server = server.disable_signals();
-    }
+    // actix counts connections per worker.
+    let max_connections = settings.max_connections.div_ceil(workers).max(1);
+    let app_state = state.clone();
+    let new_app = move || app(app_state.clone(), callers.clone());
     let bind_err = |source| ServeError::Bind {
         addr: settings.listen,
         source,
     };
     let server = match &https {
-        Some(https) => server
-            .on_connect(metahook_tls::keep_peer_certs)
-            .listen_rustls_0_23(listener, https.server_config()?)
-            .map_err(bind_err)?,
-        None => server.listen(listener).map_err(bind_err)?,
-    }
-    .run();
+        Some(https) => tls_listener::serve(
+            listener,
+            https.server_config()?,
+            new_app,
+            &tls_listener::Bounds {
+                workers,
+                max_connections,
+                request_timeout: settings.request_timeout,
+                shutdown_timeout: settings.shutdown_timeout,
+                stop_on_signals: settings.stop_on_signals,
+            },
+            Arc::new(tls_refusals::TlsRefusals::new(state.clone())),
+        )
+        .map_err(bind_err)?,
+        None => {
+            let mut server = HttpServer::new(new_app)
+                .client_request_timeout(settings.request_timeout)
+                .shutdown_timeout(settings.shutdown_timeout.as_secs())
+                .workers(workers)
+                .max_connections(max_connections);
+            if !settings.stop_on_signals {
+                server = server.disable_signals();
+            }
+            server.listen(listener).map_err(bind_err)?.run()
+        }
+    };
     if https.is_some() || token.is_some() {
         actix_web::rt::spawn(reload(https, token, settings.reload_every));
     }

@@ -46,6 +46,7 @@ pub struct Metrics {
     /// `--max-buffered-bytes`, set once.
     pub bytes_budget: Gauge,
     refused: Family<RefusalLabels, Counter>,
+    tls_refused: Family<RefusalLabels, Counter>,
 }
 
 fn latency_histogram() -> Histogram {
@@ -69,6 +70,7 @@ impl Metrics {
         let bytes_buffered = Gauge::default();
         let bytes_budget = Gauge::default();
         let refused = Family::<RefusalLabels, Counter>::default();
+        let tls_refused = Family::<RefusalLabels, Counter>::default();
         registry.register(
             "hook_requests",
             "Hook requests answered, by controller, hook and HTTP status code",
@@ -102,6 +104,14 @@ impl Metrics {
              RequestTimeout (--request-timeout-seconds)",
             refused.clone(),
         );
+        registry.register(
+            "hook_tls_refusals",
+            "TLS handshakes on the hook port that failed, by reason: the client certificate's \
+             (unknown_ca, expired, not_yet_valid, bad_signature, bad_usage, bad_issuer, \
+             unsupported_certificate), peer_alert (the client refused ours), timeout, closed, \
+             handshake (any other TLS error)",
+            tls_refused.clone(),
+        );
         Metrics {
             registry: Arc::new(registry),
             requests,
@@ -110,6 +120,7 @@ impl Metrics {
             bytes_buffered,
             bytes_budget,
             refused,
+            tls_refused,
         }
     }
 
@@ -128,6 +139,13 @@ impl Metrics {
 
     pub fn refused(&self, reason: &'static str) {
         self.refused.get_or_create(&RefusalLabels { reason }).inc();
+    }
+
+    /// A TLS handshake failed (`reason`: a [`metahook_tls::Refusal`]'s label).
+    pub fn tls_refused(&self, reason: &'static str) {
+        self.tls_refused
+            .get_or_create(&RefusalLabels { reason })
+            .inc();
     }
 
     pub fn encode(&self) -> Result<String, std::fmt::Error> {

@@ -7,9 +7,10 @@
 //! kubelet's HTTPS probes and Prometheus present none, and `/healthz`,
 //! `/readyz` and `/metrics` stay open to them on the same port (one port
 //! keeps the Service, the NetworkPolicy and the ServiceMonitor as they
-//! are). A certificate another CA signed fails the handshake; a request
-//! without one reaches `auth`, which refuses it on every other
-//! route.
+//! are). A certificate another CA signed fails the handshake (checked as
+//! Go's TLS server checks it, X.509 v1 included: `metahook_tls::ClientCa`),
+//! and the failure is counted and logged (`tls_refusals`); a request
+//! without one reaches `auth`, which refuses it on every other route.
 
 use metahook_tls::{ClientCa, ServingCert, TlsError};
 use std::path::PathBuf;

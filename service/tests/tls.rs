@@ -5,10 +5,12 @@
 
 use metahook_hooks::CONTROLLERS;
 use metahook_service::{Settings, TlsSettings};
-use metahook_testkit::certs::{Ca, Pair};
+use metahook_testkit::certs::{Ca, OpensslRecipe, Pair};
 use metahook_testkit::https::HttpsClient;
 use metahook_testkit::{RealServer, fixtures, snapshot};
+use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -43,6 +45,78 @@ fn hello_sync() -> (String, Vec<u8>, String) {
         .find(|f| f.controller == "hello" && f.url() == "/hello/sync")
         .expect("a hello sync fixture");
     (fixture.url(), fixture.body(), snapshot(&fixture))
+}
+
+/// `fixtures/hello/scale-up.json`, its path and its expected answer.
+fn hello_scale_up() -> (String, Vec<u8>, String) {
+    let fixture = fixtures()
+        .into_iter()
+        .find(|f| f.controller == "hello" && f.case == "scale-up")
+        .expect("fixtures/hello/scale-up.json");
+    (fixture.url(), fixture.body(), snapshot(&fixture))
+}
+
+/// What the service logs, from every test of this binary (one global
+/// subscriber; each test looks for its own lines).
+#[derive(Clone, Default)]
+struct Logs(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Logs {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("logs").extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Logs {
+    type Writer = Logs;
+    fn make_writer(&'a self) -> Logs {
+        self.clone()
+    }
+}
+
+fn logs() -> Logs {
+    static LOGS: OnceLock<Logs> = OnceLock::new();
+    LOGS.get_or_init(|| {
+        let logs = Logs::default();
+        tracing::subscriber::set_global_default(
+            tracing_subscriber::fmt()
+                .with_ansi(false)
+                .with_writer(logs.clone())
+                .finish(),
+        )
+        .expect("the only subscriber");
+        logs
+    })
+    .clone()
+}
+
+impl Logs {
+    /// The lines that contain every one of `parts`.
+    fn lines_with(&self, parts: &[&str]) -> Vec<String> {
+        String::from_utf8_lossy(&self.0.lock().expect("logs"))
+            .lines()
+            .filter(|line| parts.iter().all(|p| line.contains(p)))
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+/// `metahook_hook_tls_refusals_total{reason}` on `/metrics` (0 before the
+/// first).
+fn tls_refusals(client: &HttpsClient, addr: SocketAddr, reason: &str) -> u64 {
+    let answer = client.get(addr, "/metrics").expect("/metrics");
+    let prefix = format!("metahook_hook_tls_refusals_total{{reason=\"{reason}\"}} ");
+    String::from_utf8_lossy(&answer.body)
+        .lines()
+        .find_map(|line| {
+            line.strip_prefix(&prefix)
+                .map(|n| n.parse().expect("a count"))
+        })
+        .unwrap_or(0)
 }
 
 fn der(pem: &str) -> Vec<u8> {
@@ -149,6 +223,73 @@ fn mutual_tls_admits_only_the_cas_clients_and_keeps_probes_open() {
     });
     let old_caller = HttpsClient::new(&next.pem, Some(&ca.client("metacontroller")));
     assert!(old_caller.post(server.addr, &path, &body, "").is_err());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_v1_client_certificate_made_as_metacontrollers_example_makes_it_is_answered() {
+    let logs = logs();
+    let dir = temp_dir("openssl");
+    let made = OpensslRecipe::new(&dir.join("made"), "DNS:localhost,IP:127.0.0.1");
+    made.server.write(&dir);
+    std::fs::write(dir.join("ca.crt"), &made.ca_pem).expect("ca.crt");
+    let server = RealServer::start(
+        settings(
+            Some(TlsSettings {
+                dir: dir.clone(),
+                client_auth: true,
+            }),
+            None,
+        ),
+        CONTROLLERS,
+    );
+    let (path, body, expected) = hello_scale_up();
+
+    // What curl got status 000 for: the v1 certificate is taken.
+    let caller = HttpsClient::new(&made.ca_pem, Some(&made.client));
+    let (answer, _) = caller
+        .post(server.addr, &path, &body, "")
+        .expect("the handshake completes with a v1 client certificate");
+    assert_eq!(
+        answer.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&answer.body)
+    );
+    assert_eq!(metahook_testkit::pretty(&answer.body), expected);
+
+    // A certificate made the same way by someone else's CA: refused in the
+    // handshake, counted and logged with the peer and the reason.
+    let probe = HttpsClient::new(&made.ca_pem, None);
+    let before = tls_refusals(&probe, server.addr, "unknown_ca");
+    let stranger = OpensslRecipe::new(&dir.join("stranger"), "DNS:localhost");
+    let refused = HttpsClient::new(&made.ca_pem, Some(&stranger.client));
+    refused
+        .post(server.addr, &path, &body, "")
+        .expect_err("another CA's certificate fails the handshake");
+    eventually("the refusal is counted as unknown_ca", || {
+        tls_refusals(&probe, server.addr, "unknown_ca") == before + 1
+    });
+    eventually("the refusal is logged with the peer and the reason", || {
+        !logs
+            .lines_with(&[
+                "a TLS handshake on the hook port failed",
+                "peer=127.0.0.1:",
+                "reason=\"unknown_ca\"",
+                "CN=metacontroller",
+            ])
+            .is_empty()
+    });
+
+    // Plain HTTP on the TLS port is a failed handshake too.
+    let before = tls_refusals(&probe, server.addr, "handshake");
+    let mut plain = std::net::TcpStream::connect(server.addr).expect("connect");
+    std::io::Write::write_all(&mut plain, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .expect("write");
+    let _ = std::io::Read::read_to_end(&mut plain, &mut Vec::new());
+    eventually("plain HTTP is counted as a failed handshake", || {
+        tls_refusals(&probe, server.addr, "handshake") == before + 1
+    });
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -77,3 +77,87 @@ impl Pair {
         }
     }
 }
+
+/// Certificates made exactly as Metacontroller v4.17.2's
+/// `examples/webhook-auth/test.sh` makes them, with `openssl`: a CA from
+/// `req -x509` (v3), a server certificate signed with an extensions file
+/// naming its subjectAltNames (v3), and a client certificate signed by
+/// `x509 -req` with no extensions file: **X.509 v1**. Only the server's
+/// names differ (the example's are its Service's). Panics when `openssl`
+/// cannot be run: these tests are about what openssl makes.
+pub struct OpensslRecipe {
+    /// `ca.crt`, PEM.
+    pub ca_pem: String,
+    pub server: Pair,
+    /// CN=metacontroller, v1.
+    pub client: Pair,
+}
+
+impl OpensslRecipe {
+    /// Makes them in `dir` (which it creates); `server_names` is the
+    /// extensions file's `subjectAltName` value, e.g.
+    /// `DNS:localhost,IP:127.0.0.1`.
+    pub fn new(dir: &Path, server_names: &str) -> Self {
+        std::fs::create_dir_all(dir).expect("a directory");
+        // Each command as test.sh runs it (no argument has a space).
+        let openssl = |command: &str| {
+            let out = std::process::Command::new("openssl")
+                .args(command.split_whitespace())
+                .current_dir(dir)
+                .output()
+                .unwrap_or_else(|e| {
+                    panic!(
+                        "running openssl (needed: these certificates are made as \
+                         Metacontroller's example makes them): {e}"
+                    )
+                });
+            assert!(
+                out.status.success(),
+                "openssl {command}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        let ec = "-newkey ec -pkeyopt ec_paramgen_curve:P-256";
+        let sign = "x509 -req -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650";
+        openssl(&format!(
+            "req -x509 {ec} -keyout ca.key -out ca.crt -days 3650 -nodes -subj /CN=webhook-auth-test-ca"
+        ));
+        openssl(&format!(
+            "req {ec} -keyout server.key -out server.csr -nodes -subj /CN=webhook-auth-controller.metacontroller"
+        ));
+        std::fs::write(
+            dir.join("server-ext.cnf"),
+            format!("subjectAltName = {server_names}\n"),
+        )
+        .expect("server-ext.cnf");
+        openssl(&format!(
+            "{sign} -in server.csr -out server.crt -extfile server-ext.cnf"
+        ));
+        openssl(&format!(
+            "req {ec} -keyout client.key -out client.csr -nodes -subj /CN=metacontroller"
+        ));
+        // No extensions file: X.509 v1.
+        openssl(&format!("{sign} -in client.csr -out client.crt"));
+        let text = std::process::Command::new("openssl")
+            .args(["x509", "-in", "client.crt", "-noout", "-text"])
+            .current_dir(dir)
+            .output()
+            .expect("openssl x509 -text");
+        assert!(
+            String::from_utf8_lossy(&text.stdout).contains("Version: 1 (0x0)"),
+            "the example's client certificate is X.509 v1"
+        );
+        let read = |name: &str| std::fs::read_to_string(dir.join(name)).expect(name);
+        OpensslRecipe {
+            ca_pem: read("ca.crt"),
+            server: Pair {
+                cert: read("server.crt"),
+                key: read("server.key"),
+            },
+            client: Pair {
+                cert: read("client.crt"),
+                key: read("client.key"),
+            },
+        }
+    }
+}

@@ -6,6 +6,7 @@ use crate::certs::Pair;
 use crate::server::Response;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::sign::{CertifiedKey, SingleCertAndKey};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
@@ -23,21 +24,29 @@ impl HttpsClient {
         for cert in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
             roots.add(cert.expect("a CA certificate")).expect("a CA");
         }
-        let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .expect("TLS versions")
-        .with_root_certificates(roots);
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .expect("TLS versions")
+            .with_root_certificates(roots);
         let config = match identity {
-            Some(pair) => builder
-                .with_client_auth_cert(
-                    CertificateDer::pem_slice_iter(pair.cert.as_bytes())
-                        .collect::<Result<_, _>>()
-                        .expect("a certificate"),
-                    PrivateKeyDer::from_pem_slice(pair.key.as_bytes()).expect("a key"),
-                )
-                .expect("client auth"),
+            // Not `with_client_auth_cert`: its check that the key fits
+            // reads the certificate with webpki, which refuses X.509 v1
+            // (what Metacontroller's webhook-auth example makes).
+            Some(pair) => {
+                let key = provider
+                    .key_provider
+                    .load_private_key(
+                        PrivateKeyDer::from_pem_slice(pair.key.as_bytes()).expect("a key"),
+                    )
+                    .expect("a usable key");
+                let chain = CertificateDer::pem_slice_iter(pair.cert.as_bytes())
+                    .collect::<Result<_, _>>()
+                    .expect("a certificate");
+                builder.with_client_cert_resolver(Arc::new(SingleCertAndKey::from(
+                    CertifiedKey::new(chain, key),
+                )))
+            }
             None => builder.with_no_client_auth(),
         };
         HttpsClient {

@@ -29,10 +29,11 @@
 //!   any must name clientAuth or anyExtendedKeyUsage (none named: any);
 //! - name constraints (see `name_constraints`).
 //!
-//! With no chain, the reason given is that of the first issuer found by
-//! name that failed (Go's "possibly because of" hint): an expired CA is
-//! `Expired`, a CA whose key did not sign the certificate `BadSignature`;
-//! with no issuer of that name at all, `UnknownCa`.
+//! The verdict is Go's: with no chain, `UnknownCa` (Go's
+//! `UnknownAuthorityError`), saying why the first issuer of the right name
+//! failed (its "possibly because of" hint: expired, not a CA, a signature
+//! its key did not make); the leaf's own dates and critical extensions,
+//! the chains' key usages and name constraints are their own reasons.
 //!
 //! Stricter than Go, and said so: a chain whose certificates (other than
 //! its root) carry policyConstraints or policyMappings is refused rather
@@ -100,7 +101,7 @@ fn is_valid(
         return Err(ClientCertRefused::Expired(subject(cert)));
     }
     if kind == Kind::Intermediate && !matches!(cert.basic_constraints, Some((true, _))) {
-        return Err(ClientCertRefused::BadIssuer(format!(
+        return Err(ClientCertRefused::NotAuthorized(format!(
             "{} is not a CA (basicConstraints cA), so it cannot be an intermediate",
             subject(cert)
         )));
@@ -108,7 +109,7 @@ fn is_valid(
     if let Some((_, Some(max))) = cert.basic_constraints {
         let intermediates = below.len().saturating_sub(1);
         if kind != Kind::Leaf && intermediates > max as usize {
-            return Err(ClientCertRefused::BadIssuer(format!(
+            return Err(ClientCertRefused::NotAuthorized(format!(
                 "{} allows {max} intermediates below it, the chain has {intermediates}",
                 subject(cert)
             )));
@@ -129,13 +130,13 @@ fn signed_by(
         None => parent.version != 3,
     };
     if !may_sign {
-        return Err(ClientCertRefused::BadIssuer(format!(
+        return Err(ClientCertRefused::NotAuthorized(format!(
             "{} is not a CA (basicConstraints)",
             subject(parent)
         )));
     }
     if parent.key_cert_sign == Some(false) {
-        return Err(ClientCertRefused::BadIssuer(format!(
+        return Err(ClientCertRefused::NotAuthorized(format!(
             "{} may not sign certificates (keyUsage without keyCertSign)",
             subject(parent)
         )));
@@ -236,9 +237,10 @@ impl<'c, 'a> Search<'c, 'a> {
         if !found.is_empty() {
             return Ok(found);
         }
-        Err(last
-            .or(hint)
-            .unwrap_or_else(|| ClientCertRefused::UnknownCa(subject(child))))
+        Err(last.unwrap_or_else(|| ClientCertRefused::UnknownCa {
+            subject: subject(child),
+            because: hint.map(Box::new),
+        }))
     }
 }
 
@@ -312,13 +314,16 @@ pub(crate) fn verify(
         .and_then(|()| name_constraints::check_chain(chain));
         match checked {
             Ok(()) => return Ok(()),
-            Err(why @ ClientCertRefused::BadIssuer(_)) => refused = Some(why),
+            Err(why @ ClientCertRefused::NameConstraints(_)) => refused = Some(why),
             Err(why) => {
                 refused.get_or_insert(why);
             }
         }
     }
-    Err(refused.unwrap_or_else(|| ClientCertRefused::UnknownCa(subject(&leaf))))
+    Err(refused.unwrap_or_else(|| ClientCertRefused::UnknownCa {
+        subject: subject(&leaf),
+        because: None,
+    }))
 }
 
 #[cfg(test)]

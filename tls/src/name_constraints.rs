@@ -105,7 +105,7 @@ pub(crate) fn check_chain(chain: &[&Cert<'_>]) -> Result<(), ClientCertRefused> 
             for name in names {
                 check(name, constraints).map_err(|why| match name {
                     Name::Email(_) | Name::Uri(_) => ClientCertRefused::Unsupported(why),
-                    _ => ClientCertRefused::BadIssuer(format!("name constraints: {why}")),
+                    _ => ClientCertRefused::NameConstraints(why),
                 })?;
             }
         }

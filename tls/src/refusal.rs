@@ -11,18 +11,20 @@ use std::io;
 /// Why a handshake failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Refusal {
-    /// No chain from the client's certificate to a CA of `ca.crt`.
+    /// No chain from the client's certificate to a CA of `ca.crt` (as Go
+    /// says when none is found, whatever the issuers it tried lacked: the
+    /// log line says what they lacked).
     UnknownCa,
+    /// The client's certificate is past its notAfter.
     Expired,
     NotYetValid,
-    /// A signature in the chain, or the client's handshake signature, does
-    /// not verify.
+    /// The client's handshake signature does not verify with its
+    /// certificate's key (it does not hold the key).
     BadSignature,
     /// An extended key usage without clientAuth in the chain.
     BadUsage,
-    /// A certificate in the chain may not issue the one below it: not a
-    /// CA, no keyCertSign, a path length or a name constraint exceeded.
-    BadIssuer,
+    /// A name of the chain outside a CA's name constraints.
+    NameConstraints,
     /// Unreadable, an unhandled critical extension, an algorithm or a
     /// constraint this server does not support.
     UnsupportedCertificate,
@@ -44,7 +46,7 @@ impl Refusal {
         Refusal::NotYetValid,
         Refusal::BadSignature,
         Refusal::BadUsage,
-        Refusal::BadIssuer,
+        Refusal::NameConstraints,
         Refusal::UnsupportedCertificate,
         Refusal::PeerAlert,
         Refusal::Timeout,
@@ -60,7 +62,7 @@ impl Refusal {
             Refusal::NotYetValid => "not_yet_valid",
             Refusal::BadSignature => "bad_signature",
             Refusal::BadUsage => "bad_usage",
-            Refusal::BadIssuer => "bad_issuer",
+            Refusal::NameConstraints => "name_constraints",
             Refusal::UnsupportedCertificate => "unsupported_certificate",
             Refusal::PeerAlert => "peer_alert",
             Refusal::Timeout => "timeout",
@@ -78,6 +80,23 @@ impl Refusal {
             TlsError::Tls(io) => match io.get_ref().and_then(|e| e.downcast_ref::<Error>()) {
                 Some(tls) => Refusal::of_rustls(tls),
                 None => Refusal::Closed,
+            },
+            TlsError::Service(never) => match *never {},
+        }
+    }
+
+    /// What went wrong, for a log line: the client verifier's own words
+    /// when it refused the certificate, else rustls' or the connection's.
+    pub fn detail(err: &TlsError<io::Error, Infallible>) -> String {
+        match err {
+            TlsError::Timeout => "no complete handshake in time".to_owned(),
+            TlsError::Tls(io) => match io.get_ref().and_then(|e| e.downcast_ref::<Error>()) {
+                Some(Error::InvalidCertificate(CertificateError::Other(other))) => other
+                    .0
+                    .downcast_ref::<ClientCertRefused>()
+                    .map_or_else(|| other.0.to_string(), |refused| refused.to_string()),
+                Some(tls) => tls.to_string(),
+                None => io.to_string(),
             },
             TlsError::Service(never) => match *never {},
         }
@@ -108,11 +127,17 @@ impl Refusal {
     }
 }
 
-/// The client verifier refused the client's certificate.
+/// The client verifier refused the client's certificate, or (inside
+/// `UnknownCa`) a certificate that might have issued it.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientCertRefused {
-    #[error("no certificate of ca.crt issued {0}")]
-    UnknownCa(String),
+    #[error("no certificate of ca.crt issued {subject}{}", because.as_ref().map_or_else(String::new, |b| format!(" (one of that name failed: {b})")))]
+    UnknownCa {
+        subject: String,
+        /// Why the first issuer of that name failed (Go's "possibly
+        /// because of" hint).
+        because: Option<Box<ClientCertRefused>>,
+    },
     #[error("{0} has expired")]
     Expired(String),
     #[error("{0} is not valid yet")]
@@ -121,8 +146,12 @@ pub enum ClientCertRefused {
     BadSignature(String),
     #[error("{0} is not for client authentication (extended key usage)")]
     BadUsage(String),
+    /// An issuer that may not issue: not a CA, no keyCertSign, its path
+    /// length exceeded.
     #[error("{0}")]
-    BadIssuer(String),
+    NotAuthorized(String),
+    #[error("{0}")]
+    NameConstraints(String),
     #[error("{0}")]
     Unsupported(String),
 }
@@ -130,12 +159,15 @@ pub enum ClientCertRefused {
 impl ClientCertRefused {
     pub fn refusal(&self) -> Refusal {
         match self {
-            ClientCertRefused::UnknownCa(_) => Refusal::UnknownCa,
+            // NotAuthorized is only ever why an issuer failed.
+            ClientCertRefused::UnknownCa { .. } | ClientCertRefused::NotAuthorized(_) => {
+                Refusal::UnknownCa
+            }
             ClientCertRefused::Expired(_) => Refusal::Expired,
             ClientCertRefused::NotYetValid(_) => Refusal::NotYetValid,
             ClientCertRefused::BadSignature(_) => Refusal::BadSignature,
             ClientCertRefused::BadUsage(_) => Refusal::BadUsage,
-            ClientCertRefused::BadIssuer(_) => Refusal::BadIssuer,
+            ClientCertRefused::NameConstraints(_) => Refusal::NameConstraints,
             ClientCertRefused::Unsupported(_) => Refusal::UnsupportedCertificate,
         }
     }
@@ -163,7 +195,10 @@ mod tests {
     fn a_failed_handshake_is_told_by_its_reason() {
         let refused = |r: ClientCertRefused| Refusal::of(&handshake(r.into()));
         assert_eq!(
-            refused(ClientCertRefused::UnknownCa("CN=x".into())),
+            refused(ClientCertRefused::UnknownCa {
+                subject: "CN=x".into(),
+                because: None
+            }),
             Refusal::UnknownCa
         );
         assert_eq!(
@@ -187,6 +222,13 @@ mod tests {
             Refusal::Closed
         );
         assert_eq!(Refusal::of(&TlsError::Timeout), Refusal::Timeout);
+        assert_eq!(
+            Refusal::detail(&handshake(
+                ClientCertRefused::Expired("CN=metacontroller".into()).into()
+            )),
+            "CN=metacontroller has expired",
+            "the verifier's words, not rustls' Debug of them"
+        );
         let labels: std::collections::HashSet<_> = Refusal::ALL.iter().map(|r| r.label()).collect();
         assert_eq!(labels.len(), Refusal::ALL.len(), "one label each");
     }
