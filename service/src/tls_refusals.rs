@@ -48,7 +48,7 @@ impl TlsRefusals {
             reason = reason.label(),
             error = %Refusal::detail(err),
             suppressed,
-            "a TLS handshake on the hook port failed; `suppressed` more of this reason were not logged since the last"
+            "TLS handshake on the hook port failed (suppressed: others of this reason not logged since the last)"
         );
     }
 

@@ -273,7 +273,7 @@ fn a_v1_client_certificate_made_as_metacontrollers_example_makes_it_is_answered(
     eventually("the refusal is logged with the peer and the reason", || {
         !logs
             .lines_with(&[
-                "a TLS handshake on the hook port failed",
+                "TLS handshake on the hook port failed",
                 "peer=127.0.0.1:",
                 "reason=\"unknown_ca\"",
                 "CN=metacontroller",

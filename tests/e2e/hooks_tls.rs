@@ -3,7 +3,10 @@
 //! Metacontroller, each reading the webhooks' `caBundle` and `clientTLS`
 //! from Secrets in the cluster. With the right CA a Hello converges; with a
 //! CA bundle of another CA every call fails, the caller says why in a
-//! Warning Event on the Hello, and no child or status is written.
+//! Warning Event on the Hello, and no child or status is written. With the
+//! certificates Metacontroller's own webhook-auth example makes (openssl;
+//! an X.509 v1 client certificate), Metacontroller's calls are answered,
+//! and a client certificate of another CA is refused and counted.
 
 use crate::metacontroller::Metacontroller;
 use crate::support::*;
@@ -12,16 +15,17 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Client;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use metahook_testkit::certs::{Ca, Pair};
+use metahook_testkit::certs::{Ca, OpensslRecipe, Pair};
 use metahook_testkit::https::HttpsClient;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The hook server's CA, its certificate directory, and `metahook serve`
-/// over mutual TLS on it.
+/// The hook server's CA, the client certificate it issued its callers,
+/// its certificate directory, and `metahook serve` over mutual TLS on it.
 struct Hooks {
-    ca: Ca,
+    ca_pem: String,
+    caller: Pair,
     dir: PathBuf,
     server: Metahook,
 }
@@ -32,12 +36,41 @@ impl Drop for Hooks {
     }
 }
 
+/// With certificates from testkit's CA (v3).
 async fn serve_mtls(kubeconfig: &Path) -> Hooks {
     let ca = Ca::new("metahook-e2e-hooks");
     let dir = std::env::temp_dir().join(format!("metahook-e2e-hooks-tls-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a directory");
-    ca.server(&["127.0.0.1", "localhost"]).write(&dir);
-    std::fs::write(dir.join("ca.crt"), &ca.pem).expect("ca.crt");
+    let caller = ca.client("metacontroller");
+    serve_with(
+        kubeconfig,
+        dir,
+        &ca.pem,
+        &ca.server(&["127.0.0.1", "localhost"]),
+        caller,
+    )
+    .await
+}
+
+/// With certificates made as Metacontroller's webhook-auth example makes
+/// them (its test.sh's openssl commands; the server's names are where it
+/// is dialled): the client certificate is X.509 v1.
+async fn serve_mtls_made_as_the_example(kubeconfig: &Path) -> Hooks {
+    let dir = std::env::temp_dir().join(format!("metahook-e2e-hooks-v1-{}", std::process::id()));
+    let made = OpensslRecipe::new(&dir.join("made"), "IP:127.0.0.1,DNS:localhost");
+    serve_with(kubeconfig, dir, &made.ca_pem, &made.server, made.client).await
+}
+
+async fn serve_with(
+    kubeconfig: &Path,
+    dir: PathBuf,
+    ca_pem: &str,
+    serving: &Pair,
+    caller: Pair,
+) -> Hooks {
+    std::fs::create_dir_all(&dir).expect("a directory");
+    serving.write(&dir);
+    std::fs::write(dir.join("ca.crt"), ca_pem).expect("ca.crt");
     let server = spawn(
         kubeconfig,
         &[
@@ -48,7 +81,7 @@ async fn serve_mtls(kubeconfig: &Path) -> Hooks {
         ],
     );
     // /readyz needs no client certificate: as the kubelet's probe.
-    let probe = HttpsClient::new(&ca.pem, None);
+    let probe = HttpsClient::new(ca_pem, None);
     let addr = format!("127.0.0.1:{}", server.port)
         .parse()
         .expect("an address");
@@ -59,16 +92,40 @@ async fn serve_mtls(kubeconfig: &Path) -> Hooks {
             .and_then(|r| (r.status == 200).then_some(()))
     })
     .await;
-    Hooks { ca, dir, server }
+    Hooks {
+        ca_pem: ca_pem.to_owned(),
+        caller,
+        dir,
+        server,
+    }
+}
+
+/// `metahook_hook_tls_refusals_total{reason}` on the hooks' `/metrics`.
+fn tls_refusals(hooks: &Hooks, reason: &str) -> u64 {
+    let addr = format!("127.0.0.1:{}", hooks.server.port)
+        .parse()
+        .expect("an address");
+    let answer = HttpsClient::new(&hooks.ca_pem, None)
+        .get(addr, "/metrics")
+        .expect("/metrics");
+    let prefix = format!("metahook_hook_tls_refusals_total{{reason=\"{reason}\"}} ");
+    String::from_utf8_lossy(&answer.body)
+        .lines()
+        .find_map(|line| {
+            line.strip_prefix(&prefix)
+                .map(|n| n.parse().expect("a count"))
+        })
+        .unwrap_or(0)
 }
 
 /// The Secrets, in a namespace of their own (CompositeControllers are
 /// cluster-scoped; Secrets are not), whose name it returns: Metacontroller's
-/// (and the driver's) client certificate, the right CA and another one.
-async fn secrets(client: &Client, hooks: &Hooks) -> String {
+/// (and the driver's) client certificate, one another CA issued the same
+/// way, the right CA and another one.
+async fn secrets(client: &Client, hooks: &Hooks, stranger: &Pair) -> String {
     let ns = namespace(client, "e2e-hooks-secrets").await;
     let api: Api<Secret> = Api::namespaced(client.clone(), &ns);
-    let caller: Pair = hooks.ca.client("metacontroller");
+    let caller = &hooks.caller;
     let secret = |name: &str, data: &[(&str, &str)]| Secret {
         metadata: kube::api::ObjectMeta {
             name: Some(name.to_owned()),
@@ -86,7 +143,11 @@ async fn secrets(client: &Client, hooks: &Hooks) -> String {
             "hooks-client",
             &[("tls.crt", &caller.cert), ("tls.key", &caller.key)],
         ),
-        secret("hooks-ca", &[("ca.crt", &hooks.ca.pem)]),
+        secret(
+            "stranger-client",
+            &[("tls.crt", &stranger.cert), ("tls.key", &stranger.key)],
+        ),
+        secret("hooks-ca", &[("ca.crt", &hooks.ca_pem)]),
         secret("another-ca", &[("ca.crt", &Ca::new("someone-else").pem)]),
     ] {
         let name = object.metadata.name.clone().expect("a name");
@@ -101,6 +162,18 @@ async fn secrets(client: &Client, hooks: &Hooks) -> String {
 /// verifying it with the CA in Secret `ca_secret` and presenting the client
 /// certificate of Secret `hooks-client`, both in namespace `ns`.
 fn mtls_manifest(controller: &str, port: u16, ns: &str, ca_secret: &str) -> String {
+    mtls_manifest_as(controller, port, ns, ca_secret, "hooks-client")
+}
+
+/// [`mtls_manifest`] presenting the client certificate of Secret
+/// `client_secret`.
+fn mtls_manifest_as(
+    controller: &str,
+    port: u16,
+    ns: &str,
+    ca_secret: &str,
+    client_secret: &str,
+) -> String {
     let text = controller_manifest_at(controller, port, None)
         .replace("\"http://127.0.0.1:", "\"https://127.0.0.1:");
     let mut out = String::new();
@@ -111,7 +184,7 @@ fn mtls_manifest(controller: &str, port: u16, ns: &str, ca_secret: &str) -> Stri
             let indent = &line[..line.len() - line.trim_start().len()];
             out.push_str(&format!(
                 "{indent}caBundle:\n{indent}  secretRef: {{name: {ca_secret}, namespace: {ns}}}\n\
-                 {indent}clientTLS:\n{indent}  secretRef: {{name: hooks-client, namespace: {ns}}}\n"
+                 {indent}clientTLS:\n{indent}  secretRef: {{name: {client_secret}, namespace: {ns}}}\n"
             ));
         }
     }
@@ -215,7 +288,7 @@ async fn the_driver_calls_the_hooks_over_mutual_tls() {
     let client = admin().await;
     install_crds(&client).await;
     let hooks = serve_mtls(&path).await;
-    let secrets_ns = secrets(&client, &hooks).await;
+    let secrets_ns = secrets(&client, &hooks, &Ca::new("stranger").client("driver")).await;
     {
         let (_driver, dir) = drive(&path, hooks.server.port, &secrets_ns, "hooks-ca").await;
         converges(&client, "e2e-mtls-driver").await;
@@ -232,7 +305,7 @@ async fn metacontroller_calls_the_hooks_over_mutual_tls() {
     let path = kubeconfig();
     let client = admin().await;
     let hooks = serve_mtls(&path).await;
-    let secrets_ns = secrets(&client, &hooks).await;
+    let secrets_ns = secrets(&client, &hooks, &Ca::new("stranger").client("mc")).await;
     let port = hooks.server.port;
     {
         let run = Metacontroller::calling(None, port, |name, port| {
@@ -251,6 +324,44 @@ async fn metacontroller_calls_the_hooks_over_mutual_tls() {
         "certificate signed by unknown authority",
     )
     .await;
+    drop(run);
+    drop_namespace(&client, &secrets_ns).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metacontroller_calls_the_hooks_with_certificates_made_as_its_webhook_auth_example_makes_them()
+ {
+    let path = kubeconfig();
+    let client = admin().await;
+    let hooks = serve_mtls_made_as_the_example(&path).await;
+    // Another CA made by the same recipe: the same names, another key.
+    let stranger = OpensslRecipe::new(&hooks.dir.join("stranger"), "DNS:localhost");
+    let secrets_ns = secrets(&client, &hooks, &stranger.client).await;
+    let port = hooks.server.port;
+    {
+        let run = Metacontroller::calling(None, port, |name, port| {
+            mtls_manifest(name, port, &secrets_ns, "hooks-ca")
+        })
+        .await;
+        converges(&run.client, "e2e-mtls-v1-metacontroller").await;
+    }
+    assert_eq!(
+        tls_refusals(&hooks, "unknown_ca"),
+        0,
+        "no handshake refused while Metacontroller called with its v1 certificate"
+    );
+    // Metacontroller presenting the other CA's certificate: each call fails
+    // the handshake, Metacontroller says so, and the hooks count it.
+    let run = Metacontroller::calling(None, port, |name, port| {
+        mtls_manifest_as(name, port, &secrets_ns, "hooks-ca", "stranger-client")
+    })
+    .await;
+    refuses(&run.client, "e2e-mtls-v1-stranger", "remote error: tls").await;
+    let refused = tls_refusals(&hooks, "unknown_ca");
+    say(&format!(
+        "the hooks refused {refused} handshakes as unknown_ca"
+    ));
+    assert!(refused > 0, "the stranger's handshakes are counted");
     drop(run);
     drop_namespace(&client, &secrets_ns).await;
 }
