@@ -5,8 +5,9 @@
 //! certificates `ca.crt`: a mounted `kubernetes.io/tls` Secret) is read at
 //! start and re-read when its files change, so a renewed certificate is
 //! served without a restart; the client's certificate is kept with its
-//! connection for the routes to judge (rustls checks a chain, the routes
-//! decide what it may do).
+//! connection for the routes to judge (the client CA checks the chain, as
+//! Go's TLS servers do, the routes decide what it may do); a failed
+//! handshake is told with its peer and its [`Refusal`].
 //!
 //! ```text
 //! dir/tls.crt + tls.key → ServingCert (rustls' certificate resolver)
