@@ -4,6 +4,7 @@
 
 use crate::cli::{DriveArgs, DriverArgs, ServeArgs};
 use metahook_apiserver::ApiSettings;
+use metahook_driver::leader::LeaderError;
 use metahook_driver::prepare::HookMode;
 use metahook_driver::run::{DriveSettings, leader_settings};
 use metahook_driver::throttle::{Budget, BudgetError};
@@ -51,13 +52,22 @@ pub fn api(args: &DriverArgs) -> Option<ApiSettings> {
     })
 }
 
+/// Why the driver's settings cannot work.
+#[derive(Debug, thiserror::Error)]
+pub enum DriverSettingsError {
+    #[error("the API request budget is invalid")]
+    Budget(#[from] BudgetError),
+    #[error("the leader election's timings are invalid")]
+    Leader(#[from] LeaderError),
+}
+
 /// The driver, calling hooks as `mode` says, given as long to stop as the
 /// service.
 pub fn driver(
     args: &DriverArgs,
     mode: HookMode,
     shutdown_timeout: Duration,
-) -> Result<DriveSettings, BudgetError> {
+) -> Result<DriveSettings, DriverSettingsError> {
     let budget = args
         .kube_qps
         .map(|qps| Budget::new(qps, args.kube_burst))
@@ -75,13 +85,20 @@ pub fn driver(
             workers: usize::from(args.driver_workers),
             debounce: Duration::from_millis(args.reconcile_debounce_ms),
         },
-        leader: args.leader_election.then(|| {
-            leader_settings(
-                args.leader_election_lease.clone(),
-                args.leader_election_namespace.clone(),
-                instance.clone(),
-            )
-        }),
+        leader: args
+            .leader_election
+            .then(|| {
+                let mut leader = leader_settings(
+                    args.leader_election_lease.clone(),
+                    args.leader_election_namespace.clone(),
+                    instance.clone(),
+                );
+                leader.lease_duration = args.leader_election_lease_duration;
+                leader.renew_deadline = args.leader_election_renew_deadline;
+                leader.retry_period = args.leader_election_retry_period;
+                leader.check().map(|()| leader)
+            })
+            .transpose()?,
         shutdown_timeout,
         instance,
         budget,

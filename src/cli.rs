@@ -8,6 +8,7 @@ use metahook_service::defaults;
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -170,6 +171,38 @@ pub struct DriverArgs {
         default_value = driver_defaults::LEASE_NAME
     )]
     pub leader_election_lease: String,
+    /// A leader's term: a standby takes the Lease over after seeing it
+    /// unrenewed this long (whole seconds; client-go's default).
+    #[arg(
+        long,
+        env = "METAHOOK_LEADER_ELECTION_LEASE_DURATION",
+        value_name = "DURATION",
+        default_value = "15s",
+        value_parser = duration
+    )]
+    pub leader_election_lease_duration: Duration,
+    /// How long after sending its last renewal that landed the leader may
+    /// still write: it stops at once when this passes. Shorter than the
+    /// lease duration; the difference bounds how late a write may reach
+    /// the API server.
+    #[arg(
+        long,
+        env = "METAHOOK_LEADER_ELECTION_RENEW_DEADLINE",
+        value_name = "DURATION",
+        default_value = "10s",
+        value_parser = duration
+    )]
+    pub leader_election_renew_deadline: Duration,
+    /// How often the leader renews the Lease (and a standby retries after
+    /// an error).
+    #[arg(
+        long,
+        env = "METAHOOK_LEADER_ELECTION_RETRY_PERIOD",
+        value_name = "DURATION",
+        default_value = "2s",
+        value_parser = duration
+    )]
+    pub leader_election_retry_period: Duration,
     /// The Lease's namespace (default: the pod's namespace, else `default`).
     #[arg(long, env = "POD_NAMESPACE")]
     pub leader_election_namespace: Option<String>,
@@ -243,7 +276,19 @@ pub struct DriverArgs {
     pub debug_driver_listen: Option<SocketAddr>,
 }
 
-/// A rate above zero: `--kube-qps 0` would stop every request for good.
+/// A duration as Kubernetes' components take one (`15s`, `1500ms`,
+/// `1m`), positive.
+fn duration(text: &str) -> Result<Duration, String> {
+    let parsed: jiff::SignedDuration = text
+        .parse()
+        .map_err(|err| format!("{text:?} is not a duration such as 15s or 500ms: {err}"))?;
+    Duration::try_from(parsed)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("{text:?} is not a duration above zero"))
+}
+
+/// A selector that leaves some parents out.
 fn shard_selector(text: &str) -> Result<Selector, String> {
     let selector = metahook_driver::selector::text::labels(text)?;
     if selector.selects_all() {
@@ -435,6 +480,49 @@ mod tests {
                 Cli::try_parse_from(["metahook", "drive", "--shard-selector", bad]).is_err(),
                 "{bad:?}"
             );
+        }
+    }
+
+    #[test]
+    fn leader_election_timings_are_durations_as_kubernetes_writes_them() {
+        let drive = |args: &[&str]| {
+            let cli = Cli::try_parse_from(args).map_err(|e| e.to_string())?;
+            let Some(Command::Drive(drive)) = cli.command else {
+                panic!("expected drive")
+            };
+            Ok::<_, String>(drive.driver)
+        };
+        let defaults = drive(&["metahook", "drive"]).unwrap();
+        assert_eq!(
+            (
+                defaults.leader_election_lease_duration,
+                defaults.leader_election_renew_deadline,
+                defaults.leader_election_retry_period
+            ),
+            (
+                Duration::from_secs(15),
+                Duration::from_secs(10),
+                Duration::from_secs(2)
+            ),
+            "client-go's"
+        );
+        let set = drive(&[
+            "metahook",
+            "drive",
+            "--leader-election-renew-deadline",
+            "1500ms",
+            "--leader-election-lease-duration",
+            "1m",
+        ])
+        .unwrap();
+        assert_eq!(
+            set.leader_election_renew_deadline,
+            Duration::from_millis(1500)
+        );
+        assert_eq!(set.leader_election_lease_duration, Duration::from_secs(60));
+        for bad in ["0s", "-2s", "soon"] {
+            let refused = drive(&["metahook", "drive", "--leader-election-retry-period", bad]);
+            assert!(refused.is_err(), "{bad} was taken");
         }
     }
 

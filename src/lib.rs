@@ -70,8 +70,8 @@ pub enum Error {
     Crds(#[from] crds::CrdsError),
     #[error("setting up logging failed")]
     Telemetry(#[from] telemetry::TelemetryError),
-    #[error("the API request budget is invalid")]
-    Budget(#[from] metahook_driver::throttle::BudgetError),
+    #[error("the driver's settings are invalid")]
+    DriverSettings(#[from] args::DriverSettingsError),
     #[error("driving failed")]
     Drive(#[from] side_by_side::SideBySideError),
     #[error("--api-listen serves the driver's records: it needs --drive (or `metahook drive`)")]

@@ -167,3 +167,26 @@ fn serve_answers_then_stops_cleanly_on_sigterm() {
     let status = child.wait().expect("metahook exits");
     assert!(status.success(), "exit after SIGTERM: {status:?}");
 }
+
+#[test]
+fn leader_election_timings_that_could_let_two_lead_are_refused_at_start() {
+    // A renew deadline as long as the term: a standby could take over
+    // while the leader still writes. Refused before anything connects.
+    let out = metahook(
+        &[
+            "drive",
+            "--leader-election",
+            "--leader-election-lease-duration",
+            "10s",
+            "--leader-election-renew-deadline",
+            "10s",
+        ],
+        None,
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("renew deadline (10s) < lease duration (10s"),
+        "{stderr}"
+    );
+}

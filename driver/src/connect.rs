@@ -1,8 +1,10 @@
 //! The driver's connection to the API server: the kubeconfig found the
 //! usual way, a User-Agent of its own, every answer counted, kube's retries
-//! of 429/503/504, and the client-side budget (`--kube-qps`/`--kube-burst`)
-//! for everything but the Lease (Events have one of their own).
+//! of 429/503/504, the client-side budget (`--kube-qps`/`--kube-burst`)
+//! for everything but the Lease (Events have one of their own), and the
+//! leader's fence on every write but the Lease's.
 
+use crate::leader::fence::{Fence, FenceLayer};
 use crate::metrics::DriverMetrics;
 use crate::pressure::Pressure;
 use crate::responses::CountResponsesLayer;
@@ -27,16 +29,21 @@ pub struct Clients {
     pub lease: Client,
     /// Whether `client`'s budget is holding back converging writes.
     pub pressure: Pressure,
+    /// What lets `client`'s and `events`' writes through: while this
+    /// replica leads (or always, without leader election).
+    pub fence: Fence,
 }
 
 /// The kubeconfig the usual way: in-cluster, `KUBECONFIG`, `~/.kube/config`.
 /// Requests say `User-Agent: metahook/<version>`, so the API server's
 /// audit log and metrics tell the driver's calls apart (kube sets none).
 /// `budget`: `--kube-qps` / `--kube-burst`, none for no client-side limit;
-/// every request is counted in `metrics` either way.
+/// every request is counted in `metrics` either way. `fence`: see
+/// [`Clients::fence`].
 pub async fn connect(
     budget: Option<Budget>,
     metrics: Arc<DriverMetrics>,
+    fence: Fence,
 ) -> Result<Clients, kube::Error> {
     let mut config = kube::Config::infer()
         .await
@@ -50,9 +57,12 @@ pub async fn connect(
     // shows even when its retry succeeds. Retries do not spend the
     // client-side budget again (client-go's do).
     config.default_retry = false;
-    let build = |config: kube::Config, throttle: ThrottleLayer| {
+    // The fence is the innermost layer: a write is judged as it leaves,
+    // after any wait for the budget, and each retry again.
+    let build = |config: kube::Config, throttle: ThrottleLayer, fence: Option<&Fence>| {
         kube::client::ClientBuilder::try_from(config).map(|builder| {
             builder
+                .with_layer(&tower::util::option_layer(fence.cloned().map(FenceLayer)))
                 .with_layer(&CountResponsesLayer::new(metrics.clone()))
                 .with_layer(&tower::buffer::BufferLayer::new(1024))
                 .with_layer(&tower::retry::RetryLayer::new(
@@ -64,10 +74,19 @@ pub async fn connect(
     };
     let throttle = ThrottleLayer::new(budget, metrics.clone());
     Ok(Clients {
-        lease: build(config.clone(), ThrottleLayer::new(None, metrics.clone()))?,
-        events: build(config.clone(), ThrottleLayer::new(budget, metrics.clone()))?,
+        lease: build(
+            config.clone(),
+            ThrottleLayer::new(None, metrics.clone()),
+            None,
+        )?,
+        events: build(
+            config.clone(),
+            ThrottleLayer::new(budget, metrics.clone()),
+            Some(&fence),
+        )?,
         pressure: throttle.pressure(),
-        client: build(config, throttle)?,
+        client: build(config, throttle, Some(&fence))?,
+        fence,
     })
 }
 

@@ -11,6 +11,7 @@ use super::customized::Discover;
 use super::discovery::{self, DiscoveryError};
 use super::events::EventPublisher;
 use super::hook_call::HookCaller;
+use super::leader::fence::Fence;
 use super::leader::{self, LeaderError, LeaderSettings};
 use super::metrics::DriverMetrics;
 use super::model::{ChildType, Driven};
@@ -109,7 +110,11 @@ pub async fn drive(
     set_ready: SetReady,
     stop: CancellationToken,
 ) -> Result<(), DriveError> {
-    let clients = connect(settings.budget, metrics.clone())
+    let fence = match settings.leader {
+        Some(_) => Fence::closed(),
+        None => Fence::always(),
+    };
+    let clients = connect(settings.budget, metrics.clone(), fence)
         .await
         .map_err(|e| DriveError::Connect(Box::new(e)))?;
     run(prepared, settings, clients, metrics, set_ready, stop).await
@@ -226,13 +231,16 @@ pub async fn run(
         lease,
         events,
         pressure,
+        fence,
     } = clients;
     let mut leadership = match &settings.leader {
         None => None,
-        Some(leader_settings) => match leader::acquire(lease, leader_settings, &stop).await? {
-            Some(l) => Some(l),
-            None => return Ok(()),
-        },
+        Some(leader_settings) => {
+            match leader::acquire(lease, leader_settings, &fence, &stop).await? {
+                Some(l) => Some(l),
+                None => return Ok(()),
+            }
+        }
     };
     metrics.set_leader(true);
     // The caches stop with the driver, not before: workers finishing a
@@ -437,24 +445,19 @@ async fn lost(leadership: &mut Option<leader::Leadership>) {
     }
 }
 
-/// `LeaderSettings` defaults: lease named `metahook-driver` in the pod's
-/// namespace.
+/// `LeaderSettings` with client-go's timings, the Lease in `namespace`,
+/// else the pod's, else `default`.
 pub fn leader_settings(
     lease_name: String,
     namespace: Option<String>,
     identity: String,
 ) -> LeaderSettings {
-    LeaderSettings {
-        lease_name,
-        namespace: namespace.unwrap_or_else(|| {
-            std::fs::read_to_string("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
-                .map(|s| s.trim().to_owned())
-                .unwrap_or_else(|_| "default".to_owned())
-        }),
-        identity,
-        lease_seconds: 15,
-        grace_seconds: 5,
-    }
+    let namespace = namespace.unwrap_or_else(|| {
+        std::fs::read_to_string("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+            .map(|s| s.trim().to_owned())
+            .unwrap_or_else(|_| "default".to_owned())
+    });
+    LeaderSettings::new(lease_name, namespace, identity)
 }
 
 #[cfg(test)]

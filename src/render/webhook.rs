@@ -80,9 +80,14 @@ pub fn ask(controller: &Prepared, hook: HookKind, request: &[u8]) -> Result<Vec<
         let mut caller = HookCaller::with_http(jiff::Timestamp::now, metrics.clone())
             .map_err(WebhookError::Client)?;
         if needs_cluster(&controller.config) {
-            let clients = metahook_driver::connect::connect(None, metrics)
-                .await
-                .map_err(WebhookError::Kube)?;
+            let clients = metahook_driver::connect::connect(
+                None,
+                metrics,
+                // render reads, never writes.
+                metahook_driver::leader::fence::Fence::closed(),
+            )
+            .await
+            .map_err(WebhookError::Kube)?;
             caller = caller.reading_credentials_with(clients.client);
         }
         caller

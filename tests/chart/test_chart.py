@@ -553,10 +553,10 @@ def test_shards_are_refused_where_they_cannot_work(chart: helm_python.Chart) -> 
 
 
 def lease_holders(out: Rendered) -> dict[str, list[str]]:
-    """Each ServiceAccount and the Leases a Role bound to it may patch."""
+    """Each ServiceAccount and the Leases a Role bound to it may update."""
     held: dict[str, list[str]] = {}
     for role in out.all("Role"):
-        names = [n for rule in role["rules"] if "leases" in rule["resources"] and "patch" in rule["verbs"]
+        names = [n for rule in role["rules"] if "leases" in rule["resources"] and "update" in rule["verbs"]
                  for n in rule.get("resourceNames", [])]
         if not names:
             continue
@@ -1017,14 +1017,15 @@ def test_driver_bindings_and_lease_role(driver: Rendered, chart: helm_python.Cha
                                   "name": driver.one("ClusterRole")["metadata"]["name"]}
     assert binding["subjects"] == subject
     role = driver.one("Role")
-    # What driver/src/leader.rs calls: kube-lease-manager gets the Lease,
-    # creates it when missing, and patches it to acquire, renew and release;
-    # a standby lists and watches that one Lease (by name) to see it
-    # released. Never an update (PUT), nor any other Lease.
+    # What driver/src/leader/ calls: it gets the Lease, creates it when
+    # missing, and updates it (guarded by the resourceVersion read) to
+    # acquire, renew and release; a standby lists and watches that one
+    # Lease (by name) to see it released. Never a patch, nor any other
+    # Lease.
     assert role["rules"] == [
         {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
         {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": ["metahook"],
-         "verbs": ["get", "list", "watch", "patch"]},
+         "verbs": ["get", "list", "watch", "update"]},
     ]
     role_binding = driver.one("RoleBinding")
     assert role_binding["roleRef"]["name"] == role["metadata"]["name"]
@@ -1039,7 +1040,7 @@ def test_driver_lease_belongs_to_the_release(driver: Rendered, default: Rendered
     """Found on the real node (tests/chart/test_install.py): the Lease the
     driver created at its first start outlived `helm uninstall`. The chart
     renders it, so Helm deletes it; with no spec field, so that Helm and
-    the driver (which patches holderIdentity, renewTime...) never write the
+    the driver (which updates holderIdentity, renewTime...) never write the
     same field."""
     lease = driver.one("Lease")
     assert lease["apiVersion"] == "coordination.k8s.io/v1"

@@ -156,7 +156,7 @@ def test_a_hello_a_hikawa_and_a_foo_converge_through_the_pod(driver: Driver) -> 
     # deployments patches.)
     for expected in [("patch", "helloes", "status"), ("patch", "helloes", None), ("patch", "deployments", None),
                      ("delete", "deployments", None), ("patch", "kiyoshis", None), ("patch", "foos", "status"),
-                     ("create", "events", None), ("patch", "leases", None), ("watch", "hikawas", None)]:
+                     ("create", "events", None), ("update", "leases", None), ("watch", "hikawas", None)]:
         assert expected in made, f"no {expected} by {account} in the audit log: {sorted(made, key=str)}"
     # Those came from the pod: its projected token names it (the audit
     # records' user extra), and from the node's address (the pod's traffic

@@ -40,17 +40,27 @@ var controllers = []string{
 
 // An audit record for every request but the API server's own and
 // discovery's, at Metadata level (who, what, which object, the answer):
-// tests count the writes a user made.
+// tests count the writes a user made. In the leader-election test's
+// namespace, writes are recorded with the objects written too: a write's
+// resourceVersion is when it was committed, which orders it against the
+// Lease's holders (tests/e2e/leader_terms.rs).
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]
+omitManagedFields: true
 rules:
 - level: None
   users: ["system:apiserver"]
 - level: None
   nonResourceURLs: ["/healthz*", "/readyz*", "/livez*", "/version", "/openapi*", "/api", "/api/*", "/apis", "/apis/*", "/metrics"]
+- level: RequestResponse
+  namespaces: ["` + leaderTermsNamespace + `"]
+  verbs: ["create", "update", "patch", "delete", "deletecollection"]
 - level: Metadata
 `
+
+// The namespace whose writes the audit log records in full.
+const leaderTermsNamespace = "e2e-leader-terms"
 
 func apiserverArgs(c *cluster) []string {
 	p := c.pki.path
