@@ -423,3 +423,20 @@ fn timings_that_could_let_two_lead_are_refused() {
     s.lease_duration = Duration::from_millis(15_500);
     assert!(s.check().is_err(), "not whole seconds");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_release_the_api_server_never_answers_does_not_hold_the_shutdown() {
+    let fake = FakeApi::default();
+    fake.put(None, 15);
+    let (leadership, fence) = lead(&fake, "a").await;
+    fake.writes(Writes::Hang);
+    let began = Instant::now();
+    leadership.release().await;
+    assert_eq!(began.elapsed(), RELEASE_WITHIN);
+    assert!(!fence.permits());
+    assert_eq!(
+        fake.holder().as_deref(),
+        Some("a"),
+        "the Lease ends with its term"
+    );
+}
