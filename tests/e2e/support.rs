@@ -317,14 +317,42 @@ pub fn metric(port: u16, prefix: &str) -> f64 {
         .sum()
 }
 
-/// The API server's audit records so far (JSON lines).
+/// The API server's audit records so far (JSON lines), the rotated files
+/// first: kube-apiserver starts a new file every 100 MB
+/// (`--audit-log-maxsize`), and a test that read only the current one
+/// would miss what came before (seen: the leader-terms test lost the
+/// Lease's first holders).
 pub fn audit() -> Vec<serde_json::Value> {
-    let path = std::env::var("METAHOOK_CLUSTER_AUDIT_LOG")
-        .expect("METAHOOK_CLUSTER_AUDIT_LOG (tests/e2e/run.sh exports it)");
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("reading {path}: {e}"))
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
+    let path = PathBuf::from(
+        std::env::var("METAHOOK_CLUSTER_AUDIT_LOG")
+            .expect("METAHOOK_CLUSTER_AUDIT_LOG (tests/e2e/run.sh exports it)"),
+    );
+    let dir = path.parent().expect("the audit log's directory");
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .expect("a UTF-8 file name");
+    // Rotated: `<stem>-<timestamp>.log`, in time order by name.
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("listing {}: {e}", dir.display()))
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&format!("{stem}-")) && n.ends_with(".log"))
+        })
+        .collect();
+    files.sort();
+    files.push(path);
+    files
+        .iter()
+        .flat_map(|file| {
+            std::fs::read_to_string(file)
+                .unwrap_or_else(|e| panic!("reading {}: {e}", file.display()))
+                .lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect::<Vec<serde_json::Value>>()
+        })
         .collect()
 }
 
