@@ -36,7 +36,9 @@ pub fn to_yaml(crd: &CustomResourceDefinition) -> Result<String, CrdsError> {
 /// The controllers' CRDs (the chart's `crds/`), each with the file name it
 /// is checked in under.
 pub fn files() -> Result<Vec<(String, String)>, CrdsError> {
-    named(&metahook_hooks::registry::all_crds())
+    named(&metahook_hooks::registry::all_crds(
+        metahook_hooks::controllers(),
+    ))
 }
 
 /// The driver's own CRDs (`driver/crds/`): Metacontroller's

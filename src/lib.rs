@@ -100,7 +100,7 @@ fn serve(args: cli::ServeArgs) -> Result<(), Error> {
         let driver = args::driver(&args.driver, HookMode::InProcess, settings.shutdown_timeout)?;
         return Ok(side_by_side::serve_and_drive(
             settings,
-            metahook_hooks::CONTROLLERS,
+            metahook_hooks::controllers(),
             driver,
             args::api(&args.driver),
             args.driver.debug_driver_listen,

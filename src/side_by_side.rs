@@ -261,7 +261,7 @@ mod tests {
     async fn the_hook_port_does_not_serve_the_driver_view() {
         use actix_web::{App, test};
         let settings = Settings::new("127.0.0.1:0".parse().unwrap());
-        let state = hook_state(metahook_hooks::CONTROLLERS, &settings, metrics().0);
+        let state = hook_state(metahook_hooks::controllers(), &settings, metrics().0);
         let app = test::init_service(
             App::new().configure(move |cfg| metahook_service::configure(cfg, state)),
         )

@@ -61,9 +61,9 @@ fn hello_crd_enforces_the_replica_bounds() {
 /// (found against the real API server: Foo's `samplecontroller.k8s.io`).
 #[test]
 fn crds_in_protected_groups_carry_the_approval_annotation() {
-    for crd in metahook_hooks::registry::CONTROLLERS
+    for crd in metahook_hooks::registry::controllers()
         .iter()
-        .flat_map(|c| (c.crds)())
+        .flat_map(|c| c.crds())
     {
         let group = &crd.spec.group;
         if group.ends_with(".k8s.io") || group.ends_with(".kubernetes.io") {
@@ -75,7 +75,7 @@ fn crds_in_protected_groups_carry_the_approval_annotation() {
             assert!(
                 annotation.is_some_and(|v| !v.is_empty()),
                 "{} needs the api-approved.kubernetes.io annotation",
-                crd.metadata.name.unwrap_or_default()
+                crd.metadata.name.clone().unwrap_or_default()
             );
         }
     }

@@ -202,7 +202,8 @@ impl HookCaller {
         let start = Instant::now();
         let result = match &target.endpoint {
             Endpoint::InProcess(handler) => {
-                self.in_process_call(target.kind, *handler, request).await
+                self.in_process_call(target.kind, handler.clone(), request)
+                    .await
             }
             Endpoint::Http {
                 url,
@@ -236,7 +237,7 @@ impl HookCaller {
         // panic leaves nothing half-changed: a failed reconcile, not a dead
         // driver.
         let joined =
-            tokio::task::spawn_blocking(move || registry::call(handler, &request, now)).await;
+            tokio::task::spawn_blocking(move || registry::call(&handler, &request, now)).await;
         match joined {
             Ok(Ok(Ok(body))) => Ok(body),
             Ok(Ok(Err(source))) => Err(HookCallError::InProcess { hook, source }),

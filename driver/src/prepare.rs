@@ -157,13 +157,9 @@ fn in_process(kind: HookKind, path: &str) -> Option<metahook_hooks::registry::Ha
 }
 
 fn known_hooks() -> String {
-    metahook_hooks::CONTROLLERS
+    metahook_hooks::controllers()
         .iter()
-        .flat_map(|c| {
-            c.hooks
-                .iter()
-                .map(move |(k, _)| format!("/{}/{}", c.name, k))
-        })
+        .flat_map(|c| c.hook_kinds().map(move |k| format!("/{}/{}", c.name(), k)))
         .collect::<Vec<_>>()
         .join(", ")
 }

@@ -175,11 +175,11 @@ fn object(value: &Value, field: &str) -> Result<DynamicObject, PreviewError> {
 /// The kind of a resource one of the built-in controllers defines.
 fn crd_kind(api_version: &str, resource: &str) -> Option<String> {
     let (group, _) = split_api_version(api_version);
-    metahook_hooks::CONTROLLERS
+    metahook_hooks::controllers()
         .iter()
-        .flat_map(|c| (c.crds)())
+        .flat_map(|c| c.crds())
         .find(|crd| crd.spec.group == group && crd.spec.names.plural == resource)
-        .map(|crd| crd.spec.names.kind)
+        .map(|crd| crd.spec.names.kind.clone())
 }
 
 /// `apps/v1` → (`apps`, `v1`); `v1` → (``, `v1`).

@@ -11,7 +11,7 @@
 //! - `foo/*`: customize and sync.
 //!
 //! Controllers not yet in the registry are skipped with a note, so adding a
-//! controller to `CONTROLLERS` is enough to bench it.
+//! controller to `controllers()` is enough to bench it.
 //!
 //!     cargo bench --bench hooks                 # everything
 //!     cargo bench --bench hooks -- hello_sync   # one group
@@ -19,7 +19,6 @@
 use metahook_testkit::requests;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use metahook_hooks::decode::decode;
 use metahook_hooks::registry::{self, Handler};
 use metahook_hooks::{HookKind, Timestamp, hello};
 use serde::de::IgnoredAny;
@@ -48,8 +47,8 @@ fn handler(controller: &str, hook: HookKind) -> Option<Handler> {
 
 fn hello_sync(c: &mut Criterion) {
     let body = fixture("fixtures/hello/ready.json");
-    let request: hello::Request = decode(&body).expect("fixture decodes");
-    let response = hello::sync(&request, now());
+    let request = hello::Request::from_json(&body, now()).expect("fixture decodes");
+    let response = hello::sync(&request);
     let Some(end_to_end) = handler("hello", HookKind::Sync) else {
         return;
     };
@@ -62,13 +61,11 @@ fn hello_sync(c: &mut Criterion) {
         b.iter(|| serde_json::from_slice::<serde_json::Value>(black_box(&body)).expect("JSON"))
     });
     group.bench_function("decode", |b| {
-        b.iter(|| decode::<hello::Request>(black_box(&body)).expect("decodes"))
+        b.iter(|| hello::Request::from_json(black_box(&body), now()).expect("decodes"))
     });
-    group.bench_function("hook", |b| {
-        b.iter(|| hello::sync(black_box(&request), now()))
-    });
+    group.bench_function("hook", |b| b.iter(|| hello::sync(black_box(&request))));
     group.bench_function("encode", |b| {
-        b.iter(|| serde_json::to_vec(black_box(&response)).expect("encodes"))
+        b.iter(|| black_box(&response).to_json().expect("encodes"))
     });
     group.bench_function("end_to_end", |b| {
         b.iter(|| end_to_end(black_box(&body), now()).expect("answers"))

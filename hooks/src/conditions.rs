@@ -51,6 +51,38 @@ fn previous<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Condition>, D::Error>
     d.deserialize_seq(Firsts)
 }
 
+/// How many conditions [`firsts`] keeps at most.
+pub const MAX_KEPT: usize = 64;
+
+/// Reads a status' `conditions` as [`build`] needs them and no more: the
+/// first condition of each type and status, at most [`MAX_KEPT`],
+/// however long the list (a status is the user's to write, and a hook's
+/// memory must not grow with it). For a status type's `conditions` field:
+/// `#[serde(default, deserialize_with = "metahook::conditions::firsts")]`.
+pub fn firsts<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Condition>, D::Error> {
+    struct Firsts;
+    impl<'de> Visitor<'de> for Firsts {
+        type Value = Vec<Condition>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a list of conditions")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut kept: Vec<Condition> = Vec::new();
+            while let Some(c) = seq.next_element::<Condition>()? {
+                if kept.len() < MAX_KEPT
+                    && !kept
+                        .iter()
+                        .any(|k| k.type_ == c.type_ && k.status == c.status)
+                {
+                    kept.push(c);
+                }
+            }
+            Ok(kept)
+        }
+    }
+    d.deserialize_seq(Firsts)
+}
+
 /// A condition as a hook decides it, before times are attached.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Wanted {

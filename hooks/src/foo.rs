@@ -27,12 +27,12 @@
 //!   Deployment the Foo does not control, the old one is held instead.
 
 use crate::children;
-use crate::conditions::{self, PreviousStatus, Wanted};
-use crate::objects::{ObservedDeployment, Parent};
-use crate::protocol::{
-    CustomizeRequest, CustomizeResponse, RelatedResourceRule, SyncRequest, SyncResponse,
+use crate::conditions::{self, Wanted};
+use crate::objects::ObservedDeployment;
+use crate::protocol::RelatedResourceRule;
+use crate::{
+    Answer, Controller, Customize, CustomizeAnswer, HasConditions, Parent, UpdateStrategy,
 };
-use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Container;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -121,17 +121,32 @@ pub struct FooStatus {
     #[serde(default)]
     pub available_replicas: i32,
     /// `Ready` and `SpecValid`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "conditions::firsts")]
     pub conditions: Vec<Condition>,
 }
 
-pub type FooParent = Parent<FooSpec, PreviousStatus>;
+impl HasConditions for FooStatus {
+    fn conditions(&self) -> &[Condition] {
+        &self.conditions
+    }
+}
+
+pub type FooParent = Parent<Foo>;
 /// Children and related objects are both Deployments.
-pub type Request = SyncRequest<FooParent, ObservedDeployment, ObservedDeployment>;
-pub type Response = SyncResponse<FooStatus, Deployment>;
+pub type Request = crate::Request<Foo, ObservedDeployment, ObservedDeployment>;
 
 pub fn crds() -> Vec<CustomResourceDefinition> {
     vec![Foo::crd()]
+}
+
+/// The Foo controller, declared.
+pub fn controller() -> Controller {
+    Controller::composite::<Foo>("foo")
+        .child::<ObservedDeployment>(UpdateStrategy::InPlace)
+        .customize(customize)
+        .sync(sync)
+        .crd(Foo::crd())
+        .build()
 }
 
 /// Asks for the Deployment named `spec.deploymentName` in the Foo's
@@ -140,7 +155,7 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
 /// (docs/metacontroller.md §1.6), so the rule means the same under both. An
 /// invalid spec asks for nothing: sync then creates nothing and needs no
 /// related object.
-pub fn customize(req: &CustomizeRequest<FooParent>, _now: Timestamp) -> CustomizeResponse {
+pub fn customize(req: &Customize<Foo>) -> CustomizeAnswer {
     let parent = &req.parent;
     let related_resources = match (valid_spec(parent), &parent.metadata.namespace) {
         (Ok(spec), Some(namespace)) => vec![RelatedResourceRule {
@@ -152,10 +167,10 @@ pub fn customize(req: &CustomizeRequest<FooParent>, _now: Timestamp) -> Customiz
         }],
         _ => Vec::new(),
     };
-    CustomizeResponse { related_resources }
+    CustomizeAnswer { related_resources }
 }
 
-pub fn sync(req: &Request, now: Timestamp) -> Response {
+pub fn sync(req: &Request) -> Answer<FooStatus> {
     let parent = &req.parent;
     let (children, counted, wanted) = match decide(req) {
         Ok(run) => (
@@ -178,12 +193,7 @@ pub fn sync(req: &Request, now: Timestamp) -> Response {
             (children, kept, wanted)
         }
     };
-    SyncResponse {
-        status: status(parent, &counted, wanted, now),
-        children,
-        resync_after_seconds: None,
-        finalized: None,
-    }
+    Answer::new(status(req, &counted, wanted)).children::<Vec<Deployment>>(children)
 }
 
 /// The Deployment a sync desires, when it may desire one.
@@ -253,7 +263,12 @@ fn decide(req: &Request) -> Result<Run<'_>, Blocked> {
     let parent = &req.parent;
     let spec = valid_spec(parent).map_err(Blocked::InvalidSpec)?;
     let name = spec.deployment_name.as_str();
-    if let Some(foreign) = req.related.iter().find(|d| is_foreign(parent, d, name)) {
+    if let Some(foreign) = req
+        .related
+        .of::<ObservedDeployment>()
+        .iter()
+        .find(|d| is_foreign(parent, d, name))
+    {
         return Err(Blocked::ResourceExists(foreign.metadata.name.clone()));
     }
     Ok(Run {
@@ -281,7 +296,10 @@ fn is_foreign(parent: &FooParent, related: &ObservedDeployment, name: &str) -> b
 
 /// Every observed child Deployment; normally at most one.
 fn deployments(req: &Request) -> impl Iterator<Item = &ObservedDeployment> {
-    req.children.iter().filter(|d| d.is_deployment())
+    req.children
+        .of::<ObservedDeployment>()
+        .iter()
+        .filter(|d| d.is_deployment())
 }
 
 /// The spec, if it is valid; otherwise every reason it is not, in one line.
@@ -343,23 +361,13 @@ fn is_dns_label(part: &str) -> bool {
 
 /// `counted` are the Deployments whose pods the status reports: the one the
 /// spec names, or the held ones.
-fn status(
-    parent: &FooParent,
-    counted: &[&ObservedDeployment],
-    wanted: Vec<Wanted>,
-    now: Timestamp,
-) -> FooStatus {
-    let previous = parent
-        .status
-        .as_ref()
-        .map(|s| s.conditions.as_slice())
-        .unwrap_or_default();
+fn status(req: &Request, counted: &[&ObservedDeployment], wanted: Vec<Wanted>) -> FooStatus {
     FooStatus {
         observed_generation: None,
         available_replicas: counted
             .iter()
             .fold(0, |sum, d| sum.saturating_add(d.status.available_replicas)),
-        conditions: conditions::build(previous, wanted, parent.metadata.generation, now),
+        conditions: req.conditions(wanted),
     }
 }
 

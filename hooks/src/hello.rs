@@ -9,10 +9,9 @@
 //! - finalize: desire no children; `finalized` once none is observed.
 
 use crate::children;
-use crate::conditions::{self, PreviousStatus, Wanted};
-use crate::objects::{ObservedDeployment, Parent};
-use crate::protocol::{SyncRequest, SyncResponse};
-use jiff::Timestamp;
+use crate::conditions::{self, Wanted};
+use crate::objects::ObservedDeployment;
+use crate::{Answer, Controller, HasConditions, Parent, UpdateStrategy};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Container, ContainerPort};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -90,18 +89,35 @@ pub struct HelloStatus {
     #[serde(default)]
     pub available_replicas: i32,
     /// `Ready` and `SpecValid`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "conditions::firsts")]
     pub conditions: Vec<Condition>,
 }
 
-pub type Request = SyncRequest<Parent<HelloSpec, PreviousStatus>, ObservedDeployment>;
-pub type Response = SyncResponse<HelloStatus, Deployment>;
+impl HasConditions for HelloStatus {
+    fn conditions(&self) -> &[Condition] {
+        &self.conditions
+    }
+}
+
+pub type Request = crate::Request<Hello, ObservedDeployment>;
 
 pub fn crds() -> Vec<CustomResourceDefinition> {
     vec![Hello::crd()]
 }
 
-pub fn sync(req: &Request, now: Timestamp) -> Response {
+/// The Hello controller, declared.
+pub fn controller() -> Controller {
+    Controller::composite::<Hello>("hello")
+        // InPlace: a change of spec.replicas or spec.image must reach the
+        // running Deployment; Recreate would take every pod down.
+        .child::<ObservedDeployment>(UpdateStrategy::InPlace)
+        .sync(sync)
+        .finalize(finalize)
+        .crd(Hello::crd())
+        .build()
+}
+
+pub fn sync(req: &Request) -> Answer<HelloStatus> {
     let parent = &req.parent;
     let observed = own_deployment(req);
     let spec = valid_spec(parent);
@@ -123,15 +139,10 @@ pub fn sync(req: &Request, now: Timestamp) -> Response {
             "no Deployment is created while the spec is invalid".to_owned(),
         ),
     };
-    SyncResponse {
-        status: status(parent, observed, vec![ready, spec_condition(&spec)], now),
-        children,
-        resync_after_seconds: None,
-        finalized: None,
-    }
+    Answer::new(status(req, observed, vec![ready, spec_condition(&spec)])).children(children)
 }
 
-pub fn finalize(req: &Request, now: Timestamp) -> Response {
+pub fn finalize(req: &Request) -> Answer<HelloStatus> {
     let parent = &req.parent;
     let remaining: Vec<&str> = deployments(req).map(|d| d.metadata.name.as_str()).collect();
     let ready = Wanted::new(
@@ -148,22 +159,20 @@ pub fn finalize(req: &Request, now: Timestamp) -> Response {
         },
     );
     let spec = valid_spec(parent);
-    SyncResponse {
-        status: status(
-            parent,
-            own_deployment(req),
-            vec![ready, spec_condition(&spec)],
-            now,
-        ),
-        children: Vec::new(),
-        resync_after_seconds: None,
-        finalized: Some(remaining.is_empty()),
-    }
+    Answer::new(status(
+        req,
+        own_deployment(req),
+        vec![ready, spec_condition(&spec)],
+    ))
+    .finalized(remaining.is_empty())
 }
 
 /// Every observed Deployment (there is normally one).
 fn deployments(req: &Request) -> impl Iterator<Item = &ObservedDeployment> {
-    req.children.iter().filter(|d| d.is_deployment())
+    req.children
+        .of::<ObservedDeployment>()
+        .iter()
+        .filter(|d| d.is_deployment())
 }
 
 /// The observed Deployment named like the Hello.
@@ -172,7 +181,7 @@ fn own_deployment(req: &Request) -> Option<&ObservedDeployment> {
 }
 
 /// The spec, if it is valid; otherwise every reason it is not, in one line.
-fn valid_spec(parent: &Parent<HelloSpec, PreviousStatus>) -> Result<&HelloSpec, String> {
+fn valid_spec(parent: &Parent<Hello>) -> Result<&HelloSpec, String> {
     let spec = parent.spec.as_ref().map_err(|e| e.to_string())?;
     let mut problems = Vec::new();
     if spec.replicas > MAX_REPLICAS {
@@ -203,30 +212,24 @@ fn spec_condition(spec: &Result<&HelloSpec, String>) -> Wanted {
 }
 
 fn status(
-    parent: &Parent<HelloSpec, PreviousStatus>,
+    req: &Request,
     observed: Option<&ObservedDeployment>,
     wanted: Vec<Wanted>,
-    now: Timestamp,
 ) -> HelloStatus {
-    let previous = parent
-        .status
-        .as_ref()
-        .map(|s| s.conditions.as_slice())
-        .unwrap_or_default();
     let counts = observed.map(|d| d.status.clone()).unwrap_or_default();
     HelloStatus {
         observed_generation: None,
         replicas: counts.replicas,
         ready_replicas: counts.ready_replicas,
         available_replicas: counts.available_replicas,
-        conditions: conditions::build(previous, wanted, parent.metadata.generation, now),
+        conditions: req.conditions(wanted),
     }
 }
 
 /// The Deployment metahook desires for an observed one it must not change:
 /// built from the observed replicas and image, so it equals what was
 /// applied before and applying it again is a no-op.
-fn held(parent: &Parent<HelloSpec, PreviousStatus>, observed: &ObservedDeployment) -> Deployment {
+fn held(parent: &Parent<Hello>, observed: &ObservedDeployment) -> Deployment {
     let mut held = deployment(
         parent,
         observed.spec.replicas.unwrap_or(1),
@@ -251,11 +254,7 @@ pub fn labels(name: &str) -> BTreeMap<String, String> {
     ])
 }
 
-fn deployment(
-    parent: &Parent<HelloSpec, PreviousStatus>,
-    replicas: i32,
-    image: &str,
-) -> Deployment {
+fn deployment(parent: &Parent<Hello>, replicas: i32, image: &str) -> Deployment {
     let name = &parent.metadata.name;
     children::deployment(
         name,

@@ -39,7 +39,7 @@
 //!     "children": {},
 //! });
 //! let now: Timestamp = "2026-11-22T03:00:00Z".parse()?;
-//! let answer = registry::call(sync, request.to_string().as_bytes(), now)??;
+//! let answer = registry::call(&sync, request.to_string().as_bytes(), now)??;
 //! let answer: serde_json::Value = serde_json::from_slice(&answer)?;
 //! // One Deployment of two replicas is desired.
 //! assert_eq!(answer["children"][0]["kind"], "Deployment");
@@ -48,16 +48,30 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod answer;
 pub mod children;
+pub mod collection;
 pub mod conditions;
+pub mod controller;
 pub mod decode;
 pub mod foo;
 pub mod hello;
 pub mod hikawa;
+pub mod object;
 pub mod objects;
 pub mod protocol;
 pub mod registry;
+pub mod request;
 
+pub use answer::{Answer, CustomizeAnswer, DecoratorAnswer, IntoAnswer};
+pub use collection::{And, Nothing, ObjectSet, Objects, ObjectsBy};
+pub use conditions::Wanted;
+pub use controller::{
+    ChildType, Composite, Controller, DeclarationError, Decorator, Shape, UpdateStrategy, Webhooks,
+};
 pub use decode::DecodeError;
 pub use jiff::Timestamp;
-pub use registry::{CONTROLLERS, Controller, HookError, HookKind};
+pub use object::{Object, TypeRef};
+pub use protocol::RelatedResourceRule;
+pub use registry::{Handler, HookError, HookKind, controllers};
+pub use request::{Customize, Decorate, HasConditions, Parent, ParentType, Request};

@@ -279,7 +279,7 @@ pub struct OwnerRef {
 /// (nothing is lost, the user is told why), and an unreadable status is
 /// treated as absent (it is only read to carry condition times over).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Parent<Spec, Status> {
+pub struct ParentObject<Spec, Status> {
     pub api_version: String,
     pub kind: String,
     pub metadata: Meta,
@@ -296,7 +296,7 @@ pub struct SpecError {
 }
 
 impl<'de, Spec: DeserializeOwned, Status: DeserializeOwned> Deserialize<'de>
-    for Parent<Spec, Status>
+    for ParentObject<Spec, Status>
 {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         #[derive(Deserialize)]
@@ -320,7 +320,7 @@ impl<'de, Spec: DeserializeOwned, Status: DeserializeOwned> Deserialize<'de>
         let status = raw
             .status
             .and_then(|s| serde_json::from_str::<Status>(s.get()).ok());
-        Ok(Parent {
+        Ok(ParentObject {
             api_version: raw.api_version,
             kind: raw.kind,
             metadata: raw.metadata,
@@ -361,10 +361,22 @@ pub struct ObservedDeployment {
     pub status: ObservedDeploymentStatus,
 }
 
-impl Observed for ObservedDeployment {
+impl crate::Object for ObservedDeployment {
+    fn type_ref() -> crate::TypeRef {
+        crate::TypeRef::new("apps/v1", "Deployment", "deployments")
+    }
+
     /// A Hello or a Foo runs one Deployment; more are only ever orphans
     /// adopted by label, and held.
     const MAX: usize = 1000;
+
+    fn name(&self) -> &str {
+        &self.metadata.name
+    }
+
+    fn namespace(&self) -> Option<&str> {
+        self.metadata.namespace.as_deref()
+    }
 }
 
 impl ObservedDeployment {

@@ -2,6 +2,7 @@
 //! `render` command and the driver look a hook up. A new controller is one
 //! module plus one entry here (and one manifest in `metacontroller/`).
 
+use crate::controller::Controller;
 use crate::decode::{DecodeError, decode};
 use crate::{foo, hello, hikawa};
 use jiff::Timestamp;
@@ -11,6 +12,7 @@ use serde::de::DeserializeOwned;
 use std::any::Any;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 
 /// The hooks Metacontroller calls on a CompositeController.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -42,68 +44,20 @@ impl fmt::Display for HookKind {
     }
 }
 
-/// A hook as the table holds it: request bytes and the time in, response
-/// bytes out.
-pub type Handler = fn(&[u8], Timestamp) -> Result<Vec<u8>, HookError>;
+/// A hook as a controller holds it: request bytes and the time in,
+/// response bytes out.
+pub type Handler = Arc<dyn Fn(&[u8], Timestamp) -> Result<Vec<u8>, HookError> + Send + Sync>;
 
-/// One controller: its name (the first path segment of its hooks), the hooks
-/// it implements, and the CRDs it owns.
-pub struct Controller {
-    pub name: &'static str,
-    pub hooks: &'static [(HookKind, Handler)],
-    pub crds: fn() -> Vec<CustomResourceDefinition>,
+/// The controllers this repository ships, Hello, Hikawa and Foo, made once
+/// for the process.
+pub fn controllers() -> &'static [Controller] {
+    static CONTROLLERS: std::sync::OnceLock<Vec<Controller>> = std::sync::OnceLock::new();
+    CONTROLLERS.get_or_init(|| vec![hello::controller(), hikawa::controller(), foo::controller()])
 }
 
-impl Controller {
-    pub fn hook(&self, kind: HookKind) -> Option<Handler> {
-        self.hooks
-            .iter()
-            .find(|(k, _)| *k == kind)
-            .map(|(_, handler)| *handler)
-    }
-}
-
-impl fmt::Debug for Controller {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let hooks: Vec<_> = self.hooks.iter().map(|(k, _)| k.as_str()).collect();
-        f.debug_struct("Controller")
-            .field("name", &self.name)
-            .field("hooks", &hooks)
-            .finish()
-    }
-}
-
-pub static CONTROLLERS: &[Controller] = &[
-    Controller {
-        name: "hello",
-        hooks: &[
-            (HookKind::Sync, |body, now| run(body, now, hello::sync)),
-            (HookKind::Finalize, |body, now| {
-                run(body, now, hello::finalize)
-            }),
-        ],
-        crds: hello::crds,
-    },
-    Controller {
-        name: "hikawa",
-        hooks: &[(HookKind::Sync, |body, now| run(body, now, hikawa::sync))],
-        crds: hikawa::crds,
-    },
-    Controller {
-        name: "foo",
-        hooks: &[
-            (HookKind::Customize, |body, now| {
-                run(body, now, foo::customize)
-            }),
-            (HookKind::Sync, |body, now| run(body, now, foo::sync)),
-        ],
-        crds: foo::crds,
-    },
-];
-
-/// Looks a controller up by name.
+/// Looks a shipped controller up by name.
 pub fn controller(name: &str) -> Option<&'static Controller> {
-    CONTROLLERS.iter().find(|c| c.name == name)
+    controllers().iter().find(|c| c.name() == name)
 }
 
 /// Why a `(controller, hook)` pair names no hook. The messages list what
@@ -121,34 +75,41 @@ pub enum LookupError {
 }
 
 /// Finds `controller`'s `hook` in `table`.
-pub fn lookup(
-    table: &'static [Controller],
+pub fn lookup<'t>(
+    table: &'t [Controller],
     controller: &str,
     hook: &str,
-) -> Result<(&'static Controller, HookKind, Handler), LookupError> {
-    let found = table.iter().find(|c| c.name == controller).ok_or_else(|| {
-        LookupError::UnknownController {
+) -> Result<(&'t Controller, HookKind, Handler), LookupError> {
+    let found = table
+        .iter()
+        .find(|c| c.name() == controller)
+        .ok_or_else(|| LookupError::UnknownController {
             name: controller.to_owned(),
-            known: table.iter().map(|c| c.name).collect::<Vec<_>>().join(", "),
-        }
-    })?;
+            known: table
+                .iter()
+                .map(Controller::name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
     HookKind::parse(hook)
         .and_then(|kind| found.hook(kind).map(|handler| (found, kind, handler)))
         .ok_or_else(|| LookupError::UnknownHook {
             controller: controller.to_owned(),
             hook: hook.to_owned(),
             known: found
-                .hooks
-                .iter()
-                .map(|(k, _)| k.as_str())
+                .hook_kinds()
+                .map(HookKind::as_str)
                 .collect::<Vec<_>>()
                 .join(", "),
         })
 }
 
-/// Every CRD of every controller, in table order.
-pub fn all_crds() -> Vec<CustomResourceDefinition> {
-    CONTROLLERS.iter().flat_map(|c| (c.crds)()).collect()
+/// Every CRD of every controller of `table`, in its order.
+pub fn all_crds(table: &[Controller]) -> Vec<CustomResourceDefinition> {
+    table
+        .iter()
+        .flat_map(|c| c.crds().iter().cloned())
+        .collect()
 }
 
 /// What went wrong running a hook on a request.
@@ -158,6 +119,9 @@ pub enum HookError {
     Decode(#[from] DecodeError),
     #[error("encoding the response failed: {0}")]
     Encode(#[from] serde_json::Error),
+    /// The hook returned an error instead of an answer.
+    #[error("the hook failed: {message}")]
+    Failed { message: String },
 }
 
 /// Decodes the request, runs the pure hook, encodes the response.
@@ -187,7 +151,7 @@ pub struct Panicked {
 /// own nothing shared, so a panic leaves nothing half-changed behind and
 /// the caller answers an error and carries on.
 pub fn call(
-    handler: Handler,
+    handler: &Handler,
     body: &[u8],
     now: Timestamp,
 ) -> Result<Result<Vec<u8>, HookError>, Panicked> {
@@ -218,19 +182,19 @@ mod tests {
 
     #[test]
     fn a_panic_is_returned_with_its_message() {
-        let literal: Handler = |_, _| panic!("a literal");
-        let formatted: Handler = |body, _| panic!("{} bytes", body.len());
-        let payload: Handler = |_, _| std::panic::panic_any(7_u8);
+        let literal: Handler = Arc::new(|_, _| panic!("a literal"));
+        let formatted: Handler = Arc::new(|body, _| panic!("{} bytes", body.len()));
+        let payload: Handler = Arc::new(|_, _| std::panic::panic_any(7_u8));
         assert_eq!(
-            call(literal, b"{}", now()).unwrap_err().message,
+            call(&literal, b"{}", now()).unwrap_err().message,
             "a literal"
         );
         assert_eq!(
-            call(formatted, b"{}", now()).unwrap_err().message,
+            call(&formatted, b"{}", now()).unwrap_err().message,
             "2 bytes"
         );
         assert_eq!(
-            call(payload, b"{}", now()).unwrap_err().message,
+            call(&payload, b"{}", now()).unwrap_err().message,
             "a panic without a message"
         );
     }
@@ -240,7 +204,7 @@ mod tests {
         let sync = controller("hello")
             .and_then(|c| c.hook(HookKind::Sync))
             .unwrap();
-        let answer = call(sync, b"not json", now()).unwrap();
+        let answer = call(&sync, b"not json", now()).unwrap();
         assert!(matches!(answer, Err(HookError::Decode(_))), "{answer:?}");
     }
 }

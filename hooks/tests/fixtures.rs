@@ -28,13 +28,13 @@ fn every_fixture_matches_its_snapshot() {
 #[test]
 fn every_controller_has_fixtures_for_every_hook() {
     let all = fixtures();
-    for controller in registry::CONTROLLERS {
-        for (hook, _) in controller.hooks {
+    for controller in registry::controllers() {
+        for hook in controller.hook_kinds() {
             assert!(
                 all.iter()
-                    .any(|f| f.controller == controller.name && f.hook == *hook),
+                    .any(|f| f.controller == controller.name() && f.hook == hook),
                 "no fixture for {} {hook}",
-                controller.name
+                controller.name()
             );
         }
     }

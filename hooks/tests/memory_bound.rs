@@ -4,7 +4,7 @@
 //! most `K` times the body plus the hook's constant (docs/robustness.md,
 //! "Hostile shapes"). One test in this binary: the allocator's counts are
 //! process-wide.
-use metahook_hooks::{CONTROLLERS, registry};
+use metahook_hooks::{controllers, registry};
 use metahook_testkit::hostile::{HOOKS, SHAPES};
 use peak_alloc::PeakAlloc;
 
@@ -31,7 +31,7 @@ fn every_hostile_shape_stays_within_the_bound() {
         for hook in HOOKS {
             let (controller, kind) = hook.path.split_once('/').expect("controller/hook");
             let (_, _, handler) =
-                registry::lookup(CONTROLLERS, controller, kind).expect("a hook of the table");
+                registry::lookup(controllers(), controller, kind).expect("a hook of the table");
             for place in hook.places() {
                 for shape in SHAPES {
                     let body = hook.body(shape, place, size);

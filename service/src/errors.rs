@@ -44,6 +44,13 @@ pub enum RequestError {
         hook: &'static str,
         message: String,
     },
+    /// The hook returned an error instead of an answer.
+    #[error("the {controller} {hook} hook failed: {message}")]
+    HookFailed {
+        controller: &'static str,
+        hook: &'static str,
+        message: String,
+    },
     #[error("encoding the metrics failed")]
     Metrics,
     #[error("this route needs a client certificate signed by the hook service's client CA")]
@@ -84,6 +91,7 @@ impl RequestError {
             RequestError::Decode(DecodeError::Shape { .. }) => "InvalidRequest",
             RequestError::Encode(_) => "EncodeFailed",
             RequestError::HookPanicked { .. } => "HookPanicked",
+            RequestError::HookFailed { .. } => "HookFailed",
             RequestError::Metrics => "MetricsFailed",
             RequestError::ClientCertificateRequired | RequestError::TokenRequired => "Unauthorized",
         }
@@ -126,9 +134,10 @@ impl ResponseError for RequestError {
             RequestError::ClientCertificateRequired | RequestError::TokenRequired => {
                 StatusCode::UNAUTHORIZED
             }
-            RequestError::Encode(_) | RequestError::HookPanicked { .. } | RequestError::Metrics => {
-                StatusCode::INTERNAL_SERVER_ERROR
-            }
+            RequestError::Encode(_)
+            | RequestError::HookPanicked { .. }
+            | RequestError::HookFailed { .. }
+            | RequestError::Metrics => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 

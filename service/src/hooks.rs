@@ -16,14 +16,17 @@ pub fn configure(cfg: &mut web::ServiceConfig, controllers: &'static [Controller
     // request, once more for the request span's route); docs/performance.md
     // has the cost.
     for controller in controllers {
-        for &(kind, handler) in controller.hooks {
+        for kind in controller.hook_kinds() {
+            let Some(handler) = controller.hook(kind) else {
+                continue;
+            };
             cfg.service(
-                web::resource(format!("/{}/{kind}", controller.name))
+                web::resource(format!("/{}/{kind}", controller.name()))
                     .route(web::post().to(
                         move |req: HttpRequest,
                               payload: web::Payload,
                               state: web::Data<AppState>| {
-                            respond(req, payload, state, Ok((controller, kind, handler)))
+                            respond(req, payload, state, Ok((controller, kind, handler.clone())))
                         },
                     ))
                     .default_service(web::to(errors::method_not_allowed)),
@@ -60,7 +63,7 @@ async fn respond(
 ) -> HttpResponse {
     let start = Instant::now();
     let (controller_label, hook_label) = match &found {
-        Ok((c, kind, _)) => (c.name, kind.as_str()),
+        Ok((c, kind, _)) => (c.name(), kind.as_str()),
         Err(_) => ("unknown", "unknown"),
     };
     let response = match found {
@@ -107,10 +110,10 @@ async fn answer(
     .await?;
     let now = (state.clock)();
     // A panic is answered 500, and the service keeps serving.
-    let outcome = registry::call(handler, &request.bytes, now).map_err(|Panicked { message }| {
-        tracing::error!(controller = controller.name, hook = kind.as_str(), %message, "hook panicked");
+    let outcome = registry::call(&handler, &request.bytes, now).map_err(|Panicked { message }| {
+        tracing::error!(controller = controller.name(), hook = kind.as_str(), %message, "hook panicked");
         RequestError::HookPanicked {
-            controller: controller.name,
+            controller: controller.name(),
             hook: kind.as_str(),
             message,
         }
@@ -121,5 +124,13 @@ async fn answer(
             .body(body)),
         Err(HookError::Decode(err)) => Err(RequestError::Decode(err)),
         Err(HookError::Encode(err)) => Err(RequestError::Encode(err.to_string())),
+        Err(HookError::Failed { message }) => {
+            tracing::warn!(controller = controller.name(), hook = kind.as_str(), %message, "hook failed");
+            Err(RequestError::HookFailed {
+                controller: controller.name(),
+                hook: kind.as_str(),
+                message,
+            })
+        }
     }
 }

@@ -34,7 +34,7 @@
 //!
 //! actix_web::rt::System::new().block_on(async {
 //!     let settings = Settings::new("127.0.0.1:0".parse().unwrap());
-//!     let state = web::Data::new(AppState::new(metahook_hooks::CONTROLLERS, &settings));
+//!     let state = web::Data::new(AppState::new(metahook_hooks::controllers(), &settings));
 //!     let app = test::init_service(App::new().configure(|cfg| configure(cfg, state))).await;
 //!
 //!     let health = test::TestRequest::get().uri("/healthz").to_request();
@@ -434,7 +434,7 @@ impl RootSpanBuilder for RequestSpan {
 /// Serves until SIGTERM or SIGINT, then drains requests in flight.
 pub fn run_blocking(settings: Settings) -> Result<(), ServeError> {
     actix_web::rt::System::new().block_on(async move {
-        let state = web::Data::new(AppState::new(metahook_hooks::CONTROLLERS, &settings));
+        let state = web::Data::new(AppState::new(metahook_hooks::controllers(), &settings));
         let (server, addr) = start(&settings, state)?;
         tracing::info!(%addr, https = settings.tls.is_some(), "serving hooks");
         server.await.map_err(ServeError::Server)

@@ -4,7 +4,8 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{App, test, web};
-use metahook_hooks::{CONTROLLERS, Controller, HookKind};
+use metahook_hooks::hello::{Hello, HelloStatus};
+use metahook_hooks::{Answer, Controller, HookKind, Request, controllers};
 use metahook_service::{AppState, Settings, configure};
 use metahook_testkit::{RealServer, fixtures, now, pretty, snapshot};
 
@@ -18,12 +19,25 @@ fn settings() -> Settings {
     Settings::new("127.0.0.1:0".parse().expect("address"))
 }
 
-/// A controller whose only hook panics, to prove a panic stays a 500.
-static PANICKING: &[Controller] = &[Controller {
-    name: "boom",
-    hooks: &[(HookKind::Sync, |_, _| panic!("the hook fell over"))],
-    crds: Vec::new,
-}];
+/// Controllers whose sync hooks panic (`boom`) and fail (`refuse`), to
+/// prove each stays a 500 with a body that says why.
+fn misbehaving() -> &'static [Controller] {
+    fn boom(_: &Request<Hello>) -> Answer<HelloStatus> {
+        panic!("the hook fell over")
+    }
+    fn refuse(_: &Request<Hello>) -> Result<Answer<HelloStatus>, String> {
+        Err("the database of greetings is empty".to_owned())
+    }
+    static MISBEHAVING: std::sync::OnceLock<Vec<Controller>> = std::sync::OnceLock::new();
+    MISBEHAVING.get_or_init(|| {
+        vec![
+            Controller::composite::<Hello>("boom").sync(boom).build(),
+            Controller::composite::<Hello>("refuse")
+                .sync(refuse)
+                .build(),
+        ]
+    })
+}
 
 macro_rules! service {
     ($state:expr) => {{
@@ -41,7 +55,7 @@ fn post(path: &str, content_type: &str, body: impl Into<web::Bytes>) -> test::Te
 
 #[actix_web::test]
 async fn every_fixture_answers_200_with_its_snapshot() {
-    let app = service!(state(&settings(), CONTROLLERS));
+    let app = service!(state(&settings(), controllers()));
     for fixture in fixtures() {
         let req = post(&fixture.url(), "application/json", fixture.body()).to_request();
         let resp = test::call_service(&app, req).await;
@@ -86,7 +100,7 @@ async fn error_of(
 
 #[actix_web::test]
 async fn malformed_json_is_400_with_line_and_column() {
-    let app = service!(state(&settings(), CONTROLLERS));
+    let app = service!(state(&settings(), controllers()));
     let (status, json) = error_of(
         &app,
         post("/hello/sync", "application/json", "{\n  \"parent\": {,\n}"),
@@ -100,7 +114,7 @@ async fn malformed_json_is_400_with_line_and_column() {
 
 #[actix_web::test]
 async fn wrong_shape_is_422_with_the_field_path() {
-    let app = service!(state(&settings(), CONTROLLERS));
+    let app = service!(state(&settings(), controllers()));
     let body = r#"{"parent": {"metadata": {"name": 7}}, "children": {}}"#;
     let (status, json) = error_of(&app, post("/hello/sync", "application/json", body)).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
@@ -121,7 +135,7 @@ async fn wrong_shape_is_422_with_the_field_path() {
 
 #[actix_web::test]
 async fn unknown_controller_or_hook_is_404() {
-    let app = service!(state(&settings(), CONTROLLERS));
+    let app = service!(state(&settings(), controllers()));
     let (status, json) = error_of(&app, post("/nope/sync", "application/json", "{}")).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(json["reason"], "UnknownController");
@@ -140,7 +154,7 @@ async fn unknown_controller_or_hook_is_404() {
 
 #[actix_web::test]
 async fn wrong_method_is_405_with_allow() {
-    let app = service!(state(&settings(), CONTROLLERS));
+    let app = service!(state(&settings(), controllers()));
     let resp = test::call_service(
         &app,
         test::TestRequest::get().uri("/hello/sync").to_request(),
@@ -158,7 +172,7 @@ async fn wrong_method_is_405_with_allow() {
 
 #[actix_web::test]
 async fn non_json_content_type_is_415() {
-    let app = service!(state(&settings(), CONTROLLERS));
+    let app = service!(state(&settings(), controllers()));
     let body =
         std::fs::read(metahook_testkit::root().join("fixtures/hello/new.json")).expect("fixture");
     for content_type in ["application/x-www-form-urlencoded", "text/plain", ""] {
@@ -185,7 +199,7 @@ async fn non_json_content_type_is_415() {
 async fn body_over_the_limit_is_413() {
     let mut small = settings();
     small.max_body_bytes = 1024;
-    let app = service!(state(&small, CONTROLLERS));
+    let app = service!(state(&small, controllers()));
     let body =
         std::fs::read(metahook_testkit::root().join("fixtures/hello/ready.json")).expect("fixture");
     assert!(body.len() > 1024);
@@ -198,7 +212,7 @@ async fn body_over_the_limit_is_413() {
 async fn past_max_in_flight_is_429_with_retry_after() {
     let mut none = settings();
     none.max_in_flight = 0;
-    let app = service!(state(&none, CONTROLLERS));
+    let app = service!(state(&none, controllers()));
     let body =
         std::fs::read(metahook_testkit::root().join("fixtures/hello/new.json")).expect("fixture");
     let resp = test::call_service(
@@ -221,9 +235,10 @@ async fn past_max_in_flight_is_429_with_retry_after() {
 
 #[actix_web::test]
 async fn a_panicking_hook_is_500_and_the_service_keeps_serving() {
-    let app = service!(state(&settings(), PANICKING));
+    let app = service!(state(&settings(), misbehaving()));
     for _ in 0..3 {
-        let (status, json) = error_of(&app, post("/boom/sync", "application/json", "{}")).await;
+        let (status, json) =
+            error_of(&app, post("/boom/sync", "application/json", hello_sync())).await;
         assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
         assert_eq!(json["reason"], "HookPanicked");
         assert!(
@@ -239,9 +254,34 @@ async fn a_panicking_hook_is_500_and_the_service_keeps_serving() {
     assert_eq!(health.status(), StatusCode::OK);
 }
 
+/// A Hello sync request, from the fixtures.
+fn hello_sync() -> Vec<u8> {
+    fixtures()
+        .into_iter()
+        .find(|f| f.controller == "hello" && f.hook == HookKind::Sync)
+        .expect("a Hello sync fixture")
+        .body()
+}
+
+#[actix_web::test]
+async fn a_hook_that_returns_an_error_is_500_with_its_message() {
+    let app = service!(state(&settings(), misbehaving()));
+    let (status, json) =
+        error_of(&app, post("/refuse/sync", "application/json", hello_sync())).await;
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(json["reason"], "HookFailed");
+    assert!(
+        json["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("the database of greetings is empty"),
+        "{json}"
+    );
+}
+
 #[actix_web::test]
 async fn metrics_count_requests_by_controller_hook_and_code() {
-    let app = service!(state(&settings(), CONTROLLERS));
+    let app = service!(state(&settings(), controllers()));
     let body =
         std::fs::read(metahook_testkit::root().join("fixtures/hello/new.json")).expect("fixture");
     test::call_service(
@@ -278,7 +318,7 @@ async fn metrics_count_requests_by_controller_hook_and_code() {
 
 #[actix_web::test]
 async fn readyz_follows_the_ready_flag() {
-    let state = web::Data::new(AppState::new(CONTROLLERS, &settings()));
+    let state = web::Data::new(AppState::new(controllers(), &settings()));
     let app = service!(state.clone());
     let resp = test::call_service(&app, test::TestRequest::get().uri("/readyz").to_request()).await;
     assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
@@ -290,7 +330,7 @@ async fn readyz_follows_the_ready_flag() {
 // `test` here is actix's macro; this one is the plain std test.
 #[::core::prelude::v1::test]
 fn over_a_real_socket_fixtures_and_errors_then_healthz() {
-    let server = RealServer::start(RealServer::settings(), CONTROLLERS);
+    let server = RealServer::start(RealServer::settings(), controllers());
     for fixture in fixtures() {
         let resp = server.post(&fixture.url(), "application/json", &fixture.body());
         assert_eq!(resp.status, 200, "{}", fixture.path.display());

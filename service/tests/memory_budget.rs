@@ -14,7 +14,7 @@
 
 use metahook_testkit::{lenient, requests};
 
-use metahook_hooks::CONTROLLERS;
+use metahook_hooks::controllers;
 use metahook_testkit::{RealServer, Response, now};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
@@ -27,7 +27,7 @@ fn server(request_timeout: Duration) -> RealServer {
     let mut settings = RealServer::settings();
     settings.max_buffered_bytes = BUDGET;
     settings.request_timeout = request_timeout;
-    RealServer::start(settings, CONTROLLERS)
+    RealServer::start(settings, controllers())
 }
 
 /// A Hello sync request of about 600 KB: more than half the budget, so two
@@ -50,7 +50,7 @@ fn small_request() -> Vec<u8> {
 /// What the Hello sync hook answers to `body`, called directly.
 fn expected(body: &[u8]) -> Vec<u8> {
     let (_, _, handler) =
-        metahook_hooks::registry::lookup(CONTROLLERS, "hello", "sync").expect("hello sync");
+        metahook_hooks::registry::lookup(controllers(), "hello", "sync").expect("hello sync");
     handler(body, now()).expect("the hook answers")
 }
 

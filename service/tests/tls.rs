@@ -3,7 +3,7 @@
 //! need neither, and that certificates and tokens replaced on disk are
 //! used by the next connection.
 
-use metahook_hooks::CONTROLLERS;
+use metahook_hooks::controllers;
 use metahook_service::{Settings, TlsSettings};
 use metahook_testkit::certs::{Ca, OpensslRecipe, Pair};
 use metahook_testkit::https::HttpsClient;
@@ -149,7 +149,7 @@ fn mutual_tls_admits_only_the_cas_clients_and_keeps_probes_open() {
             }),
             None,
         ),
-        CONTROLLERS,
+        controllers(),
     );
     let (path, body, expected) = hello_sync();
 
@@ -241,7 +241,7 @@ fn a_v1_client_certificate_made_as_metacontrollers_example_makes_it_is_answered(
             }),
             None,
         ),
-        CONTROLLERS,
+        controllers(),
     );
     let (path, body, expected) = hello_scale_up();
 
@@ -307,7 +307,7 @@ fn a_bearer_token_is_required_and_follows_its_file() {
             }),
             Some(token.clone()),
         ),
-        CONTROLLERS,
+        controllers(),
     );
     let (path, body, _) = hello_sync();
     let client = HttpsClient::new(&ca.pem, None);
@@ -347,7 +347,8 @@ fn a_missing_certificate_fails_at_start() {
         None,
     );
     settings.listen = "127.0.0.1:0".parse().expect("address");
-    let state = actix_web::web::Data::new(metahook_service::AppState::new(CONTROLLERS, &settings));
+    let state =
+        actix_web::web::Data::new(metahook_service::AppState::new(controllers(), &settings));
     let err = actix_web::rt::System::new()
         .block_on(async { metahook_service::start(&settings, state).map(|_| ()) })
         .expect_err("no tls.crt");

@@ -97,7 +97,7 @@ pub fn render(
     body: &[u8],
     now: Option<jiff::Timestamp>,
 ) -> Result<Vec<u8>, RenderError> {
-    let (_, kind, handler) = registry::lookup(registry::CONTROLLERS, controller, hook)?;
+    let (_, kind, handler) = registry::lookup(registry::controllers(), controller, hook)?;
     handler(body, now.unwrap_or_else(jiff::Timestamp::now)).map_err(|source| RenderError::Hook {
         controller: controller.to_owned(),
         hook: kind,
@@ -113,7 +113,7 @@ pub fn plan(
     body: &[u8],
     response: &[u8],
 ) -> Result<Vec<u8>, RenderError> {
-    let (_, kind, _) = registry::lookup(registry::CONTROLLERS, controller, hook)?;
+    let (_, kind, _) = registry::lookup(registry::controllers(), controller, hook)?;
     plan_of(builtin(controller)?, kind, body, response)
 }
 

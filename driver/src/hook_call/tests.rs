@@ -19,7 +19,13 @@ fn caller() -> HookCaller {
     HookCaller::in_process(jiff::Timestamp::now, Arc::new(DriverMetrics::default()))
 }
 
-fn target(handler: Handler) -> HookTarget {
+fn target(
+    handler: impl Fn(&[u8], metahook_hooks::Timestamp) -> Result<Vec<u8>, metahook_hooks::HookError>
+    + Send
+    + Sync
+    + 'static,
+) -> HookTarget {
+    let handler: Handler = std::sync::Arc::new(handler);
     HookTarget {
         kind: HookKind::Sync,
         version: HookVersion::V2,

@@ -202,10 +202,10 @@ fn runtime_with_children(
 #[tokio::test]
 async fn a_failed_hook_changes_nothing() {
     let handlers: [metahook_hooks::registry::Handler; 3] = [
-        |_, _| Ok(b"not json".to_vec()),
-        |_, _| panic!("hook bug"),
+        std::sync::Arc::new(|_, _| Ok(b"not json".to_vec())),
+        std::sync::Arc::new(|_, _| panic!("hook bug")),
         // Valid JSON, wrong shape, strict v2: an unknown key.
-        |_, _| Ok(br#"{"status": {}, "Children": []}"#.to_vec()),
+        std::sync::Arc::new(|_, _| Ok(br#"{"status": {}, "Children": []}"#.to_vec())),
     ];
     for handler in handlers {
         let (client, mut api) = mock_client();
@@ -265,7 +265,10 @@ async fn a_hook_429_retries_after_retry_after_without_event_or_backoff() {
 #[tokio::test]
 async fn other_failures_back_off_and_warn() {
     let (client, mut api) = mock_client();
-    let ctx = runtime(Endpoint::InProcess(|_, _| Ok(b"[]".to_vec())), client);
+    let ctx = runtime(
+        Endpoint::InProcess(std::sync::Arc::new(|_, _| Ok(b"[]".to_vec()))),
+        client,
+    );
     let (action, event) = scripted(reconcile_and_requeue(&ctx), async {
         answer(
             &mut api,
@@ -297,7 +300,10 @@ async fn other_failures_back_off_and_warn() {
 #[tokio::test]
 async fn a_good_answer_is_applied_and_its_status_written() {
     let (client, mut api) = mock_client();
-    let ctx = runtime(Endpoint::InProcess(three_replicas_of_web), client);
+    let ctx = runtime(
+        Endpoint::InProcess(std::sync::Arc::new(three_replicas_of_web)),
+        client,
+    );
     let (result, ((apply, status), event)) =
         scripted(reconcile_cached(&ctx), apply_status_event(&mut api, 3)).await;
     no_further_request(&mut api);
@@ -316,7 +322,10 @@ async fn a_good_answer_is_applied_and_its_status_written() {
 #[tokio::test]
 async fn while_the_budget_is_short_the_status_waits_for_a_later_pass() {
     let (client, mut api) = mock_client();
-    let ctx = runtime(Endpoint::InProcess(three_replicas_of_web), client);
+    let ctx = runtime(
+        Endpoint::InProcess(std::sync::Arc::new(three_replicas_of_web)),
+        client,
+    );
     // A converging write just waited for a token.
     ctx.pressure.waited(true);
     let event =
@@ -366,7 +375,7 @@ async fn a_listed_child_reaches_the_hook_with_its_type() {
     let mut listed = owned_child();
     listed.types = None;
     let ctx = runtime_with_children(
-        Endpoint::InProcess(|body, _| {
+        Endpoint::InProcess(std::sync::Arc::new(|body, _| {
             let req: serde_json::Value = serde_json::from_slice(body).unwrap();
             let child = &req["children"]["Deployment.apps/v1"]["shop/web"];
             Ok(serde_json::to_vec(&json!({
@@ -374,7 +383,7 @@ async fn a_listed_child_reaches_the_hook_with_its_type() {
                 "children": [child]
             }))
             .unwrap())
-        }),
+        })),
         client,
         settled_parent(),
         vec![listed],
@@ -416,7 +425,7 @@ async fn first_patch_refused(code: u16, body: serde_json::Value) -> (Seen, u32) 
     let mut unfinalized = parent();
     unfinalized.metadata.finalizers = None;
     let ctx = runtime_with(
-        Endpoint::InProcess(|_, _| Ok(b"{}".to_vec())),
+        Endpoint::InProcess(std::sync::Arc::new(|_, _| Ok(b"{}".to_vec()))),
         client,
         unfinalized,
     );
@@ -466,7 +475,10 @@ async fn an_owner_kind_the_api_server_has_yet_to_learn_is_retried_soon_and_quiet
     // refuses every child's controller reference. The backoff would wait
     // as long again by then.
     let (client, mut api) = mock_client();
-    let ctx = runtime(Endpoint::InProcess(three_replicas_of_web), client);
+    let ctx = runtime(
+        Endpoint::InProcess(std::sync::Arc::new(three_replicas_of_web)),
+        client,
+    );
     let refusal = json!({
         "apiVersion": "v1", "kind": "Status", "status": "Failure", "code": 403,
         "reason": "Forbidden",
@@ -559,7 +571,7 @@ async fn customize_rules_select_related_objects_from_the_caches() {
             // The sync hook reports in the status what it was sent.
             sync: target(
                 HookKind::Sync,
-                Endpoint::InProcess(|body, _| {
+                Endpoint::InProcess(std::sync::Arc::new(|body, _| {
                     let req: serde_json::Value = serde_json::from_slice(body).unwrap();
                     let related: Vec<&String> = req["related"]["Deployment.apps/v1"]
                         .as_object()
@@ -578,14 +590,14 @@ async fn customize_rules_select_related_objects_from_the_caches() {
                                       "metadata": {"name": "web"}, "spec": {"replicas": 1}}]
                     }))
                     .unwrap())
-                }),
+                })),
             ),
             finalize: None,
             customize: Some(target(
                 HookKind::Customize,
-                Endpoint::InProcess(|_, _| {
+                Endpoint::InProcess(std::sync::Arc::new(|_, _| {
                     Ok(br#"{"relatedResources": [{"apiVersion": "apps/v1", "resource": "deployments", "names": ["other"]}]}"#.to_vec())
-                }),
+                })),
             )),
         },
         Shared {
@@ -624,14 +636,14 @@ async fn the_loop_coalesces_waiting_triggers_and_stops_on_request() {
     // that waits are one reconcile, and a stop ends the loop.
     let (client, mut api) = mock_client();
     let ctx = runtime(
-        Endpoint::InProcess(|_, _| {
+        Endpoint::InProcess(std::sync::Arc::new(|_, _| {
             LOOP_HOOK_CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             Ok(
                 br#"{"children": [{"apiVersion": "apps/v1", "kind": "Deployment",
                 "metadata": {"name": "web"}, "spec": {"replicas": 1}}]}"#
                     .to_vec(),
             )
-        }),
+        })),
         client,
     );
     // Whatever the reconcile writes is accepted.
@@ -698,7 +710,7 @@ async fn a_dequeued_parent_is_reconciled_as_the_cache_holds_it_not_as_it_was_han
     let mut scaled = settled_parent();
     scaled.data["spec"] = json!({"replicas": 2});
     let ctx = runtime_with(
-        Endpoint::InProcess(web_at_the_parents_replicas),
+        Endpoint::InProcess(std::sync::Arc::new(web_at_the_parents_replicas)),
         client,
         scaled,
     );
@@ -730,7 +742,10 @@ async fn a_dequeued_parent_is_reconciled_as_the_cache_holds_it_not_as_it_was_han
 #[tokio::test]
 async fn each_reconcile_leaves_a_record_of_its_plan_and_outcome() {
     let (client, mut api) = mock_client();
-    let ctx = runtime(Endpoint::InProcess(three_replicas_of_web), client);
+    let ctx = runtime(
+        Endpoint::InProcess(std::sync::Arc::new(three_replicas_of_web)),
+        client,
+    );
     let (action, _) = scripted(reconcile_and_requeue(&ctx), apply_status_event(&mut api, 3)).await;
     no_further_request(&mut api);
     assert_eq!(action, Action::requeue(Duration::from_secs(30)));
@@ -757,7 +772,10 @@ async fn each_reconcile_leaves_a_record_of_its_plan_and_outcome() {
 
     // A failed hook: the record says so, with the error and the backoff.
     let (client, mut api) = mock_client();
-    let ctx = runtime(Endpoint::InProcess(|_, _| Ok(b"not json".to_vec())), client);
+    let ctx = runtime(
+        Endpoint::InProcess(std::sync::Arc::new(|_, _| Ok(b"not json".to_vec()))),
+        client,
+    );
     let (action, _event) = scripted(
         reconcile_and_requeue(&ctx),
         answer(

@@ -77,8 +77,14 @@ pub struct HikawaStatus {
     #[serde(default)]
     pub phase: Phase,
     /// `SpecValid` and `Finished`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::conditions::firsts")]
     pub conditions: Vec<Condition>,
+}
+
+impl crate::HasConditions for HikawaStatus {
+    fn conditions(&self) -> &[Condition] {
+        &self.conditions
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

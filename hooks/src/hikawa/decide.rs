@@ -1,19 +1,16 @@
 //! Where the song stands: whether the spec is valid, and what comes next (a
 //! Zundoko or the Kiyoshi) and when, or that the song is over or held.
 
-use super::crds::{HikawaSpec, MAX_INTERVAL_MILLIS, MAX_MAX_ZUNDOKOS};
+use super::crds::{Hikawa, HikawaSpec, MAX_INTERVAL_MILLIS, MAX_MAX_ZUNDOKOS};
 use super::names::{MAX_NAME_LEN, zundoko_name};
 use super::observed::Song;
 use super::pacing;
 use super::words::{Word, ready_to_kiyoshi};
-use crate::conditions::PreviousStatus;
-use crate::objects::Parent;
+use crate::Parent;
 use jiff::Timestamp;
 
 /// The spec, if it is valid; otherwise every reason it is not, in one line.
-pub(super) fn valid_spec(
-    parent: &Parent<HikawaSpec, PreviousStatus>,
-) -> Result<&HikawaSpec, String> {
+pub(super) fn valid_spec(parent: &Parent<Hikawa>) -> Result<&HikawaSpec, String> {
     let spec = parent.spec.as_ref().map_err(|e| e.to_string())?;
     let mut problems = Vec::new();
     if !(0..=MAX_INTERVAL_MILLIS).contains(&spec.interval_millis) {
@@ -59,7 +56,7 @@ pub(super) enum Step {
 }
 
 pub(super) fn step(
-    parent: &Parent<HikawaSpec, PreviousStatus>,
+    parent: &Parent<Hikawa>,
     spec: &Result<&HikawaSpec, String>,
     song: &Song,
     words: &[Word],

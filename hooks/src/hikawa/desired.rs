@@ -1,13 +1,12 @@
 //! The children a Hikawa desires: a Zundoko for a word, the Kiyoshi, and a
 //! child that is not part of the song, held as observed.
 
-use super::crds::{HikawaSpec, Kiyoshi, KiyoshiSpec, Zundoko, ZundokoSpec};
+use super::crds::{Hikawa, Kiyoshi, KiyoshiSpec, Zundoko, ZundokoSpec};
 use super::names::{kiyoshi_name, zundoko_name};
 use super::observed::ObservedWord;
 use super::pacing::SAID_AT;
 use super::words::KIYOSHI;
-use crate::conditions::PreviousStatus;
-use crate::objects::Parent;
+use crate::Parent;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -20,11 +19,7 @@ pub enum Child {
     Kiyoshi(Kiyoshi),
 }
 
-fn meta(
-    parent: &Parent<HikawaSpec, PreviousStatus>,
-    name: String,
-    said_at: Option<String>,
-) -> ObjectMeta {
+fn meta(parent: &Parent<Hikawa>, name: String, said_at: Option<String>) -> ObjectMeta {
     ObjectMeta {
         name: Some(name),
         namespace: parent.metadata.namespace.clone(),
@@ -34,7 +29,7 @@ fn meta(
 }
 
 pub(super) fn zundoko(
-    parent: &Parent<HikawaSpec, PreviousStatus>,
+    parent: &Parent<Hikawa>,
     n: u32,
     say: &str,
     said_at: Option<String>,
@@ -47,10 +42,7 @@ pub(super) fn zundoko(
     })
 }
 
-pub(super) fn kiyoshi(
-    parent: &Parent<HikawaSpec, PreviousStatus>,
-    said_at: Option<String>,
-) -> Child {
+pub(super) fn kiyoshi(parent: &Parent<Hikawa>, said_at: Option<String>) -> Child {
     Child::Kiyoshi(Kiyoshi {
         metadata: meta(parent, kiyoshi_name(&parent.metadata.name), said_at),
         spec: KiyoshiSpec {
@@ -61,7 +53,7 @@ pub(super) fn kiyoshi(
 
 /// A child that is not part of this Hikawa's song, desired exactly as
 /// observed (its word and said-at), so applying it changes nothing.
-pub(super) fn held(parent: &Parent<HikawaSpec, PreviousStatus>, observed: &ObservedWord) -> Child {
+pub(super) fn held(parent: &Parent<Hikawa>, observed: &ObservedWord) -> Child {
     let metadata = meta(
         parent,
         observed.metadata.name.clone(),

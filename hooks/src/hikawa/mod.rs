@@ -36,7 +36,6 @@ mod pacing;
 mod status;
 mod words;
 
-pub use crate::conditions::PreviousStatus;
 pub use crds::{
     API_VERSION, DEFAULT_MAX_ZUNDOKOS, GROUP, Hikawa, HikawaSpec, HikawaStatus, Kiyoshi,
     KiyoshiSpec, MAX_INTERVAL_MILLIS, MAX_MAX_ZUNDOKOS, Phase, Zundoko, ZundokoSpec, crds,
@@ -47,20 +46,32 @@ pub use observed::{ObservedSay, ObservedWord};
 pub use pacing::SAID_AT;
 pub use words::{KIYOSHI, Word, ready_to_kiyoshi, word};
 
-use crate::objects::Parent;
-use crate::protocol::{SyncRequest, SyncResponse};
+use crate::{Answer, Controller, UpdateStrategy};
 use decide::{Next, Step, step, valid_spec};
 use desired::{held, kiyoshi, zundoko};
-use jiff::{SignedDuration, Timestamp};
+use jiff::SignedDuration;
+use kube::CustomResourceExt;
 use observed::Song;
 use pacing::seconds;
 use status::status;
 
-pub type Request = SyncRequest<Parent<HikawaSpec, PreviousStatus>, ObservedWord>;
-pub type Response = SyncResponse<HikawaStatus, Child>;
+pub type Request = crate::Request<Hikawa, ObservedWord>;
 
-pub fn sync(req: &Request, now: Timestamp) -> Response {
+/// The Hikawa controller, declared.
+pub fn controller() -> Controller {
+    Controller::composite::<Hikawa>("hikawa")
+        .child::<Zundoko>(UpdateStrategy::InPlace)
+        .child::<Kiyoshi>(UpdateStrategy::InPlace)
+        .sync(sync)
+        .crd(Hikawa::crd())
+        .crd(Zundoko::crd())
+        .crd(Kiyoshi::crd())
+        .build()
+}
+
+pub fn sync(req: &Request) -> Answer<HikawaStatus> {
     let parent = &req.parent;
+    let now = req.now;
     let uid = parent.metadata.uid.as_deref().unwrap_or_default();
     let song = Song::read(req);
     let words = song.words(uid);
@@ -102,11 +113,10 @@ pub fn sync(req: &Request, now: Timestamp) -> Response {
         }
     }
 
-    SyncResponse {
-        status: status(parent, &spec, &song, &words, step, now),
-        children,
-        resync_after_seconds,
-        finalized: None,
+    let answer = Answer::new(status(parent, &spec, &song, &words, step, now)).children(children);
+    match resync_after_seconds {
+        Some(seconds) => answer.resync_after_seconds(seconds),
+        None => answer,
     }
 }
 
@@ -114,14 +124,23 @@ pub fn sync(req: &Request, now: Timestamp) -> Response {
 mod tests {
     use super::names::{MAX_NAME_LEN, ZUNDOKO_INFIX};
     use super::*;
+    use jiff::Timestamp;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
     use serde_json::{Value, json};
+
+    type Response = Answer<HikawaStatus>;
 
     fn at(s: &str) -> Timestamp {
         s.parse().unwrap()
     }
 
-    fn request(name: &str, spec: Value, zundokos: &[(u32, &str)]) -> Request {
+    /// The hook on `request` at `now`.
+    fn sync_at(request: &Value, now: &str) -> Response {
+        let body = serde_json::to_vec(request).unwrap();
+        sync(&Request::from_json(&body, at(now)).unwrap())
+    }
+
+    fn request(name: &str, spec: Value, zundokos: &[(u32, &str)]) -> Value {
         let children: serde_json::Map<String, Value> = zundokos
             .iter()
             .map(|(n, said_at)| {
@@ -135,7 +154,7 @@ mod tests {
                 (name, child)
             })
             .collect();
-        serde_json::from_value(json!({
+        json!({
             "parent": {
                 "apiVersion": API_VERSION, "kind": "Hikawa",
                 "metadata": {"name": name, "namespace": "default", "uid": "uid-1",
@@ -146,13 +165,12 @@ mod tests {
                 format!("Zundoko.{API_VERSION}"): children,
                 format!("Kiyoshi.{API_VERSION}"): {}
             }
-        }))
-        .unwrap()
+        })
     }
 
     fn condition<'a>(response: &'a Response, type_: &str) -> &'a Condition {
         response
-            .status
+            .status()
             .conditions
             .iter()
             .find(|c| c.type_ == type_)
@@ -166,9 +184,9 @@ mod tests {
             json!({"intervalMillis": -1, "maxZundokos": 0}),
             &[(1, "2026-11-22T02:00:01Z")],
         );
-        let resp = sync(&req, at("2026-11-22T03:00:00Z"));
-        assert_eq!(resp.children.len(), 1);
-        assert_eq!(resp.resync_after_seconds, None);
+        let resp = sync_at(&req, "2026-11-22T03:00:00Z");
+        assert_eq!(resp.desired().len(), 1);
+        assert_eq!(resp.resync_after_secs(), None);
         let valid = condition(&resp, "SpecValid");
         assert_eq!(valid.status, "False");
         assert!(
@@ -182,14 +200,14 @@ mod tests {
             valid.message
         );
         assert_eq!(condition(&resp, "Finished").reason, "InvalidSpec");
-        assert_eq!(resp.status.num_zundokos_said, 1);
+        assert_eq!(resp.status().num_zundokos_said, 1);
     }
 
     #[test]
     fn an_unreadable_spec_names_the_field() {
         let req = request("h", json!({"intervalMillis": "fast"}), &[]);
-        let resp = sync(&req, at("2026-11-22T03:00:00Z"));
-        assert!(resp.children.is_empty());
+        let resp = sync_at(&req, "2026-11-22T03:00:00Z");
+        assert!(resp.desired().is_empty());
         let valid = condition(&resp, "SpecValid");
         assert!(
             valid.message.contains("spec.intervalMillis"),
@@ -201,20 +219,20 @@ mod tests {
     #[test]
     fn a_name_too_long_for_its_zundokos_is_refused() {
         let long = "h".repeat(MAX_NAME_LEN - ZUNDOKO_INFIX.len() - 3);
-        let ok = sync(
+        let ok = sync_at(
             &request(&long, json!({"intervalMillis": 0, "maxZundokos": 999}), &[]),
-            at("2026-11-22T03:00:00Z"),
+            "2026-11-22T03:00:00Z",
         );
-        assert_eq!(ok.children.len(), 1);
-        let refused = sync(
+        assert_eq!(ok.desired().len(), 1);
+        let refused = sync_at(
             &request(
                 &long,
                 json!({"intervalMillis": 0, "maxZundokos": 1000}),
                 &[],
             ),
-            at("2026-11-22T03:00:00Z"),
+            "2026-11-22T03:00:00Z",
         );
-        assert!(refused.children.is_empty());
+        assert!(refused.desired().is_empty());
         assert_eq!(condition(&refused, "SpecValid").status, "False");
     }
 
@@ -225,22 +243,22 @@ mod tests {
             json!({"intervalMillis": 1500}),
             &[(1, "2026-11-22T02:59:57Z"), (2, "2026-11-22T02:59:59.25Z")],
         );
-        let early = sync(&req, at("2026-11-22T03:00:00Z"));
-        assert_eq!(early.children.len(), 2);
-        assert_eq!(early.resync_after_seconds, Some(0.75));
-        let due = sync(&req, at("2026-11-22T03:00:00.75Z"));
-        assert_eq!(due.children.len(), 3);
-        assert_eq!(due.resync_after_seconds, Some(1.5));
+        let early = sync_at(&req, "2026-11-22T03:00:00Z");
+        assert_eq!(early.desired().len(), 2);
+        assert_eq!(early.resync_after_secs(), Some(0.75));
+        let due = sync_at(&req, "2026-11-22T03:00:00.75Z");
+        assert_eq!(due.desired().len(), 3);
+        assert_eq!(due.resync_after_secs(), Some(1.5));
         // Time moves nothing in the status but the stamps of conditions
         // first set: it is the observed song.
         let text = |r: &Response| {
             let messages: Vec<String> = r
-                .status
+                .status()
                 .conditions
                 .iter()
                 .map(|c| c.message.clone())
                 .collect();
-            (r.status.song.clone(), r.status.phase, messages)
+            (r.status().song.clone(), r.status().phase, messages)
         };
         assert_eq!(text(&early), text(&due));
     }
@@ -252,13 +270,13 @@ mod tests {
             json!({"intervalMillis": 0}),
             &[(1, "2026-11-22T02:59:57Z"), (3, "2026-11-22T02:59:58Z")],
         );
-        let resp = sync(&req, at("2026-11-22T03:00:00Z"));
-        let names: Vec<_> = resp
-            .children
+        let resp = sync_at(&req, "2026-11-22T03:00:00Z");
+        let names: Vec<String> = resp
+            .desired()
             .iter()
-            .map(|c| match c {
-                Child::Zundoko(z) => z.metadata.name.clone().unwrap(),
-                Child::Kiyoshi(k) => k.metadata.name.clone().unwrap(),
+            .map(|c| {
+                let child: Value = serde_json::from_str(c.get()).unwrap();
+                child["metadata"]["name"].as_str().unwrap().to_owned()
             })
             .collect();
         assert_eq!(names, ["h-zundoko-001", "h-zundoko-003", "h-zundoko-004"]);
@@ -271,9 +289,9 @@ mod tests {
             json!({"intervalMillis": 0}),
             &[(u32::MAX, "2026-11-22T02:59:57Z")],
         );
-        let resp = sync(&req, at("2026-11-22T03:00:00Z"));
-        assert_eq!(resp.children.len(), 1);
-        assert_eq!(resp.status.phase, Phase::GaveUp);
+        let resp = sync_at(&req, "2026-11-22T03:00:00Z");
+        assert_eq!(resp.desired().len(), 1);
+        assert_eq!(resp.status().phase, Phase::GaveUp);
     }
 
     #[test]
@@ -288,15 +306,18 @@ mod tests {
             .collect();
         let refs: Vec<(u32, &str)> = times.iter().map(|(n, t)| (*n, t.as_str())).collect();
         let req = request("h", json!({"intervalMillis": 500}), &refs);
-        let resp = sync(&req, at("2026-11-22T03:00:00Z"));
+        let resp = sync_at(&req, "2026-11-22T03:00:00Z");
         // Every word held, no 1001st Zundoko (a Kiyoshi only if the
         // thousandth word completes Zun Zun Zun Zun Doko).
         let words: Vec<Word> = (1..=DEFAULT_MAX_ZUNDOKOS)
             .map(|n| word("uid-1", n))
             .collect();
         let kiyoshi = usize::from(ready_to_kiyoshi(&words));
-        assert_eq!(resp.children.len(), DEFAULT_MAX_ZUNDOKOS as usize + kiyoshi);
-        assert_eq!(resp.status.num_zundokos_said, DEFAULT_MAX_ZUNDOKOS);
-        assert_eq!(resp.status.phase == Phase::GaveUp, kiyoshi == 0);
+        assert_eq!(
+            resp.desired().len(),
+            DEFAULT_MAX_ZUNDOKOS as usize + kiyoshi
+        );
+        assert_eq!(resp.status().num_zundokos_said, DEFAULT_MAX_ZUNDOKOS);
+        assert_eq!(resp.status().phase == Phase::GaveUp, kiyoshi == 0);
     }
 }

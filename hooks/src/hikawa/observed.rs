@@ -5,7 +5,8 @@ use super::Request;
 use super::crds::{API_VERSION, MAX_MAX_ZUNDOKOS};
 use super::names::{kiyoshi_name, zundoko_number};
 use super::words::{Word, word};
-use crate::objects::{Meta, Observed};
+use crate::objects::Meta;
+use crate::{Object, TypeRef};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -25,10 +26,28 @@ pub struct ObservedSay {
     pub say: Option<String>,
 }
 
-impl Observed for ObservedWord {
+/// Zundokos and Kiyoshis both: one type, as the hook reads them the same
+/// way and sorts them into the song itself.
+impl Object for ObservedWord {
+    fn type_ref() -> TypeRef {
+        TypeRef::new(API_VERSION, "Zundoko", "zundokos")
+    }
+
+    fn accepts(kind: &str, api_version: &str) -> bool {
+        api_version == API_VERSION && (kind == "Zundoko" || kind == "Kiyoshi")
+    }
+
     /// The longest song, its Kiyoshi, and a thousand children adopted by
     /// label.
     const MAX: usize = MAX_MAX_ZUNDOKOS as usize + 1 + 1000;
+
+    fn name(&self) -> &str {
+        &self.metadata.name
+    }
+
+    fn namespace(&self) -> Option<&str> {
+        self.metadata.namespace.as_deref()
+    }
 }
 
 impl ObservedWord {
@@ -57,7 +76,7 @@ impl<'a> Song<'a> {
             kiyoshi: None,
             others: Vec::new(),
         };
-        for child in &req.children {
+        for child in req.children.of::<ObservedWord>() {
             let name = child.metadata.name.as_str();
             match zundoko_number(hikawa, name) {
                 Some(n) if child.is("Zundoko") => {

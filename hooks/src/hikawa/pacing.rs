@@ -10,10 +10,9 @@
 //! its own `creationTimestamp` plus one second (late rather than early), and
 //! that time is written back as its annotation.
 
-use super::crds::HikawaSpec;
+use super::crds::Hikawa;
 use super::observed::{ObservedWord, Song};
-use crate::conditions::PreviousStatus;
-use crate::objects::Parent;
+use crate::Parent;
 use jiff::{SignedDuration, Timestamp};
 
 /// When a word was said (RFC 3339, sub-second precision), on every child.
@@ -60,11 +59,7 @@ impl Song<'_> {
 /// When the next word is due: `interval_millis` after the newest said-at
 /// observed, or after the Hikawa's `creationTimestamp` for the first word;
 /// at once if neither is known.
-pub(super) fn due(
-    parent: &Parent<HikawaSpec, PreviousStatus>,
-    song: &Song,
-    interval_millis: i64,
-) -> Timestamp {
+pub(super) fn due(parent: &Parent<Hikawa>, song: &Song, interval_millis: i64) -> Timestamp {
     let since = song
         .newest()
         .or_else(|| parent.metadata.creation_timestamp.as_ref().map(|t| t.0));

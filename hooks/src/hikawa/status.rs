@@ -3,16 +3,16 @@
 //! The status is a function of the observed children and the spec only (not
 //! of `now`), so it changes exactly when a word appears.
 
-use super::crds::{HikawaSpec, HikawaStatus, Phase};
+use super::crds::{Hikawa, HikawaSpec, HikawaStatus, Phase};
 use super::decide::{Next, Step};
 use super::observed::Song;
 use super::words::{KIYOSHI, Word};
-use crate::conditions::{self, PreviousStatus, Wanted};
-use crate::objects::Parent;
+use crate::Parent;
+use crate::conditions::{self, Wanted};
 use jiff::Timestamp;
 
 pub(super) fn status(
-    parent: &Parent<HikawaSpec, PreviousStatus>,
+    parent: &Parent<Hikawa>,
     spec: &Result<&HikawaSpec, String>,
     song: &Song,
     words: &[Word],

@@ -29,7 +29,7 @@ use arbitrary::{Result, Unstructured};
 use metahook_hooks::decode::decode;
 use metahook_hooks::protocol::{CustomizeRequest, IgnoredObject, SyncRequest};
 use metahook_hooks::registry::Handler;
-use metahook_hooks::{CONTROLLERS, HookKind, Timestamp, hello};
+use metahook_hooks::{HookKind, Timestamp, controllers, hello};
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -42,16 +42,18 @@ fn fixed_now() -> Timestamp {
 
 /// The decoder, for every request shape the hooks use.
 pub fn decoder(data: &[u8]) {
-    let _ = decode::<hello::Request>(data);
+    let _ = hello::Request::from_json(data, fixed_now());
     let _ = decode::<SyncRequest<IgnoredObject, IgnoredObject>>(data);
     let _ = decode::<CustomizeRequest<IgnoredObject>>(data);
 }
 
 /// Every hook of every controller in the registry, on the same bytes.
 pub fn every_hook(data: &[u8]) {
-    for controller in CONTROLLERS {
-        for (kind, handler) in controller.hooks {
-            run(controller.name, *kind, *handler, data, fixed_now());
+    for controller in controllers() {
+        for kind in controller.hook_kinds() {
+            if let Some(handler) = controller.hook(kind) {
+                run(controller.name(), kind, handler, data, fixed_now());
+            }
         }
     }
 }
@@ -133,12 +135,14 @@ pub fn structured(fixtures: &[Fixture], data: &[u8]) {
     let Ok(bytes) = serde_json::to_vec(&request) else {
         return;
     };
-    for c in CONTROLLERS {
-        if controller.is_some_and(|name| name != c.name) {
+    for c in controllers() {
+        if controller.is_some_and(|name| name != c.name()) {
             continue;
         }
-        for (kind, handler) in c.hooks {
-            run(c.name, *kind, *handler, &bytes, now);
+        for kind in c.hook_kinds() {
+            if let Some(handler) = c.hook(kind) {
+                run(c.name(), kind, handler, &bytes, now);
+            }
         }
     }
 }

@@ -60,7 +60,7 @@ async fn a_decorator_pass_patches_the_object_and_applies_its_attachment() {
                 kind: HookKind::Sync,
                 version: HookVersion::V2,
                 strict: true,
-                endpoint: Endpoint::InProcess(label_and_expose),
+                endpoint: Endpoint::InProcess(std::sync::Arc::new(label_and_expose)),
             },
             finalize: None,
             customize: None,
