@@ -1,16 +1,8 @@
-//! `metahook`: parse the command line, run it.
+//! `metahook`: metahook's runtime with the controllers it ships — Hello,
+//! Hikawa and Foo — served, driven, rendered and their CRDs printed. A
+//! binary of your own is the same line with your controllers.
 #![forbid(unsafe_code)]
 
-use clap::Parser;
-use std::process::ExitCode;
-
-fn main() -> ExitCode {
-    let cli = metahook::cli::Cli::parse();
-    match metahook::run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("error: {}", metahook::error_chain(&err));
-            ExitCode::FAILURE
-        }
-    }
+fn main() -> std::process::ExitCode {
+    metahook::main(metahook_seeds::controllers().iter().cloned())
 }

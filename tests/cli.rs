@@ -117,7 +117,7 @@ fn crds_prints_every_checked_in_crd() {
     let out = metahook(&["crds"], None);
     assert!(out.status.success());
     let printed = String::from_utf8(out.stdout).expect("UTF-8");
-    let files = metahook::crds::files().expect("CRDs");
+    let files = metahook::crds::files(metahook_seeds::controllers()).expect("CRDs");
     let joined = files
         .iter()
         .map(|(_, y)| y.as_str())

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 #[test]
 fn checked_in_crds_match_the_rust_types() {
-    let generated = metahook::crds::files().expect("CRDs serialise");
+    let generated = metahook::crds::files(metahook_seeds::controllers()).expect("CRDs serialise");
     matches_dir("crds", generated, "crds --out-dir crds");
     let generated = metahook::crds::driver_files().expect("CRDs serialise");
     matches_dir(
@@ -40,7 +40,7 @@ fn matches_dir(dir_name: &str, generated: Vec<(String, String)>, command: &str) 
 
 #[test]
 fn hello_crd_enforces_the_replica_bounds() {
-    let crd = metahook_hooks::hello::crds().remove(0);
+    let crd = metahook_seeds::hello::crds().remove(0);
     let schema = serde_json::to_value(&crd.spec.versions[0].schema).expect("schema");
     let replicas = &schema["openAPIV3Schema"]["properties"]["spec"]["properties"]["replicas"];
     assert_eq!(replicas["maximum"].as_f64(), Some(20.0));
@@ -61,10 +61,7 @@ fn hello_crd_enforces_the_replica_bounds() {
 /// (found against the real API server: Foo's `samplecontroller.k8s.io`).
 #[test]
 fn crds_in_protected_groups_carry_the_approval_annotation() {
-    for crd in metahook_hooks::registry::controllers()
-        .iter()
-        .flat_map(|c| c.crds())
-    {
+    for crd in metahook_seeds::controllers().iter().flat_map(|c| c.crds()) {
         let group = &crd.spec.group;
         if group.ends_with(".k8s.io") || group.ends_with(".kubernetes.io") {
             let annotation = crd

@@ -2,7 +2,7 @@
 //! answer, snapshotted (`tests/snapshots/render_plan__*.snap`; read each
 //! before accepting it), and the command line's own output.
 
-use metahook_hooks::HookKind;
+use metahook_core::HookKind;
 use metahook_testkit::{NOW, fixtures, now};
 
 fn pretty(json: &[u8]) -> String {
@@ -18,12 +18,22 @@ fn every_fixture_has_a_plan() {
         }
         let body = fixture.body();
         let hook = fixture.hook.as_str();
-        let answer = metahook::render::render(&fixture.controller, hook, &body, Some(now()))
-            .expect("the hook answers");
-        let plan = metahook::render::plan(&fixture.controller, hook, &body, &answer)
-            .unwrap_or_else(|e| {
-                panic!("{}: {}", fixture.snapshot_name(), metahook::error_chain(&e))
-            });
+        let answer = metahook::render::render(
+            metahook_seeds::controllers(),
+            &fixture.controller,
+            hook,
+            &body,
+            Some(now()),
+        )
+        .expect("the hook answers");
+        let plan = metahook::render::plan(
+            metahook_seeds::controllers(),
+            &fixture.controller,
+            hook,
+            &body,
+            &answer,
+        )
+        .unwrap_or_else(|e| panic!("{}: {}", fixture.snapshot_name(), metahook::error_chain(&e)));
         insta::assert_snapshot!(fixture.snapshot_name(), pretty(&plan));
     }
 }
@@ -60,7 +70,14 @@ fn scaling_up_changes_replicas_from_2_to_5() {
 
 #[test]
 fn a_customize_answer_is_not_a_plan() {
-    let err = metahook::render::plan("foo", "customize", b"{}", b"{}").unwrap_err();
+    let err = metahook::render::plan(
+        metahook_seeds::controllers(),
+        "foo",
+        "customize",
+        b"{}",
+        b"{}",
+    )
+    .unwrap_err();
     assert!(
         err.to_string().contains("--plan takes sync or finalize"),
         "{err}"
@@ -239,7 +256,14 @@ fn an_answer_from_a_file_is_planned_for_a_built_in_controller() {
     .expect("JSON");
     // The fixture's own answer, but 7 replicas.
     let body = serde_json::to_vec(&request).expect("JSON");
-    let answer = metahook::render::render("hello", "sync", &body, Some(now())).expect("an answer");
+    let answer = metahook::render::render(
+        metahook_seeds::controllers(),
+        "hello",
+        "sync",
+        &body,
+        Some(now()),
+    )
+    .expect("an answer");
     let mut answer: serde_json::Value = serde_json::from_slice(&answer).expect("JSON");
     answer["children"][0]["spec"]["replicas"] = 7.into();
     let file = dir.join("answer.json");

@@ -4,7 +4,7 @@
 //! kube-apiserver answers a get of a name that cannot exist with 404
 //! NotFound and a list in such a namespace with an empty list; so do we.
 
-use metahook_hooks::foo::{DNS_SUBDOMAIN_MAX_LEN, check_dns_subdomain};
+use metahook_core::names::{DNS_SUBDOMAIN_MAX_LEN, check_dns_subdomain};
 
 /// A DNS-1123 label, as namespaces and CompositeController names are.
 pub const DNS_LABEL_MAX_LEN: usize = 63;

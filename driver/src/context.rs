@@ -17,7 +17,7 @@ use crate::model::Driven;
 use crate::pressure::Pressure;
 use crate::queue::{ParentKey, Queue};
 use crate::records::Records;
-use metahook_hooks::HookKind;
+use metahook_core::HookKind;
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -10,7 +10,7 @@
 use crate::model::ApiType;
 use crate::queue::ParentKey;
 use futures::future::BoxFuture;
-use metahook_hooks::protocol::RelatedResourceRule;
+use metahook_core::protocol::RelatedResourceRule;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;

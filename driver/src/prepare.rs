@@ -8,7 +8,7 @@ use crate::config::{self, ConfigError, ControllerConfig, Hook};
 use crate::context::HookTargets;
 use crate::hook_call::etag::EtagCache;
 use crate::hook_call::{Endpoint, HookTarget};
-use metahook_hooks::HookKind;
+use metahook_core::{Controller, HookKind};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -52,12 +52,19 @@ pub struct Prepared {
 /// Reads the manifests and resolves every hook, before any cluster
 /// connection: a bad file fails before anything connects.
 /// `controllers`: a directory of `*.yaml`, or `None` for the ones built in.
-pub fn prepare(controllers: Option<&Path>, mode: HookMode) -> Result<Vec<Prepared>, PrepareError> {
+/// `table`: the controllers built into this binary, whose hooks are
+/// called in-process and whose declarations are the manifests when there
+/// is no directory.
+pub fn prepare(
+    controllers: Option<&Path>,
+    mode: HookMode,
+    table: &[Controller],
+) -> Result<Vec<Prepared>, PrepareError> {
     let configs = match controllers {
         Some(dir) => config::from_dir(dir)?,
-        None => config::embedded()?,
+        None => config::from_controllers(table)?,
     };
-    resolve_hooks(configs, mode, controllers.is_none())
+    resolve_hooks(configs, mode, controllers.is_none(), table)
 }
 
 /// Resolves every hook of every controller, before any cluster connection.
@@ -69,6 +76,7 @@ pub fn resolve_hooks(
     configs: Vec<ControllerConfig>,
     mode: HookMode,
     skip_missing: bool,
+    table: &[Controller],
 ) -> Result<Vec<Prepared>, PrepareError> {
     let mut prepared = Vec::new();
     for config in configs {
@@ -94,14 +102,14 @@ pub fn resolve_hooks(
                         .map(|e| Arc::new(EtagCache::new(e.timeout, e.cleanup))),
                 },
                 HookMode::InProcess => {
-                    Endpoint::InProcess(in_process(kind, &hook.webhook.path).ok_or_else(|| {
-                        PrepareError::NotInProcess {
+                    Endpoint::InProcess(in_process(table, kind, &hook.webhook.path).ok_or_else(
+                        || PrepareError::NotInProcess {
                             controller: config.name.clone(),
                             hook: kind,
                             path: hook.webhook.path.clone(),
-                            known: known_hooks(),
-                        }
-                    })?)
+                            known: known_hooks(table),
+                        },
+                    )?)
                 }
             };
             Ok(HookTarget {
@@ -144,8 +152,12 @@ pub fn resolve_hooks(
     Ok(prepared)
 }
 
-/// The registry hook a path `/{controller}/{hook}` names, if it is `kind`.
-fn in_process(kind: HookKind, path: &str) -> Option<metahook_hooks::registry::Handler> {
+/// The hook of `table` a path `/{controller}/{hook}` names, if it is `kind`.
+fn in_process(
+    table: &[Controller],
+    kind: HookKind,
+    path: &str,
+) -> Option<metahook_core::registry::Handler> {
     let mut parts = path.trim_start_matches('/').split('/');
     let (Some(controller), Some(hook), None) = (parts.next(), parts.next(), parts.next()) else {
         return None;
@@ -153,11 +165,11 @@ fn in_process(kind: HookKind, path: &str) -> Option<metahook_hooks::registry::Ha
     if HookKind::parse(hook) != Some(kind) {
         return None;
     }
-    metahook_hooks::registry::controller(controller)?.hook(kind)
+    table.iter().find(|c| c.name() == controller)?.hook(kind)
 }
 
-fn known_hooks() -> String {
-    metahook_hooks::controllers()
+fn known_hooks(table: &[Controller]) -> String {
+    table
         .iter()
         .flat_map(|c| c.hook_kinds().map(move |k| format!("/{}/{}", c.name(), k)))
         .collect::<Vec<_>>()

@@ -13,9 +13,10 @@ use crate::model::{ApiType, ChildType, Driven};
 use crate::plan::{self, NoMemory, Op, PlanError};
 use crate::records::{FieldChange, Step, changed_fields};
 use crate::wire::{self, DecodeResponseError};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::DynamicObject;
 use kube::core::{ApiResource, GroupVersionKind};
-use metahook_hooks::HookKind;
+use metahook_core::{Controller, HookKind};
 use serde::Serialize;
 use serde_json::Value;
 use std::sync::Arc;
@@ -61,21 +62,24 @@ pub struct Preview {
     pub failure: Option<String>,
 }
 
-/// The built-in CompositeController named `controller`.
-pub fn builtin(controller: &str) -> Result<ControllerConfig, PreviewError> {
-    config::embedded()?
+/// The CompositeController of `table` named `controller`.
+pub fn builtin(table: &[Controller], controller: &str) -> Result<ControllerConfig, PreviewError> {
+    config::from_controllers(table)?
         .into_iter()
         .find(|c| c.name == controller)
         .ok_or_else(|| PreviewError::UnknownController(controller.to_owned()))
 }
 
 /// Plans `config`'s reaction to `response`, its `hook`'s answer to
-/// `request` (JSON).
+/// `request` (JSON). `crds`: custom resources whose kinds may be needed
+/// (those of the controllers built in), for a child type that neither the
+/// request nor the answer names.
 pub fn preview(
     config: ControllerConfig,
     hook: HookKind,
     request: &[u8],
     response: &[u8],
+    crds: &[CustomResourceDefinition],
 ) -> Result<Preview, PreviewError> {
     if config.is_decorator() {
         return Err(PreviewError::Decorator(config.name));
@@ -105,7 +109,8 @@ pub fn preview(
     for child in &config.children {
         // A type neither in the request nor in the answer has nothing
         // observed and nothing desired: nothing to plan for it.
-        let Some(kind) = kind_of(&child.api_version, &child.resource, request, &answer) else {
+        let Some(kind) = kind_of(&child.api_version, &child.resource, request, &answer, crds)
+        else {
             continue;
         };
         types.push(child.clone());
@@ -172,12 +177,14 @@ fn object(value: &Value, field: &str) -> Result<DynamicObject, PreviewError> {
     })
 }
 
-/// The kind of a resource one of the built-in controllers defines.
-fn crd_kind(api_version: &str, resource: &str) -> Option<String> {
+/// The kind of a resource one of `crds` defines.
+fn crd_kind(
+    crds: &[CustomResourceDefinition],
+    api_version: &str,
+    resource: &str,
+) -> Option<String> {
     let (group, _) = split_api_version(api_version);
-    metahook_hooks::controllers()
-        .iter()
-        .flat_map(|c| c.crds())
+    crds.iter()
         .find(|crd| crd.spec.group == group && crd.spec.names.plural == resource)
         .map(|crd| crd.spec.names.kind.clone())
 }
@@ -189,8 +196,14 @@ fn split_api_version(api_version: &str) -> (&str, &str) {
 
 /// The kind of `resource` objects: a kind named in the request's child
 /// map keys (`Kind.apiVersion`) or among the children the hook desires
-/// whose plural is `resource`, else one a built-in controller defines.
-fn kind_of(api_version: &str, resource: &str, request: &Value, answer: &Value) -> Option<String> {
+/// whose plural is `resource`, else one `crds` defines.
+fn kind_of(
+    api_version: &str,
+    resource: &str,
+    request: &Value,
+    answer: &Value,
+    crds: &[CustomResourceDefinition],
+) -> Option<String> {
     let from_keys = request["children"]
         .as_object()
         .into_iter()
@@ -212,5 +225,5 @@ fn kind_of(api_version: &str, resource: &str, request: &Value, answer: &Value) -
         .find(|kind| {
             ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind)).plural == resource
         })
-        .or_else(|| crd_kind(api_version, resource))
+        .or_else(|| crd_kind(crds, api_version, resource))
 }

@@ -5,7 +5,7 @@ use super::config::HookVersion;
 use super::selector::{self, SelectorError, SelectorExt};
 use kube::ResourceExt;
 use kube::core::DynamicObject;
-use metahook_hooks::protocol::RelatedResourceRule;
+use metahook_core::protocol::RelatedResourceRule;
 use std::sync::Arc;
 
 #[derive(Debug, thiserror::Error, PartialEq)]

@@ -109,7 +109,7 @@ pub(crate) fn parent() -> DynamicObject {
 
 /// The built-in `hello` controller, with the types discovery would find.
 pub(crate) fn hello() -> Driven {
-    let config = config::embedded()
+    let config = config::from_controllers(metahook_seeds::controllers())
         .expect("the embedded manifests are valid")
         .into_iter()
         .find(|c| c.name == "hello")

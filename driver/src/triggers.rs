@@ -21,7 +21,7 @@ use crate::related::{self, Scope};
 use crate::selector::SelectorExt;
 use kube::ResourceExt;
 use kube::api::DynamicObject;
-use metahook_hooks::protocol::RelatedResourceRule;
+use metahook_core::protocol::RelatedResourceRule;
 use std::sync::Arc;
 
 /// Where parents are looked up: the parent cache, or a list in tests.

@@ -7,7 +7,7 @@ pub mod decorator;
 use super::config::HookVersion;
 use super::model::{ApiType, key_of};
 use kube::core::DynamicObject;
-use metahook_hooks::protocol::RelatedResourceRule;
+use metahook_core::protocol::RelatedResourceRule;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;

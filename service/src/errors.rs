@@ -4,8 +4,8 @@
 
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, ResponseError};
-use metahook_hooks::DecodeError;
-use metahook_hooks::registry::LookupError;
+use metahook_core::DecodeError;
+use metahook_core::registry::LookupError;
 use serde::Serialize;
 
 /// What went wrong with a request to the hook service (a hook call, or

@@ -34,7 +34,7 @@
 //!
 //! actix_web::rt::System::new().block_on(async {
 //!     let settings = Settings::new("127.0.0.1:0".parse().unwrap());
-//!     let state = web::Data::new(AppState::new(metahook_hooks::controllers(), &settings));
+//!     let state = web::Data::new(AppState::new(metahook_seeds::controllers(), &settings));
 //!     let app = test::init_service(App::new().configure(|cfg| configure(cfg, state))).await;
 //!
 //!     let health = test::TestRequest::get().uri("/healthz").to_request();
@@ -76,7 +76,7 @@ use actix_web::HttpMessage;
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::{App, HttpServer, web};
-use metahook_hooks::Controller;
+use metahook_core::Controller;
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -432,9 +432,12 @@ impl RootSpanBuilder for RequestSpan {
 }
 
 /// Serves until SIGTERM or SIGINT, then drains requests in flight.
-pub fn run_blocking(settings: Settings) -> Result<(), ServeError> {
+pub fn run_blocking(
+    settings: Settings,
+    controllers: &'static [Controller],
+) -> Result<(), ServeError> {
     actix_web::rt::System::new().block_on(async move {
-        let state = web::Data::new(AppState::new(metahook_hooks::controllers(), &settings));
+        let state = web::Data::new(AppState::new(controllers, &settings));
         let (server, addr) = start(&settings, state)?;
         tracing::info!(%addr, https = settings.tls.is_some(), "serving hooks");
         server.await.map_err(ServeError::Server)

@@ -43,7 +43,7 @@ fn server() -> RealServer {
     let mut settings = RealServer::settings();
     settings.max_body_bytes = LIMIT;
     settings.request_timeout = Duration::from_secs(1);
-    RealServer::start(settings, metahook_hooks::controllers())
+    RealServer::start(settings, metahook_seeds::controllers())
 }
 
 fn ready() -> Value {

@@ -4,8 +4,9 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{App, test, web};
-use metahook_hooks::hello::{Hello, HelloStatus};
-use metahook_hooks::{Answer, Controller, HookKind, Request, controllers};
+use metahook_core::{Answer, Controller, HookKind, Request};
+use metahook_seeds::controllers;
+use metahook_seeds::hello::{Hello, HelloStatus};
 use metahook_service::{AppState, Settings, configure};
 use metahook_testkit::{RealServer, fixtures, now, pretty, snapshot};
 

@@ -14,7 +14,7 @@
 
 use metahook_testkit::{lenient, requests};
 
-use metahook_hooks::controllers;
+use metahook_seeds::controllers;
 use metahook_testkit::{RealServer, Response, now};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
@@ -50,7 +50,7 @@ fn small_request() -> Vec<u8> {
 /// What the Hello sync hook answers to `body`, called directly.
 fn expected(body: &[u8]) -> Vec<u8> {
     let (_, _, handler) =
-        metahook_hooks::registry::lookup(controllers(), "hello", "sync").expect("hello sync");
+        metahook_core::registry::lookup(controllers(), "hello", "sync").expect("hello sync");
     handler(body, now()).expect("the hook answers")
 }
 

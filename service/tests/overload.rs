@@ -28,7 +28,7 @@ fn hello_body() -> Vec<u8> {
 fn server() -> RealServer {
     let mut settings = RealServer::settings();
     settings.max_in_flight = BOUND;
-    RealServer::start(settings, metahook_hooks::controllers())
+    RealServer::start(settings, metahook_seeds::controllers())
 }
 
 /// The value of `metahook_hook_requests_in_flight` on `/metrics`.

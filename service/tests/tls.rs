@@ -3,7 +3,7 @@
 //! need neither, and that certificates and tokens replaced on disk are
 //! used by the next connection.
 
-use metahook_hooks::controllers;
+use metahook_seeds::controllers;
 use metahook_service::{Settings, TlsSettings};
 use metahook_testkit::certs::{Ca, OpensslRecipe, Pair};
 use metahook_testkit::https::HttpsClient;

@@ -1,7 +1,7 @@
 //! The hook requests under `fixtures/`, the time they are rendered at, and
-//! their accepted answers (`hooks/tests/snapshots/`).
+//! their accepted answers (`seeds/tests/snapshots/`).
 
-use metahook_hooks::{HookKind, Timestamp};
+use metahook_core::{HookKind, Timestamp};
 use std::path::{Path, PathBuf};
 
 /// The time every fixture is rendered at.
@@ -103,10 +103,10 @@ pub fn pretty(compact: &[u8]) -> String {
     String::from_utf8(out).expect("UTF-8")
 }
 
-/// The accepted snapshot of a fixture's response (`hooks/tests/snapshots/`).
+/// The accepted snapshot of a fixture's response (`seeds/tests/snapshots/`).
 pub fn snapshot(fixture: &Fixture) -> String {
     let path = root()
-        .join("hooks/tests/snapshots")
+        .join("seeds/tests/snapshots")
         .join(format!("fixtures__{}.snap", fixture.snapshot_name()));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(

@@ -6,8 +6,8 @@
 //! property tests; everything goes through the public API and the registry.
 
 use jiff::{SignedDuration, Timestamp};
-use metahook_hooks::hikawa::{self, Word};
-use metahook_hooks::{HookKind, registry};
+use metahook_core::HookKind;
+use metahook_seeds::hikawa::{self, Word};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -138,7 +138,7 @@ impl Sim {
     /// Calls the hook the way the service does: bytes in, bytes out.
     pub fn call(&mut self, view: View, now: Timestamp) -> Vec<u8> {
         self.calls += 1;
-        let hook = registry::controller("hikawa")
+        let hook = metahook_seeds::controller("hikawa")
             .and_then(|c| c.hook(HookKind::Sync))
             .expect("hikawa has a sync hook");
         hook(&self.request(view), now).expect("the hook accepts the request")

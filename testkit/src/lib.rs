@@ -21,7 +21,7 @@
 //! ```
 //! use metahook_testkit::{RealServer, fixtures};
 //!
-//! let server = RealServer::start(RealServer::settings(), metahook_hooks::controllers());
+//! let server = RealServer::start(RealServer::settings(), metahook_seeds::controllers());
 //! let hello = fixtures().into_iter().find(|f| f.controller == "hello").ok_or("a fixture")?;
 //! let answer = server.post(&hello.url(), "application/json", &hello.body());
 //! assert_eq!(answer.status, 200);

@@ -13,7 +13,7 @@ pub struct RealServer {
 }
 
 impl RealServer {
-    pub fn start(settings: Settings, controllers: &'static [metahook_hooks::Controller]) -> Self {
+    pub fn start(settings: Settings, controllers: &'static [metahook_core::Controller]) -> Self {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             actix_web::rt::System::new().block_on(async move {

@@ -5,32 +5,19 @@
 
 use super::check::Check;
 use super::{ConfigError, ControllerConfig, manifest};
+use metahook_core::{Controller, Webhooks};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-/// The manifests built into the binary. One line per controller manifest.
-pub const EMBEDDED: &[(&str, &str)] = &[
-    (
-        "metacontroller/hello.yaml",
-        include_str!("../../../metacontroller/hello.yaml"),
-    ),
-    (
-        "metacontroller/hikawa.yaml",
-        include_str!("../../../metacontroller/hikawa.yaml"),
-    ),
-    (
-        "metacontroller/foo.yaml",
-        include_str!("../../../metacontroller/foo.yaml"),
-    ),
-];
-
-/// The embedded manifests, validated.
-pub fn embedded() -> Result<Vec<ControllerConfig>, ConfigError> {
-    collect(
-        EMBEDDED
-            .iter()
-            .map(|(name, text)| ((*name).to_owned(), (*text).to_owned())),
-    )
+/// The manifests of controllers declared in Rust
+/// ([`metahook_core::Controller::manifest`]), validated as any file is.
+pub fn from_controllers(controllers: &[Controller]) -> Result<Vec<ControllerConfig>, ConfigError> {
+    collect(controllers.iter().map(|c| {
+        (
+            format!("the {} controller's declaration", c.name()),
+            c.manifest(&Webhooks::default()).to_string(),
+        )
+    }))
 }
 
 /// Every `*.yaml`/`*.yml` file in `dir` (not recursive), in name order.

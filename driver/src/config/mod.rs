@@ -3,9 +3,10 @@
 //!
 //! The driver supports a subset of Metacontroller's CompositeController
 //! (docs/metacontroller.md §2; README, "Metacontroller features the driver
-//! does not support"). The manifests come from `metacontroller/*.yaml`,
-//! built into the binary, or from `--controllers DIR` ([`embedded`],
-//! [`from_dir`], [`parse`]; the example is on [`parse`]). They are checked
+//! does not support"). The manifests come from the controllers declared in
+//! Rust and built into the binary, or from `--controllers DIR`
+//! ([`from_controllers`], [`from_dir`], [`parse`]; the example is on
+//! [`parse`]). They are checked
 //! before anything connects to a cluster: a field outside the subset is
 //! refused by its path, so a bad file fails fast with no cluster at hand;
 //! what is accepted becomes a [`ControllerConfig`], with Metacontroller's
@@ -34,7 +35,7 @@ mod tests;
 
 pub use check::DEFAULT_REVISION_FIELD_PATHS;
 pub use error::ConfigError;
-pub use load::{EMBEDDED, embedded, from_dir, parse};
+pub use load::{from_controllers, from_dir, parse};
 pub use webhook::{DEFAULT_TIMEOUT, Etag, Webhook};
 pub use webhook_auth::{AuthHeader, CaBundle, ClientTls, KeyRef, ObjectRef, WebhookAuth};
 
@@ -169,7 +170,7 @@ pub struct Hooks {
 
 impl Hooks {
     /// The hook a `sync` or `finalize` pass calls ([`for_pass`]).
-    pub fn for_pass(&self, kind: metahook_hooks::HookKind) -> &Hook {
+    pub fn for_pass(&self, kind: metahook_core::HookKind) -> &Hook {
         for_pass(kind, &self.sync, self.finalize.as_ref())
     }
 }
@@ -178,12 +179,12 @@ impl Hooks {
 /// resolved, the one a `sync` or `finalize` pass calls: `finalize` falls
 /// back to `sync`.
 pub fn for_pass<'a, T>(
-    kind: metahook_hooks::HookKind,
+    kind: metahook_core::HookKind,
     sync: &'a T,
     finalize: Option<&'a T>,
 ) -> &'a T {
     match kind {
-        metahook_hooks::HookKind::Finalize => finalize.unwrap_or(sync),
+        metahook_core::HookKind::Finalize => finalize.unwrap_or(sync),
         _ => sync,
     }
 }

@@ -25,7 +25,7 @@ fn err(text: &str) -> String {
 
 #[test]
 fn embedded_manifests_are_in_the_subset() {
-    let all = embedded().unwrap();
+    let all = from_controllers(metahook_seeds::controllers()).unwrap();
     let names: Vec<_> = all.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["hello", "hikawa", "foo"]);
     let hello = &all[0];

@@ -20,7 +20,7 @@ fn caller() -> HookCaller {
 }
 
 fn target(
-    handler: impl Fn(&[u8], metahook_hooks::Timestamp) -> Result<Vec<u8>, metahook_hooks::HookError>
+    handler: impl Fn(&[u8], metahook_core::Timestamp) -> Result<Vec<u8>, metahook_core::HookError>
     + Send
     + Sync
     + 'static,

@@ -21,7 +21,7 @@ use crate::model::{Driven, controller_of};
 use crate::wire::decorator::DecoratorAnswer;
 use kube::ResourceExt;
 use kube::core::DynamicObject;
-use metahook_hooks::HookKind;
+use metahook_core::HookKind;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -62,7 +62,7 @@ use super::wire::HookResponse;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::ResourceExt;
 use kube::core::DynamicObject;
-use metahook_hooks::HookKind;
+use metahook_core::HookKind;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
@@ -285,7 +285,7 @@ pub enum PlanError {
 /// use metahook_driver::config::{self, UpdateStrategy};
 /// use metahook_driver::model::{ApiType, ChildType, Driven};
 /// use metahook_driver::plan::{self, Next, Op};
-/// use metahook_hooks::HookKind;
+/// use metahook_core::HookKind;
 ///
 /// let config = config::parse(
 ///     "greeter.yaml",

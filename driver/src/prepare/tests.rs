@@ -4,12 +4,18 @@ use std::time::Duration;
 
 #[test]
 fn in_process_hooks_come_from_the_registry_by_path() {
-    let prepared = resolve_hooks(config::embedded().unwrap(), HookMode::InProcess, true).unwrap();
+    let prepared = resolve_hooks(
+        config::from_controllers(metahook_seeds::controllers()).unwrap(),
+        HookMode::InProcess,
+        true,
+        metahook_seeds::controllers(),
+    )
+    .unwrap();
     let names: Vec<_> = prepared.iter().map(|p| p.config.name.as_str()).collect();
     // Exactly the embedded controllers whose hooks this binary serves.
     let expected: Vec<_> = ["hello", "hikawa", "foo"]
         .into_iter()
-        .filter(|n| metahook_hooks::registry::controller(n).is_some())
+        .filter(|n| metahook_seeds::controller(n).is_some())
         .collect();
     assert_eq!(names, expected);
     let hello = prepared.iter().find(|p| p.config.name == "hello").unwrap();
@@ -22,23 +28,41 @@ fn in_process_hooks_come_from_the_registry_by_path() {
 
 #[test]
 fn an_explicit_controller_without_in_process_hooks_is_an_error() {
-    let text = config::EMBEDDED[0].1.replace("/hello/sync", "/nobody/sync");
+    let text =
+        include_str!("../../../metacontroller/hello.yaml").replace("/hello/sync", "/nobody/sync");
     let configs = vec![config::parse("x.yaml", &text).unwrap()];
-    let err = resolve_hooks(configs.clone(), HookMode::InProcess, false).unwrap_err();
+    let err = resolve_hooks(
+        configs.clone(),
+        HookMode::InProcess,
+        false,
+        metahook_seeds::controllers(),
+    )
+    .unwrap_err();
     assert!(
         err.to_string()
             .contains("the sync hook at /nobody/sync is not built into this binary"),
         "{err}"
     );
     assert!(matches!(
-        resolve_hooks(configs, HookMode::InProcess, true),
+        resolve_hooks(
+            configs,
+            HookMode::InProcess,
+            true,
+            metahook_seeds::controllers()
+        ),
         Err(PrepareError::NothingToDrive(_))
     ));
 }
 
 #[test]
 fn http_mode_calls_every_webhook_by_url() {
-    let prepared = resolve_hooks(config::embedded().unwrap(), HookMode::Http, false).unwrap();
+    let prepared = resolve_hooks(
+        config::from_controllers(metahook_seeds::controllers()).unwrap(),
+        HookMode::Http,
+        false,
+        metahook_seeds::controllers(),
+    )
+    .unwrap();
     assert_eq!(prepared.len(), 3);
     let Endpoint::Http { url, timeout, .. } = &prepared[0].hooks.sync.endpoint else {
         panic!("expected HTTP")
@@ -58,12 +82,24 @@ spec:
   hooks: {sync: {webhook: {url: "http://hooks/hello/sync"}}}
 "#;
     let configs = vec![config::parse("d.yaml", text).unwrap()];
-    let err = resolve_hooks(configs.clone(), HookMode::InProcess, false).unwrap_err();
+    let err = resolve_hooks(
+        configs.clone(),
+        HookMode::InProcess,
+        false,
+        metahook_seeds::controllers(),
+    )
+    .unwrap_err();
     assert!(
         matches!(err, PrepareError::DecoratorInProcess { .. }),
         "{err}"
     );
-    let prepared = resolve_hooks(configs, HookMode::Http, false).unwrap();
+    let prepared = resolve_hooks(
+        configs,
+        HookMode::Http,
+        false,
+        metahook_seeds::controllers(),
+    )
+    .unwrap();
     assert!(matches!(
         prepared[0].hooks.sync.endpoint,
         Endpoint::Http { .. }
@@ -75,11 +111,17 @@ fn a_hook_decodes_strictly_as_its_mode_or_version_says() {
     // hello's hooks are v2: strict unless the webhook says loose.
     let strict = |text: &str| {
         let configs = vec![config::parse("h.yaml", text).unwrap()];
-        let prepared = resolve_hooks(configs, HookMode::Http, false).unwrap();
+        let prepared = resolve_hooks(
+            configs,
+            HookMode::Http,
+            false,
+            metahook_seeds::controllers(),
+        )
+        .unwrap();
         let hooks = &prepared[0].hooks;
         (hooks.sync.strict, hooks.finalize.as_ref().map(|f| f.strict))
     };
-    let hello = config::EMBEDDED[0].1;
+    let hello = include_str!("../../../metacontroller/hello.yaml");
     assert_eq!(strict(hello), (true, Some(true)));
     let loose = hello.replacen(
         "timeout: 10s",

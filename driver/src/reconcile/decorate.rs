@@ -11,7 +11,7 @@ use crate::plan;
 use crate::records::{Condition, Step};
 use crate::wire;
 use kube::api::DynamicObject;
-use metahook_hooks::HookKind;
+use metahook_core::HookKind;
 use std::sync::Arc;
 
 /// What the prelude and the related objects left for the hook.

@@ -8,7 +8,7 @@ use crate::hook_call::HookCallError;
 use crate::plan::PlanError;
 use crate::related::RelatedError;
 use crate::wire::DecodeResponseError;
-use metahook_hooks::HookKind;
+use metahook_core::HookKind;
 use std::time::Duration;
 
 /// Why a reconcile failed.

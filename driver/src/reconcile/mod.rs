@@ -43,7 +43,7 @@ use crate::triggers::parent_key;
 use crate::wire::{self, TypedObjects};
 use kube::api::DynamicObject;
 use kube::runtime::controller::Action;
-use metahook_hooks::HookKind;
+use metahook_core::HookKind;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;

@@ -13,8 +13,8 @@ use crate::related::{self, Scope};
 use crate::triggers::{self, parent_key};
 use crate::wire;
 use kube::api::DynamicObject;
-use metahook_hooks::HookKind;
-use metahook_hooks::protocol::RelatedResourceRule;
+use metahook_core::HookKind;
+use metahook_core::protocol::RelatedResourceRule;
 use std::sync::Arc;
 
 /// Related objects per rule type; none without a customize hook.

@@ -14,7 +14,7 @@ use crate::records::Step;
 use crate::wire::HookResponse;
 use futures::future::try_join_all;
 use kube::api::DynamicObject;
-use metahook_hooks::HookKind;
+use metahook_core::HookKind;
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -31,7 +31,7 @@ use crate::worker;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::core::DynamicObject;
 use kube::runtime::controller::Action;
-use metahook_hooks::HookKind;
+use metahook_core::HookKind;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
@@ -92,7 +92,7 @@ fn owned_child() -> DynamicObject {
 fn three_replicas_of_web(
     _: &[u8],
     _: jiff::Timestamp,
-) -> Result<Vec<u8>, metahook_hooks::registry::HookError> {
+) -> Result<Vec<u8>, metahook_core::registry::HookError> {
     Ok(
         br#"{"status": {"ok": true}, "children": [{"apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": "web"}, "spec": {"replicas": 3}}], "resyncAfterSeconds": 30}"#
@@ -201,7 +201,7 @@ fn runtime_with_children(
 
 #[tokio::test]
 async fn a_failed_hook_changes_nothing() {
-    let handlers: [metahook_hooks::registry::Handler; 3] = [
+    let handlers: [metahook_core::registry::Handler; 3] = [
         std::sync::Arc::new(|_, _| Ok(b"not json".to_vec())),
         std::sync::Arc::new(|_, _| panic!("hook bug")),
         // Valid JSON, wrong shape, strict v2: an unknown key.
@@ -689,7 +689,7 @@ async fn the_loop_coalesces_waiting_triggers_and_stops_on_request() {
 fn web_at_the_parents_replicas(
     body: &[u8],
     _: jiff::Timestamp,
-) -> Result<Vec<u8>, metahook_hooks::registry::HookError> {
+) -> Result<Vec<u8>, metahook_core::registry::HookError> {
     let request: serde_json::Value = serde_json::from_slice(body).unwrap();
     let replicas = request["parent"]["spec"]["replicas"].clone();
     Ok(serde_json::to_vec(&json!({

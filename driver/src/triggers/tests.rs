@@ -3,7 +3,7 @@
 use super::*;
 use crate::test_support::{Demo, FINALIZER, Obj};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};
-use metahook_hooks::protocol::RelatedResourceRule;
+use metahook_core::protocol::RelatedResourceRule;
 use std::collections::BTreeMap;
 
 /// `demo` with a label filter on its parents: `tier = web`.

@@ -6,7 +6,7 @@
 
 use super::{DecodeResponseError, controller_json, field, object_json, objects, top_level};
 use kube::core::DynamicObject;
-use metahook_hooks::protocol::decorator::DecoratorResponse;
+use metahook_core::protocol::decorator::DecoratorResponse;
 use serde_json::{Map, Value, json};
 
 /// A decorator's answer as the driver reads it: `status` `None` leaves the

@@ -26,10 +26,11 @@
 #![forbid(unsafe_code)]
 
 use arbitrary::{Result, Unstructured};
-use metahook_hooks::decode::decode;
-use metahook_hooks::protocol::{CustomizeRequest, IgnoredObject, SyncRequest};
-use metahook_hooks::registry::Handler;
-use metahook_hooks::{HookKind, Timestamp, controllers, hello};
+use metahook_core::decode::decode;
+use metahook_core::protocol::{CustomizeRequest, IgnoredObject, SyncRequest};
+use metahook_core::registry::Handler;
+use metahook_core::{HookKind, Timestamp};
+use metahook_seeds::{controllers, hello};
 use serde_json::{Map, Value};
 use std::path::Path;
 

@@ -7,7 +7,7 @@ use crate::plan::{self, Applied, AppliedMemory, Next, Op, StatusPace};
 use crate::test_support;
 use crate::wire::{self, TypedObjects};
 use kube::core::DynamicObject;
-use metahook_hooks::HookKind;
+use metahook_core::HookKind;
 use serde_json::json;
 use std::sync::Arc;
 
@@ -47,7 +47,7 @@ fn pass(
     let children = wire::object_map(&typed, hook_config.version, Some("shop"));
     let request =
         wire::sync_request(&ctl.config.object, parent, children, json!({}), false).unwrap();
-    let handler = metahook_hooks::registry::controller("hello")
+    let handler = metahook_seeds::controller("hello")
         .unwrap()
         .hook(HookKind::Sync)
         .unwrap();

@@ -14,7 +14,7 @@ use crate::scripted_api::{answer, mock_client, no_further_request, scripted};
 use crate::test_support::{Obj, decorator};
 use crate::triggers::parent_key;
 use kube::runtime::controller::Action;
-use metahook_hooks::HookKind;
+use metahook_core::HookKind;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 fn label_and_expose(
     body: &[u8],
     _: jiff::Timestamp,
-) -> Result<Vec<u8>, metahook_hooks::registry::HookError> {
+) -> Result<Vec<u8>, metahook_core::registry::HookError> {
     let req: Value = serde_json::from_slice(body).unwrap_or_default();
     if req["object"]["metadata"]["name"] != "web-0"
         || req["attachments"] != json!({"Service.v1": {}})

@@ -1,0 +1,254 @@
+//! A controller declared and called as the service and the driver call it:
+//! bytes in, bytes out.
+
+use super::*;
+use crate::collection::And;
+use crate::conditions::Wanted;
+use crate::test_types::{Note, NoteStatus, request};
+use crate::{Answer, HookError, Request, Timestamp};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use serde_json::{Value, json};
+
+fn now() -> Timestamp {
+    "2026-11-22T03:00:00Z".parse().unwrap()
+}
+
+fn call(controller: &Controller, kind: HookKind, body: &[u8]) -> Result<Value, HookError> {
+    let handler = controller.hook(kind).expect("the hook");
+    handler(body, now()).map(|bytes| serde_json::from_slice(&bytes).unwrap())
+}
+
+fn config_map(name: &str, namespace: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": name, "namespace": namespace}, "data": {"text": name}})
+}
+
+/// One ConfigMap per Note; a status counting the observed ones.
+fn copies(req: &Request<Note, ConfigMap>) -> Answer<NoteStatus> {
+    let ready = Wanted::new("Ready", true, "Copied", "copied".to_owned());
+    let status = NoteStatus {
+        copies: req.children.of::<ConfigMap>().len(),
+        conditions: req.conditions([ready]),
+    };
+    let name = req.parent.metadata.name.clone();
+    Answer::new(status).child(json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name}, "data": {"text": "t"},
+    }))
+}
+
+#[test]
+fn a_sync_hook_reads_its_types_and_answers_the_protocols_keys() {
+    let notes = Controller::composite::<Note>("note")
+        .child::<ConfigMap>(UpdateStrategy::InPlace)
+        .sync(copies)
+        .build();
+    assert!(notes.check().is_ok());
+    let body = request(
+        "n",
+        json!({"text": "hi"}),
+        json!({
+            "ConfigMap.v1": {"ns/b": config_map("b", "ns"), "ns/a": config_map("a", "ns")},
+            // A group no type of the hook reads: skipped.
+            "Secret.v1": {"ns/s": {"kind": "Secret", "metadata": {"name": "s"}}},
+        }),
+    );
+    let answer = call(&notes, HookKind::Sync, &body).unwrap();
+    assert_eq!(answer["status"]["copies"], 2);
+    assert_eq!(answer["status"]["conditions"][0]["observedGeneration"], 3);
+    assert_eq!(
+        answer["status"]["conditions"][0]["lastTransitionTime"],
+        "2026-11-22T03:00:00Z"
+    );
+    assert_eq!(answer["children"][0]["metadata"]["name"], "n");
+    let keys: Vec<&String> = answer.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["children", "status"], "no resync, no finalized");
+}
+
+#[test]
+fn objects_of_a_type_are_sorted_by_namespace_and_name() {
+    let body = request(
+        "n",
+        json!({"text": "hi"}),
+        json!({"ConfigMap.v1": {
+            "z/a": config_map("a", "z"), "a/c": config_map("c", "a"), "a/b": config_map("b", "a")
+        }}),
+    );
+    let req = Request::<Note, ConfigMap>::from_json(&body, now()).unwrap();
+    let names: Vec<(&str, &str)> = req
+        .children
+        .of::<ConfigMap>()
+        .iter()
+        .map(|c| {
+            (
+                c.metadata.namespace.as_deref().unwrap(),
+                c.metadata.name.as_deref().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(names, [("a", "b"), ("a", "c"), ("z", "a")]);
+    let config_maps = req.children.of::<ConfigMap>();
+    assert!(config_maps.get_in("a", "c").is_some());
+    assert!(config_maps.get_in("z", "c").is_none());
+    assert_eq!(
+        config_maps.get("a").unwrap().metadata.namespace.as_deref(),
+        Some("z")
+    );
+}
+
+#[test]
+fn several_types_go_each_to_its_own() {
+    let body = request(
+        "n",
+        json!({"text": "hi"}),
+        json!({
+            "ConfigMap.v1": {"ns/a": config_map("a", "ns")},
+            "Secret.v1": {"ns/s": {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}}},
+        }),
+    );
+    let req = Request::<Note, And<ConfigMap, Secret>>::from_json(&body, now()).unwrap();
+    assert_eq!(req.children.of::<ConfigMap>().len(), 1);
+    assert_eq!(req.children.of::<Secret>().len(), 1);
+    // A type the set does not name: a mistake in the hook.
+    let asked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        req.children.of::<Deployment>().len()
+    }));
+    let message = asked.unwrap_err();
+    let message = message.downcast_ref::<String>().unwrap();
+    assert!(message.contains("Deployment"), "{message}");
+    assert!(message.contains("ConfigMap"), "{message}");
+}
+
+#[test]
+fn an_unreadable_spec_is_the_hooks_to_report_not_a_refused_request() {
+    let body = request("n", json!({"text": 7}), json!({}));
+    let req = Request::<Note, ConfigMap>::from_json(&body, now()).unwrap();
+    let err = req.parent.spec.unwrap_err();
+    assert_eq!(err.path, "spec.text");
+}
+
+#[test]
+fn a_request_of_the_wrong_shape_names_the_field() {
+    let notes = Controller::composite::<Note>("note")
+        .child::<ConfigMap>(UpdateStrategy::InPlace)
+        .sync(copies)
+        .build();
+    let err = call(
+        &notes,
+        HookKind::Sync,
+        br#"{"parent": {"metadata": {"name": 5}}, "children": {}}"#,
+    )
+    .unwrap_err();
+    let HookError::Decode(crate::DecodeError::Shape { path, .. }) = err else {
+        panic!("{err}")
+    };
+    assert_eq!(path, "parent.metadata.name");
+}
+
+#[test]
+fn a_hook_that_fails_says_why() {
+    let notes = Controller::composite::<Note>("note")
+        .sync(|_: &Request<Note>| -> Result<Answer<NoteStatus>, String> {
+            Err("no ink".to_owned())
+        })
+        .build();
+    let err = call(
+        &notes,
+        HookKind::Sync,
+        &request("n", json!({"text": ""}), json!({})),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, HookError::Failed { ref message } if message == "no ink"),
+        "{err}"
+    );
+}
+
+#[test]
+fn finalize_and_resync_are_written_only_when_said() {
+    let notes = Controller::composite::<Note>("note")
+        .sync(|_: &Request<Note>| {
+            Answer::new(NoteStatus::default()).resync_after(std::time::Duration::from_millis(1500))
+        })
+        .finalize(|req: &Request<Note>| {
+            Answer::new(NoteStatus::default()).finalized(req.finalizing)
+        })
+        .build();
+    let body = request("n", json!({"text": ""}), json!({}));
+    let synced = call(&notes, HookKind::Sync, &body).unwrap();
+    assert_eq!(synced["resyncAfterSeconds"], 1.5);
+    assert!(synced.get("finalized").is_none());
+    let mut finalizing: Value = serde_json::from_slice(&body).unwrap();
+    finalizing["finalizing"] = json!(true);
+    let finalized = call(
+        &notes,
+        HookKind::Finalize,
+        &serde_json::to_vec(&finalizing).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(finalized["finalized"], true);
+}
+
+#[test]
+fn mistakes_in_a_declaration_are_named() {
+    let no_sync = Controller::composite::<Note>("note").build();
+    assert!(no_sync.check().unwrap_err().problems[0].contains("no sync hook"));
+    let bad_name = Controller::composite::<Note>("Notes!")
+        .sync(|_: &Request<Note>| Answer::new(NoteStatus::default()))
+        .build();
+    assert!(bad_name.check().unwrap_err().problems[0].contains("DNS label"));
+    // The hook reads Secrets; only ConfigMaps are declared children.
+    let undeclared = Controller::composite::<Note>("note")
+        .child::<ConfigMap>(UpdateStrategy::InPlace)
+        .sync(|_: &Request<Note, Secret>| Answer::new(NoteStatus::default()))
+        .build();
+    let problems = undeclared.check().unwrap_err().problems;
+    assert!(problems[0].contains("Secret"), "{problems:?}");
+    let twice = Controller::composite::<Note>("note")
+        .sync(|_: &Request<Note>| Answer::new(NoteStatus::default()))
+        .sync(|_: &Request<Note>| Answer::new(NoteStatus::default()))
+        .build();
+    assert!(twice.check().unwrap_err().problems[0].contains("twice"));
+}
+
+#[test]
+fn the_manifest_is_what_metacontroller_reads() {
+    let notes = Controller::composite::<Note>("note")
+        .child::<ConfigMap>(UpdateStrategy::InPlace)
+        .child::<Deployment>(UpdateStrategy::RollingRecreate)
+        .resync_period(std::time::Duration::from_secs(30))
+        .sync(copies)
+        .finalize(copies)
+        .build();
+    let manifest = notes.manifest(&Webhooks {
+        service: "notes".to_owned(),
+        namespace: "ops".to_owned(),
+        port: 8080,
+    });
+    assert_eq!(
+        manifest,
+        json!({
+            "apiVersion": "metacontroller.k8s.io/v1alpha1",
+            "kind": "CompositeController",
+            "metadata": {"name": "note"},
+            "spec": {
+                "parentResource": {"apiVersion": "example.com/v1", "resource": "notes"},
+                "childResources": [
+                    {"apiVersion": "v1", "resource": "configmaps", "updateStrategy": {"method": "InPlace"}},
+                    {"apiVersion": "apps/v1", "resource": "deployments", "updateStrategy": {"method": "RollingRecreate"}},
+                ],
+                "generateSelector": true,
+                "resyncPeriodSeconds": 30,
+                "hooks": {
+                    "sync": {"version": "v2", "webhook": {
+                        "service": {"name": "notes", "namespace": "ops", "port": 8080},
+                        "path": "/note/sync", "timeout": "10s"}},
+                    "finalize": {"version": "v2", "webhook": {
+                        "service": {"name": "notes", "namespace": "ops", "port": 8080},
+                        "path": "/note/finalize", "timeout": "10s"}},
+                },
+            },
+        })
+    );
+}

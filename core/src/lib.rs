@@ -1,0 +1,93 @@
+//! Kubernetes controllers as pure functions: metahook's library without
+//! the I/O. A controller is a value ([`Controller`]) declaring its parent
+//! type, its child types and its hooks — plain functions from a typed
+//! [`Request`] to an [`Answer`]. This crate has no I/O dependencies (no
+//! tokio, no actix, no kube client, no clock): the `metahook` crate serves,
+//! drives and renders what is declared here, and passes the time in, so
+//! the same request always gives the same answer.
+//!
+//! - [`controller`]: the declaration ([`Controller::composite`],
+//!   [`Controller::decorator`]) and the CompositeController manifest it
+//!   writes;
+//! - [`request`]: what a hook is given ([`Request`], [`Customize`],
+//!   [`Decorate`]), with [`collection`]: the objects by type, and
+//!   [`object`]: which types can be given ([`Object`]);
+//! - [`answer`]: what a hook answers ([`Answer`], [`CustomizeAnswer`],
+//!   [`DecoratorAnswer`]);
+//! - [`conditions`]: status conditions as Kubernetes keeps them;
+//!   [`children`]: builders for desired children; [`objects`]: views that
+//!   read only what a hook needs of an object, bounded; [`names`]:
+//!   Kubernetes' rules for names;
+//! - [`registry`]: a hook as bytes in, bytes out ([`Handler`]), looked up
+//!   by path and called with its panic caught; [`protocol`]: Metacontroller's
+//!   wire format; [`decode`]: errors a person can act on.
+//!
+//! ## Example
+//!
+//! A controller declared, and its hook called as the service calls it:
+//!
+//! ```
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kube::CustomResource;
+//! use metahook_core::{Answer, Controller, HookKind, Request, UpdateStrategy};
+//! use schemars::JsonSchema;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
+//! #[kube(group = "example.com", version = "v1", kind = "Note", namespaced, status = "NoteStatus")]
+//! pub struct NoteSpec { text: String }
+//!
+//! #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+//! pub struct NoteStatus { copies: usize }
+//!
+//! fn sync(req: &Request<Note, ConfigMap>) -> Answer<NoteStatus> {
+//!     Answer::new(NoteStatus { copies: req.children.of::<ConfigMap>().len() })
+//! }
+//!
+//! let notes = Controller::composite::<Note>("note")
+//!     .child::<ConfigMap>(UpdateStrategy::InPlace)
+//!     .sync(sync)
+//!     .build();
+//! let request = serde_json::json!({
+//!     "parent": {
+//!         "apiVersion": "example.com/v1", "kind": "Note",
+//!         "metadata": {"name": "n", "namespace": "ns", "uid": "u-1"},
+//!         "spec": {"text": "hi"},
+//!     },
+//!     "children": {"ConfigMap.v1": {"ns/n": {"metadata": {"name": "n", "namespace": "ns"}}}},
+//! });
+//! let sync = notes.hook(HookKind::Sync).ok_or("a sync hook")?;
+//! let answer = metahook_core::registry::call(&sync, request.to_string().as_bytes(), "2026-11-22T03:00:00Z".parse()?)??;
+//! let answer: serde_json::Value = serde_json::from_slice(&answer)?;
+//! assert_eq!(answer["status"]["copies"], 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![forbid(unsafe_code)]
+
+pub mod answer;
+pub mod children;
+pub mod collection;
+pub mod conditions;
+pub mod controller;
+pub mod decode;
+pub mod names;
+pub mod object;
+pub mod objects;
+pub mod protocol;
+pub mod registry;
+pub mod request;
+#[cfg(test)]
+pub(crate) mod test_types;
+
+pub use answer::{Answer, CustomizeAnswer, DecoratorAnswer, IntoAnswer};
+pub use collection::{And, Nothing, ObjectSet, Objects, ObjectsBy};
+pub use conditions::Wanted;
+pub use controller::{
+    ChildType, Composite, Controller, DeclarationError, Decorator, Shape, UpdateStrategy, Webhooks,
+};
+pub use decode::DecodeError;
+pub use jiff::Timestamp;
+pub use object::{Object, TypeRef};
+pub use protocol::RelatedResourceRule;
+pub use registry::{Handler, HookError, HookKind};
+pub use request::{Customize, Decorate, HasConditions, Parent, ParentType, Request};

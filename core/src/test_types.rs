@@ -1,0 +1,50 @@
+//! Types for this crate's own tests: a custom resource and its status.
+
+use crate::HasConditions;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A Note keeps its text in ConfigMaps.
+#[derive(CustomResource, Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[kube(
+    group = "example.com",
+    version = "v1",
+    kind = "Note",
+    namespaced,
+    status = "NoteStatus"
+)]
+pub struct NoteSpec {
+    pub text: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+pub struct NoteStatus {
+    #[serde(default)]
+    pub copies: usize,
+    #[serde(default, deserialize_with = "crate::conditions::firsts")]
+    pub conditions: Vec<Condition>,
+}
+
+impl HasConditions for NoteStatus {
+    fn conditions(&self) -> &[Condition] {
+        &self.conditions
+    }
+}
+
+/// A request for the Note `name` in namespace `ns` with the children
+/// groups `children` (`{"Kind.apiVersion": {"key": object}}`).
+pub fn request(name: &str, spec: serde_json::Value, children: serde_json::Value) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({
+        "controller": {"kind": "CompositeController"},
+        "parent": {
+            "apiVersion": "example.com/v1", "kind": "Note",
+            "metadata": {"name": name, "namespace": "ns", "uid": "u-1", "generation": 3},
+            "spec": spec,
+        },
+        "children": children,
+        "related": {},
+    }))
+    .unwrap_or_default()
+}

@@ -1,0 +1,242 @@
+//! Kubernetes operators as pure functions, in Rust.
+//!
+//! Declare a controller as a value — its parent type, its child types, its
+//! hooks as plain functions from what is observed to what should exist —
+//! and hand your controllers to [`main`]. Your binary then has metahook's
+//! whole command line for them:
+//!
+//! - `serve`: the hooks over HTTP for Metacontroller, with every limit,
+//!   TLS and mutual TLS, a bearer token, health and Prometheus metrics;
+//! - `serve --drive` / `drive`: metahook's own driver, for clusters
+//!   without Metacontroller (leader election, shards, the aggregated API);
+//! - `render` / `render --plan`: one hook on a request file, offline, and
+//!   every API call the driver would make of its answer;
+//! - `crds`: the CRDs, from your Rust types.
+//!
+//! ```no_run
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kube::CustomResource;
+//! use metahook::{Answer, Controller, Request, UpdateStrategy};
+//! use schemars::JsonSchema;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
+//! #[kube(group = "example.com", version = "v1", kind = "Note", namespaced, status = "NoteStatus")]
+//! pub struct NoteSpec {
+//!     text: String,
+//! }
+//!
+//! #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+//! pub struct NoteStatus {
+//!     written: bool,
+//! }
+//!
+//! /// One ConfigMap per Note, holding its text.
+//! fn sync(req: &Request<Note, ConfigMap>) -> Answer<NoteStatus> {
+//!     let name = &req.parent.metadata.name;
+//!     let text = req.parent.spec.as_ref().map(|s| s.text.clone()).unwrap_or_default();
+//!     let written = req.children.of::<ConfigMap>().get(name).is_some();
+//!     Answer::new(NoteStatus { written }).child(ConfigMap {
+//!         metadata: kube::api::ObjectMeta { name: Some(name.clone()), ..Default::default() },
+//!         data: Some([("text".to_owned(), text)].into()),
+//!         ..Default::default()
+//!     })
+//! }
+//!
+//! fn main() -> std::process::ExitCode {
+//!     metahook::main([Controller::composite::<Note>("note")
+//!         .child::<ConfigMap>(UpdateStrategy::InPlace)
+//!         .sync(sync)
+//!         .crd(<Note as kube::CustomResourceExt>::crd())])
+//! }
+//! ```
+//!
+//! The pure part — requests, answers, the declaration — is
+//! [`metahook_core`], re-exported here whole: a crate of hooks can depend
+//! on it alone, with no I/O in its tree. What moves bytes is in the crates
+//! below, each tested alone; this crate turns arguments into their
+//! settings and runs them side by side. Each arrow is a `[dependencies]`
+//! edge:
+//!
+//! ```text
+//! metahook (this crate) ──→ service, driver, apiserver, core
+//! metahook-service   (actix-web: the hook webhooks)           ──→ core, tls
+//! metahook-driver    (kube-rs: a small Metacontroller)        ──→ core
+//! metahook-apiserver (the aggregated API: reconciles)         ──→ driver, core, tls
+//! metahook-tls       (rustls: certificates, re-read; the client's, kept)
+//! metahook-core      (pure: requests, answers, controllers as values)
+//!
+//! metahook-seeds     (Hello, Hikawa, Foo, on the public API)  ──→ core
+//! the metahook binary (this crate + the seeds)
+//! ```
+//!
+//! - [`cli`]: the command line (`serve`, `drive`, `crds`, `render`);
+//!   [`args`]: the one place it becomes each crate's settings;
+//! - [`side_by_side`]: the hook server, the driver and the aggregated API
+//!   in one process; [`debug`]: `/debug/driver`; [`telemetry`]: logging;
+//! - [`crds`]: `crds`, the CRD YAML from the Rust types; [`render`]:
+//!   `render`, one hook on a request file, offline.
+#![forbid(unsafe_code)]
+
+pub mod args;
+pub mod cli;
+pub mod crds;
+pub mod debug;
+pub mod render;
+pub mod side_by_side;
+pub mod telemetry;
+
+pub use metahook_core::*;
+
+use clap::{CommandFactory, FromArgMatches};
+use cli::{Cli, Command};
+use metahook_driver::prepare::HookMode;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// What failed, by command.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("serving failed")]
+    Serve(#[from] metahook_service::ServeError),
+    #[error("rendering failed")]
+    Render(#[from] render::RenderError),
+    #[error("writing the CRDs failed")]
+    Crds(#[from] crds::CrdsError),
+    #[error("setting up logging failed")]
+    Telemetry(#[from] telemetry::TelemetryError),
+    #[error("the driver's settings are invalid")]
+    DriverSettings(#[from] args::DriverSettingsError),
+    #[error("driving failed")]
+    Drive(#[from] side_by_side::SideBySideError),
+    #[error("--api-listen serves the driver's records: it needs --drive (or `metahook drive`)")]
+    ApiWithoutDriver,
+    #[error(
+        "--debug-driver-listen serves the driver's view: it needs --drive (or `metahook drive`)"
+    )]
+    DebugWithoutDriver,
+    #[error(transparent)]
+    Declaration(#[from] DeclarationError),
+    #[error("two controllers are named {0:?}: a controller's name is its hooks' path")]
+    DuplicateController(String),
+}
+
+/// Your binary's `main`: parses the command line and runs it for
+/// `controllers`; says what failed, and how, on standard error.
+pub fn main<C: Into<Controller>>(controllers: impl IntoIterator<Item = C>) -> ExitCode {
+    let outcome = table(controllers).and_then(|table| run(parse(table), table));
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {}", error_chain(&err));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The controllers, checked ([`Controller::check`], one name each) and
+/// kept for the life of the process: every server and driver of it reads
+/// them.
+pub fn table<C: Into<Controller>>(
+    controllers: impl IntoIterator<Item = C>,
+) -> Result<&'static [Controller], Error> {
+    let controllers: Vec<Controller> = controllers.into_iter().map(Into::into).collect();
+    for (i, controller) in controllers.iter().enumerate() {
+        controller.check()?;
+        if controllers[..i]
+            .iter()
+            .any(|c| c.name() == controller.name())
+        {
+            return Err(Error::DuplicateController(controller.name().to_owned()));
+        }
+    }
+    // Once per process, and needed until it ends: leaking is the lifetime.
+    Ok(Box::leak(controllers.into_boxed_slice()))
+}
+
+/// The command line of this process, its help naming `controllers`.
+fn parse(controllers: &[Controller]) -> Cli {
+    let program = std::env::args_os()
+        .next()
+        .and_then(|arg| {
+            std::path::Path::new(&arg)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| "metahook".to_owned());
+    let matches = Cli::command()
+        .bin_name(program)
+        .after_help(controllers_help(controllers))
+        .get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|err| err.exit())
+}
+
+/// "Controllers: hello (sync, finalize), ...".
+pub fn controllers_help(controllers: &[Controller]) -> String {
+    let each: Vec<String> = controllers
+        .iter()
+        .map(|c| {
+            let hooks: Vec<&str> = c.hook_kinds().map(HookKind::as_str).collect();
+            format!("  {} ({})", c.name(), hooks.join(", "))
+        })
+        .collect();
+    format!("Controllers:\n{}", each.join("\n"))
+}
+
+/// Runs the command line for `controllers`.
+pub fn run(cli: Cli, controllers: &'static [Controller]) -> Result<(), Error> {
+    match cli.command {
+        None => serve(cli.serve, controllers),
+        Some(Command::Serve(args)) => serve(args, controllers),
+        Some(Command::Drive(args)) => drive_only(args, controllers),
+        Some(Command::Crds(args)) => Ok(crds::run(&args, controllers)?),
+        Some(Command::Render(args)) => Ok(render::run(&args, controllers)?),
+    }
+}
+
+fn serve(args: cli::ServeArgs, controllers: &'static [Controller]) -> Result<(), Error> {
+    telemetry::init(args.process.log_format)?;
+    let settings = args::service(&args);
+    if args.drive {
+        let driver = args::driver(&args.driver, HookMode::InProcess, settings.shutdown_timeout)?;
+        return Ok(side_by_side::serve_and_drive(
+            settings,
+            controllers,
+            controllers,
+            driver,
+            args::api(&args.driver),
+            args.driver.debug_driver_listen,
+            Duration::from_secs(args.driver.shutdown_delay_seconds),
+        )?);
+    }
+    if args.driver.api_listen.is_some() {
+        return Err(Error::ApiWithoutDriver);
+    }
+    if args.driver.debug_driver_listen.is_some() {
+        return Err(Error::DebugWithoutDriver);
+    }
+    Ok(metahook_service::run_blocking(settings, controllers)?)
+}
+
+/// `drive`: hooks over HTTP; the local server answers health and metrics
+/// only (an empty controller table).
+fn drive_only(args: cli::DriveArgs, controllers: &'static [Controller]) -> Result<(), Error> {
+    telemetry::init(args.process.log_format)?;
+    let settings = args::health_only(&args);
+    let driver = args::driver(&args.driver, HookMode::Http, settings.shutdown_timeout)?;
+    let api = args::api(&args.driver);
+    let debug = args.driver.debug_driver_listen;
+    let delay = Duration::from_secs(args.driver.shutdown_delay_seconds);
+    Ok(side_by_side::serve_and_drive(
+        settings,
+        &[],
+        controllers,
+        driver,
+        api,
+        debug,
+        delay,
+    )?)
+}
+
+/// An error and its sources, one after another: "a: b: c".
+pub use metahook_driver::error_chain;

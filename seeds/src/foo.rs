@@ -1,0 +1,463 @@
+//! The Foo controller (after the Kubernetes sample-controller): a `Foo`
+//! runs one Deployment of `nginx:latest`, named `spec.deploymentName` and
+//! scaled to `spec.replicas`, and refuses to touch a Deployment of that name
+//! that it does not control.
+//!
+//! - customize: ask for the Deployment named `spec.deploymentName` in the
+//!   Foo's namespace as a related object. Related objects arrive whoever owns
+//!   them; `children` only ever holds what this Foo controls, so this is how
+//!   sync sees a same-named Deployment that belongs to someone else.
+//! - sync: desire that Deployment (labels `app: nginx`, `controller: <foo>`);
+//!   report `availableReplicas` from the *observed* one, a `Ready` condition
+//!   and a `SpecValid` condition.
+//! - a Deployment of that name exists and its controller owner reference is
+//!   not this Foo: desire nothing in its place, so Metacontroller never
+//!   touches it, and say so: `Ready=False`, reason `ErrResourceExists`, the
+//!   sample-controller's message.
+//! - invalid spec (an empty or malformed `deploymentName`, negative
+//!   `replicas`, a spec that does not parse): create nothing;
+//!   `SpecValid=False`, reason `InvalidSpec`.
+//! - in both of those cases every Deployment the Foo already runs is held
+//!   exactly as it is: nothing is deleted or changed until the Foo can be
+//!   reconciled again.
+//! - renaming (`spec.deploymentName` changed): the new Deployment is desired
+//!   and the old one is not, so Metacontroller creates the new one and deletes
+//!   the old one in the same reconcile. It is a replacement, not a hand-over:
+//!   the old pods stop while the new ones start. If the new name is taken by a
+//!   Deployment the Foo does not control, the old one is held instead.
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Container;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::{CustomResource, CustomResourceExt};
+use metahook_core::children;
+use metahook_core::conditions::{self, Wanted};
+use metahook_core::objects::ObservedDeployment;
+use metahook_core::protocol::RelatedResourceRule;
+use metahook_core::{
+    Answer, Controller, Customize, CustomizeAnswer, HasConditions, Parent, UpdateStrategy,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The sample-controller's image.
+pub const IMAGE: &str = "nginx:latest";
+/// What a Deployment runs when `spec.replicas` is absent (the API default).
+pub const DEFAULT_REPLICAS: i32 = 1;
+pub use metahook_core::names::{DNS_SUBDOMAIN_MAX_LEN, DNS_SUBDOMAIN_PATTERN, check_dns_subdomain};
+/// The sample-controller's reason for a Deployment the Foo does not control.
+pub const ERR_RESOURCE_EXISTS: &str = "ErrResourceExists";
+/// The Foo's name is the `controller` label's value, and label values are at
+/// most 63 characters.
+const MAX_LABEL_VALUE_LEN: usize = 63;
+
+/// A Foo runs `replicas` copies of nginx in the Deployment it names.
+// Each `printcolumn(...)` repeats the same keys; clippy reads that as a
+// duplicated attribute.
+#[allow(clippy::duplicated_attributes)]
+#[derive(CustomResource, Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "samplecontroller.k8s.io",
+    version = "v1alpha1",
+    kind = "Foo",
+    singular = "foo",
+    plural = "foos",
+    category = "metahook",
+    namespaced,
+    status = "FooStatus",
+    // `*.k8s.io` groups are reserved for APIs reviewed by Kubernetes; the
+    // API server refuses a CRD in one without this annotation. The
+    // sample-controller says the same ("unapproved": not reviewed).
+    annotation(
+        "api-approved.kubernetes.io",
+        "unapproved, experimental-only; the group of kubernetes/sample-controller's example"
+    ),
+    doc = "A Foo runs spec.replicas copies of nginx in the Deployment named spec.deploymentName.",
+    printcolumn(
+        name = "Deployment",
+        type_ = "string",
+        json_path = ".spec.deploymentName"
+    ),
+    printcolumn(name = "Desired", type_ = "integer", json_path = ".spec.replicas"),
+    printcolumn(
+        name = "Available",
+        type_ = "integer",
+        json_path = ".status.availableReplicas"
+    ),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+pub struct FooSpec {
+    /// The name of the Deployment the Foo runs (a DNS-1123 subdomain). A
+    /// Deployment of this name that the Foo does not control is left alone
+    /// and reported. Changing it replaces the old Deployment with a new one.
+    #[schemars(length(min = 1, max = 253), pattern(DNS_SUBDOMAIN_PATTERN))]
+    pub deployment_name: String,
+    /// How many pods the Deployment runs; 1 when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub replicas: Option<i32>,
+}
+
+/// What the Foo's Deployment reports, and how the Foo is doing.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FooStatus {
+    /// The `metadata.generation` this status describes; written by
+    /// Metacontroller or the driver, never by the hook.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// Pods of the Foo's Deployment that have been ready for
+    /// `minReadySeconds`, from the Deployment's status.
+    #[serde(default)]
+    pub available_replicas: i32,
+    /// `Ready` and `SpecValid`.
+    #[serde(default, deserialize_with = "conditions::firsts")]
+    pub conditions: Vec<Condition>,
+}
+
+impl HasConditions for FooStatus {
+    fn conditions(&self) -> &[Condition] {
+        &self.conditions
+    }
+}
+
+pub type FooParent = Parent<Foo>;
+/// Children and related objects are both Deployments.
+pub type Request = metahook_core::Request<Foo, ObservedDeployment, ObservedDeployment>;
+
+pub fn crds() -> Vec<CustomResourceDefinition> {
+    vec![Foo::crd()]
+}
+
+/// The Foo controller, declared.
+pub fn controller() -> Controller {
+    Controller::composite::<Foo>("foo")
+        .child::<ObservedDeployment>(UpdateStrategy::InPlace)
+        .customize(customize)
+        .sync(sync)
+        .crd(Foo::crd())
+        .build()
+}
+
+/// Asks for the Deployment named `spec.deploymentName` in the Foo's
+/// namespace. The namespace is always given: a v2 rule without one would look
+/// in every namespace, and a v1 rule may name no other
+/// (docs/metacontroller.md §1.6), so the rule means the same under both. An
+/// invalid spec asks for nothing: sync then creates nothing and needs no
+/// related object.
+pub fn customize(req: &Customize<Foo>) -> CustomizeAnswer {
+    let parent = &req.parent;
+    let related_resources = match (valid_spec(parent), &parent.metadata.namespace) {
+        (Ok(spec), Some(namespace)) => vec![RelatedResourceRule {
+            api_version: "apps/v1".to_owned(),
+            resource: "deployments".to_owned(),
+            namespace: Some(namespace.clone()),
+            names: Some(vec![spec.deployment_name.clone()]),
+            ..RelatedResourceRule::default()
+        }],
+        _ => Vec::new(),
+    };
+    CustomizeAnswer { related_resources }
+}
+
+pub fn sync(req: &Request) -> Answer<FooStatus> {
+    let parent = &req.parent;
+    let (children, counted, wanted) = match decide(req) {
+        Ok(run) => (
+            vec![deployment(parent, run.name, run.replicas, IMAGE)],
+            run.observed.into_iter().collect(),
+            vec![
+                conditions::deployment_ready(
+                    run.observed,
+                    run.replicas,
+                    Some(&format!("Deployment \"{}\"", run.name)),
+                ),
+                conditions::spec_valid("Foo", None),
+            ],
+        ),
+        Err(blocked) => {
+            // Hold what exists, create nothing: see the module documentation.
+            let kept: Vec<&ObservedDeployment> = deployments(req).collect();
+            let children = kept.iter().map(|d| held(parent, d)).collect();
+            let wanted = blocked.conditions(&kept);
+            (children, kept, wanted)
+        }
+    };
+    Answer::new(status(req, &counted, wanted)).children::<Vec<Deployment>>(children)
+}
+
+/// The Deployment a sync desires, when it may desire one.
+struct Run<'a> {
+    name: &'a str,
+    replicas: i32,
+    /// The observed child of that name, if it exists yet.
+    observed: Option<&'a ObservedDeployment>,
+}
+
+/// Why a sync desires no new Deployment and holds the ones it has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Blocked {
+    /// Every reason the spec is invalid, in one line.
+    InvalidSpec(String),
+    /// A Deployment of this name exists and this Foo does not control it.
+    ResourceExists(String),
+}
+
+impl Blocked {
+    /// `Ready` and `SpecValid` while blocked; `kept` are the held Deployments.
+    fn conditions(&self, kept: &[&ObservedDeployment]) -> Vec<Wanted> {
+        match self {
+            Blocked::InvalidSpec(why) => {
+                let kept = match kept_names(kept) {
+                    Some(names) => format!("Deployment {names} is kept as it is"),
+                    None => "no Deployment is created".to_owned(),
+                };
+                vec![
+                    Wanted::new(
+                        "Ready",
+                        false,
+                        "InvalidSpec",
+                        format!("{kept} while the spec is invalid"),
+                    ),
+                    conditions::spec_valid("Foo", Some(why.as_str())),
+                ]
+            }
+            Blocked::ResourceExists(name) => vec![
+                Wanted::new(
+                    "Ready",
+                    false,
+                    ERR_RESOURCE_EXISTS,
+                    message_resource_exists(name),
+                ),
+                conditions::spec_valid("Foo", None),
+            ],
+        }
+    }
+}
+
+/// The sample-controller's `MessageResourceExists`.
+pub fn message_resource_exists(name: &str) -> String {
+    format!("Resource \"{name}\" already exists and is not managed by Foo")
+}
+
+/// `"a", "b"`, or `None` when there are none.
+fn kept_names(kept: &[&ObservedDeployment]) -> Option<String> {
+    let names: Vec<String> = kept
+        .iter()
+        .map(|d| format!("\"{}\"", d.metadata.name))
+        .collect();
+    (!names.is_empty()).then(|| names.join(", "))
+}
+
+fn decide(req: &Request) -> Result<Run<'_>, Blocked> {
+    let parent = &req.parent;
+    let spec = valid_spec(parent).map_err(Blocked::InvalidSpec)?;
+    let name = spec.deployment_name.as_str();
+    if let Some(foreign) = req
+        .related
+        .of::<ObservedDeployment>()
+        .iter()
+        .find(|d| is_foreign(parent, d, name))
+    {
+        return Err(Blocked::ResourceExists(foreign.metadata.name.clone()));
+    }
+    Ok(Run {
+        name,
+        replicas: spec.replicas.unwrap_or(DEFAULT_REPLICAS),
+        observed: deployments(req).find(|d| d.metadata.name == name),
+    })
+}
+
+/// A related object in the Foo's way: named like the Deployment the Foo
+/// wants, in its namespace, and not controlled by this Foo (owned by nothing,
+/// or by another controller). Related objects are only what customize asked
+/// for, so their kind is not checked: when in doubt, refuse.
+fn is_foreign(parent: &FooParent, related: &ObservedDeployment, name: &str) -> bool {
+    related.metadata.name == name
+        && related
+            .metadata
+            .namespace
+            .as_deref()
+            .is_none_or(|ns| Some(ns) == parent.metadata.namespace.as_deref())
+        && !related
+            .metadata
+            .is_controlled_by(parent.metadata.uid.as_deref())
+}
+
+/// Every observed child Deployment; normally at most one.
+fn deployments(req: &Request) -> impl Iterator<Item = &ObservedDeployment> {
+    req.children
+        .of::<ObservedDeployment>()
+        .iter()
+        .filter(|d| d.is_deployment())
+}
+
+/// The spec, if it is valid; otherwise every reason it is not, in one line.
+fn valid_spec(parent: &FooParent) -> Result<&FooSpec, String> {
+    let spec = parent.spec.as_ref().map_err(|e| e.to_string())?;
+    let mut problems = Vec::new();
+    if let Err(why) = check_dns_subdomain(&spec.deployment_name) {
+        problems.push(format!("spec.deploymentName: {why}"));
+    }
+    if spec.replicas.is_some_and(|r| r < 0) {
+        problems.push("spec.replicas: less than 0".to_owned());
+    }
+    if parent.metadata.name.len() > MAX_LABEL_VALUE_LEN {
+        problems.push(format!(
+            "metadata.name: longer than {MAX_LABEL_VALUE_LEN} characters, too long for the controller label"
+        ));
+    }
+    if parent.metadata.namespace.is_none() {
+        problems.push("metadata.namespace: missing; a Foo is namespaced".to_owned());
+    }
+    if problems.is_empty() {
+        Ok(spec)
+    } else {
+        Err(problems.join("; "))
+    }
+}
+
+/// `counted` are the Deployments whose pods the status reports: the one the
+/// spec names, or the held ones.
+fn status(req: &Request, counted: &[&ObservedDeployment], wanted: Vec<Wanted>) -> FooStatus {
+    FooStatus {
+        observed_generation: None,
+        available_replicas: counted
+            .iter()
+            .fold(0, |sum, d| sum.saturating_add(d.status.available_replicas)),
+        conditions: req.conditions(wanted),
+    }
+}
+
+/// The Deployment desired for an observed one that must not change: rebuilt
+/// from the observed name, replicas and image, so it equals what was applied
+/// before and applying it again is a no-op.
+fn held(parent: &FooParent, observed: &ObservedDeployment) -> Deployment {
+    deployment(
+        parent,
+        &observed.metadata.name,
+        observed.replicas(),
+        observed.first_image().unwrap_or(IMAGE),
+    )
+}
+
+/// The sample-controller's labels, on the Deployment, its selector and its pods.
+pub fn labels(foo_name: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("app".to_owned(), "nginx".to_owned()),
+        ("controller".to_owned(), foo_name.to_owned()),
+    ])
+}
+
+/// The sample-controller's `newDeployment`. The controller owner reference
+/// and the `controller-uid` label are Metacontroller's to add.
+fn deployment(parent: &FooParent, name: &str, replicas: i32, image: &str) -> Deployment {
+    children::deployment(
+        name,
+        parent.metadata.namespace.as_deref(),
+        labels(&parent.metadata.name),
+        replicas,
+        Container {
+            name: "nginx".to_owned(),
+            image: Some(image.to_owned()),
+            ..Container::default()
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dns_subdomains_are_checked_as_kubernetes_does() {
+        for good in [
+            "a",
+            "foo-deployment",
+            "a.b-c.d",
+            "0",
+            "x".repeat(253).as_str(),
+        ] {
+            assert_eq!(check_dns_subdomain(good), Ok(()), "{good}");
+        }
+        for bad in [
+            "",
+            "Foo",
+            "-a",
+            "a-",
+            "a..b",
+            ".a",
+            "a.",
+            "a.-b",
+            "a_b",
+            "a b",
+            "ä",
+            "x".repeat(254).as_str(),
+        ] {
+            assert!(check_dns_subdomain(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_schema_carries_the_name_check() {
+        let crd = Foo::crd();
+        let schema = serde_json::to_value(&crd.spec.versions[0].schema).unwrap_or_default();
+        let name = &schema["openAPIV3Schema"]["properties"]["spec"]["properties"]["deploymentName"];
+        assert_eq!(name["pattern"], DNS_SUBDOMAIN_PATTERN);
+        assert_eq!(name["maxLength"], 253);
+        assert_eq!(name["minLength"], 1);
+        let replicas = &schema["openAPIV3Schema"]["properties"]["spec"]["properties"]["replicas"];
+        assert_eq!(replicas["minimum"].as_f64(), Some(0.0));
+        let required = &schema["openAPIV3Schema"]["properties"]["spec"]["required"];
+        assert_eq!(required, &serde_json::json!(["deploymentName"]));
+    }
+
+    #[test]
+    fn the_crd_is_the_seeds() {
+        let crd = Foo::crd();
+        assert_eq!(
+            crd.metadata.name.as_deref(),
+            Some("foos.samplecontroller.k8s.io")
+        );
+        assert_eq!(crd.spec.scope, "Namespaced");
+        let version = &crd.spec.versions[0];
+        assert_eq!(version.name, "v1alpha1");
+        assert!(
+            version
+                .subresources
+                .as_ref()
+                .is_some_and(|s| s.status.is_some()),
+            "status subresource"
+        );
+        let columns: Vec<&str> = version
+            .additional_printer_columns
+            .iter()
+            .flatten()
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(columns, ["Deployment", "Desired", "Available", "Age"]);
+        let schema = serde_json::to_value(&version.schema).unwrap_or_default();
+        let status = &schema["openAPIV3Schema"]["properties"]["status"]["properties"];
+        for field in ["availableReplicas", "conditions", "observedGeneration"] {
+            assert!(
+                status.get(field).is_some(),
+                "status.{field} would be pruned"
+            );
+        }
+    }
+
+    #[test]
+    fn the_message_is_the_seeds() {
+        assert_eq!(
+            message_resource_exists("foo-deployment"),
+            "Resource \"foo-deployment\" already exists and is not managed by Foo"
+        );
+    }
+}

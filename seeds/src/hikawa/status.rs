@@ -1,0 +1,105 @@
+//! The Hikawa's status: how far the song has got, from the observed children.
+//!
+//! The status is a function of the observed children and the spec only (not
+//! of `now`), so it changes exactly when a word appears.
+
+use super::crds::{Hikawa, HikawaSpec, HikawaStatus, Phase};
+use super::decide::{Next, Step};
+use super::observed::Song;
+use super::words::{KIYOSHI, Word};
+use jiff::Timestamp;
+use metahook_core::Parent;
+use metahook_core::conditions::{self, Wanted};
+
+pub(super) fn status(
+    parent: &Parent<Hikawa>,
+    spec: &Result<&HikawaSpec, String>,
+    song: &Song,
+    words: &[Word],
+    step: Step,
+    now: Timestamp,
+) -> HikawaStatus {
+    let said = words.len();
+    let mut text: Vec<&str> = words.iter().map(|w| w.as_str()).collect();
+    if song.kiyoshi.is_some() {
+        text.push(KIYOSHI);
+    }
+    let (phase, finished) = match step {
+        Step::Kiyoshied => (
+            Phase::Kiyoshied,
+            Wanted::new(
+                "Finished",
+                true,
+                "Kiyoshied",
+                format!("Kiyoshi! after {}", zundokos(said)),
+            ),
+        ),
+        Step::GaveUp => (
+            Phase::GaveUp,
+            Wanted::new(
+                "Finished",
+                true,
+                "GaveUp",
+                format!(
+                    "gave up after {} (spec.maxZundokos) without Zun Zun Zun Zun Doko",
+                    zundokos(said)
+                ),
+            ),
+        ),
+        Step::Held => (
+            Phase::Singing,
+            Wanted::new(
+                "Finished",
+                false,
+                "InvalidSpec",
+                format!(
+                    "{} said; nothing more is said while the spec is invalid",
+                    zundokos(said)
+                ),
+            ),
+        ),
+        Step::Due(next, due) => {
+            let what = match next {
+                Next::Zundoko(n) => format!("Zundoko {n}"),
+                Next::Kiyoshi => "Zun Zun Zun Zun Doko, so Kiyoshi!".to_owned(),
+            };
+            (
+                Phase::Singing,
+                Wanted::new(
+                    "Finished",
+                    false,
+                    "Singing",
+                    format!("{} said; {what} is due at {due}", zundokos(said)),
+                ),
+            )
+        }
+    };
+    let spec_valid = conditions::spec_valid("Hikawa", spec.as_ref().err().map(String::as_str));
+    let previous = parent
+        .status
+        .as_ref()
+        .map(|s| s.conditions.as_slice())
+        .unwrap_or_default();
+    HikawaStatus {
+        observed_generation: None,
+        num_zundokos_said: u32::try_from(said).unwrap_or(u32::MAX),
+        kiyoshied: song.kiyoshi.is_some(),
+        song: text.join(" "),
+        phase,
+        conditions: conditions::build(
+            previous,
+            vec![spec_valid, finished],
+            parent.metadata.generation,
+            now,
+        ),
+    }
+}
+
+/// "1 Zundoko", "2 Zundokos".
+fn zundokos(n: usize) -> String {
+    if n == 1 {
+        "1 Zundoko".to_owned()
+    } else {
+        format!("{n} Zundokos")
+    }
+}
