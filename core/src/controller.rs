@@ -160,7 +160,7 @@ impl Controller {
             controller: Controller::new(
                 name.into(),
                 Shape::Composite {
-                    parent: TypeRef::of::<P>(),
+                    parent: P::type_ref(),
                     children: Vec::new(),
                     generate_selector: true,
                 },

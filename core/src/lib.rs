@@ -87,7 +87,7 @@ pub use controller::{
 };
 pub use decode::DecodeError;
 pub use jiff::Timestamp;
-pub use object::{Object, TypeRef};
+pub use object::{Object, Scope, TypeRef};
 pub use protocol::RelatedResourceRule;
 pub use registry::{Handler, HookError, HookKind};
 pub use request::{Customize, Decorate, HasConditions, Parent, ParentType, Request};

@@ -18,23 +18,53 @@ pub struct TypeRef {
     pub kind: Cow<'static, str>,
     /// The resource's plural, as its URL and RBAC name it.
     pub plural: Cow<'static, str>,
+    /// Whether its objects live in a namespace.
+    pub namespaced: bool,
+}
+
+/// Whether a Kubernetes resource scope is a namespace's.
+pub trait Scope {
+    const NAMESPACED: bool;
+}
+
+impl Scope for k8s_openapi::NamespaceResourceScope {
+    const NAMESPACED: bool = true;
+}
+
+impl Scope for k8s_openapi::ClusterResourceScope {
+    const NAMESPACED: bool = false;
 }
 
 impl TypeRef {
+    /// A namespaced type.
     pub const fn new(api_version: &'static str, kind: &'static str, plural: &'static str) -> Self {
         TypeRef {
             api_version: Cow::Borrowed(api_version),
             kind: Cow::Borrowed(kind),
             plural: Cow::Borrowed(plural),
+            namespaced: true,
+        }
+    }
+
+    /// The same type, cluster-scoped.
+    pub fn cluster_scoped(self) -> Self {
+        TypeRef {
+            namespaced: false,
+            ..self
         }
     }
 
     /// The type of a Kubernetes resource type.
-    pub fn of<K: kube::Resource<DynamicType = ()>>() -> Self {
+    pub fn of<K>() -> Self
+    where
+        K: kube::Resource<DynamicType = ()>,
+        K::Scope: Scope,
+    {
         TypeRef {
             api_version: Cow::Owned(K::api_version(&()).into_owned()),
             kind: Cow::Owned(K::kind(&()).into_owned()),
             plural: Cow::Owned(K::plural(&()).into_owned()),
+            namespaced: <K::Scope as Scope>::NAMESPACED,
         }
     }
 
@@ -82,6 +112,7 @@ pub trait Object: serde::de::DeserializeOwned + 'static {
 impl<K> Object for K
 where
     K: kube::Resource<DynamicType = ()> + serde::de::DeserializeOwned + 'static,
+    K::Scope: Scope,
 {
     fn type_ref() -> TypeRef {
         TypeRef::of::<K>()
@@ -112,6 +143,8 @@ mod tests {
         assert_eq!(deployments.group(), "apps");
         assert_eq!(deployments.group_key(), "Deployment.apps/v1");
         assert_eq!(ConfigMap::type_ref().group(), "");
+        assert!(ConfigMap::type_ref().namespaced);
+        assert!(!k8s_openapi::api::core::v1::Namespace::type_ref().namespaced);
         assert_eq!(ConfigMap::type_ref().group_key(), "ConfigMap.v1");
         assert!(Deployment::accepts("Deployment", "apps/v1"));
         assert!(!Deployment::accepts("Deployment", "apps/v1beta1"));

@@ -36,16 +36,24 @@ pub trait ParentType:
 {
     type SpecType: DeserializeOwned;
     type StatusType: DeserializeOwned + Serialize;
+
+    /// The type, as manifests name it.
+    fn type_ref() -> crate::TypeRef;
 }
 
 impl<K> ParentType for K
 where
     K: kube::Resource<DynamicType = ()> + HasSpec + HasStatus + 'static,
+    K::Scope: crate::object::Scope,
     K::Spec: DeserializeOwned,
     K::Status: DeserializeOwned + Serialize,
 {
     type SpecType = K::Spec;
     type StatusType = K::Status;
+
+    fn type_ref() -> crate::TypeRef {
+        crate::TypeRef::of::<K>()
+    }
 }
 
 /// The parent as a hook reads it: its metadata, its spec (or why it could
