@@ -1,0 +1,147 @@
+//! The convergence check on controllers made to misbehave: each must fail
+//! it, naming the object and the field that kept changing.
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::CustomResource;
+use metahook_core::{Answer, Controller, Request, UpdateStrategy};
+use metahook_testing::{Converge, ConvergeError};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+#[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[kube(
+    group = "example.com",
+    version = "v1",
+    kind = "Note",
+    namespaced,
+    status = "NoteStatus"
+)]
+pub struct NoteSpec {
+    size: String,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NoteStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    last_seen: Option<String>,
+    #[serde(default)]
+    copies: usize,
+}
+
+fn note() -> serde_json::Value {
+    json!({"apiVersion": "example.com/v1", "kind": "Note",
+           "metadata": {"name": "n", "namespace": "ns"}, "spec": {"size": "1024Mi"}})
+}
+
+fn config_map(req: &Request<Note, ConfigMap>) -> serde_json::Value {
+    let size = req
+        .parent
+        .spec
+        .as_ref()
+        .map(|s| s.size.clone())
+        .unwrap_or_default();
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": req.parent.metadata.name}, "data": {"size": size}})
+}
+
+/// Writes the time of every call into its status.
+fn stamping(req: &Request<Note, ConfigMap>) -> Answer<NoteStatus> {
+    Answer::new(NoteStatus {
+        last_seen: Some(req.now.to_string()),
+        copies: req.children.of::<ConfigMap>().len(),
+    })
+    .child(config_map(req))
+}
+
+/// A well-behaved one.
+fn steady(req: &Request<Note, ConfigMap>) -> Answer<NoteStatus> {
+    Answer::new(NoteStatus {
+        last_seen: None,
+        copies: req.children.of::<ConfigMap>().len(),
+    })
+    .child(config_map(req))
+}
+
+fn notes(sync: fn(&Request<Note, ConfigMap>) -> Answer<NoteStatus>) -> Controller {
+    Controller::composite::<Note>("note")
+        .child::<ConfigMap>(UpdateStrategy::InPlace)
+        .sync(sync)
+        .build()
+}
+
+#[test]
+fn a_well_behaved_controller_settles_and_says_in_how_many_passes() {
+    let settled = Converge::new(notes(steady))
+        .unwrap()
+        .parent(note())
+        .run()
+        .unwrap();
+    // Creates the ConfigMap (status 0), then counts it (status 1), then
+    // writes nothing.
+    assert_eq!(settled.passes(), 3, "{:?}", settled.history());
+    assert_eq!(settled.parent().unwrap()["status"]["copies"], 1);
+    let gone = settled.delete().unwrap();
+    assert!(gone.parent().is_none());
+    assert!(
+        gone.objects::<ConfigMap>().is_empty(),
+        "collected with its parent"
+    );
+}
+
+#[test]
+fn a_timestamp_in_the_status_never_settles_and_is_named() {
+    let err = Converge::new(notes(stamping))
+        .unwrap()
+        .parent(note())
+        .max_passes(6)
+        .run()
+        .err()
+        .expect("it never settles");
+    let ConvergeError::NotSettled(not) = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(not.passes, 6);
+    let message = err.to_string();
+    assert!(message.contains("status of Note ns/n"), "{message}");
+    assert!(message.contains("status.lastSeen"), "{message}");
+}
+
+#[test]
+fn a_field_the_server_normalizes_otherwise_never_settles_and_is_named() {
+    let err = Converge::new(notes(steady))
+        .unwrap()
+        .parent(note())
+        // The API server keeps quantities in their canonical form.
+        .defaults::<ConfigMap>(|c| {
+            if c["data"]["size"] == "1024Mi" {
+                c["data"]["size"] = json!("1Gi");
+            }
+        })
+        .max_passes(5)
+        .run()
+        .err()
+        .expect("it never settles");
+    let message = err.to_string();
+    assert!(message.contains("apply ConfigMap ns/n"), "{message}");
+    assert!(
+        message.contains(r#"data.size: sent "1024Mi", the server keeps "1Gi""#),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_controller_that_settles_too_slowly_fails_within_the_passes_allowed() {
+    let err = Converge::new(notes(steady))
+        .unwrap()
+        .parent(note())
+        .max_passes(2)
+        .run()
+        .err()
+        .expect("three passes needed, two allowed");
+    assert!(
+        matches!(err, ConvergeError::NotSettled(ref n) if n.passes == 2),
+        "{err}"
+    );
+}
