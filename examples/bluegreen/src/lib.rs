@@ -1,0 +1,73 @@
+//! Metacontroller's `bluegreen` example on metahook: a
+//! `BlueGreenDeployment` (`ctl.enisoc.com/v1`) runs its pods in one of two
+//! ReplicaSets, `<name>-blue` and `<name>-green`, behind one Service. A
+//! change to its pod template goes to the idle ReplicaSet; the Service
+//! moves there once every new pod is available, and the old ReplicaSet is
+//! then scaled to zero.
+//!
+//! ```text
+//! BlueGreenDeployment ──sync──→ ReplicaSet <name>-blue   (color=blue)
+//!                              ReplicaSet <name>-green  (color=green)
+//!                              Service (selector + color=<active>)
+//! ```
+//!
+//! - [`resource`]: the CRD's types; [`color`]: the two ReplicaSets;
+//! - [`plan`]: the decision, pure; [`children`]: the objects it makes;
+//! - [`sync`]: the hook; [`template_hash`]: which template a ReplicaSet runs.
+#![forbid(unsafe_code)]
+
+pub mod children;
+pub mod color;
+pub mod plan;
+pub mod resource;
+pub mod sync;
+pub mod template_hash;
+
+use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::core::v1::Service;
+use kube::CustomResourceExt;
+use metahook::{Controller, UpdateStrategy};
+pub use resource::{BlueGreenDeployment, BlueGreenDeploymentSpec, BlueGreenDeploymentStatus};
+
+/// The controller, named as the example's CompositeController
+/// (`bluegreen-controller`): its hooks are served at
+/// `/bluegreen-controller/sync`.
+pub fn controller() -> Controller {
+    Controller::composite::<BlueGreenDeployment>("bluegreen-controller")
+        // The example's manifest: children are found by the parent's own
+        // spec.selector, and both kinds are updated in place.
+        .generate_selector(false)
+        .child::<Service>(UpdateStrategy::InPlace)
+        .child::<ReplicaSet>(UpdateStrategy::InPlace)
+        .sync(sync::sync)
+        .crd(BlueGreenDeployment::crd())
+        .build()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    /// The declaration says what the example's CompositeController says
+    /// (`manifest/bluegreen-controller.yaml`), which is what the engines run.
+    #[test]
+    fn the_declaration_is_the_examples_composite_controller() {
+        let manifest = super::controller().manifest(&metahook::Webhooks::default());
+        assert_eq!(manifest["metadata"]["name"], "bluegreen-controller");
+        let spec = &manifest["spec"];
+        assert_eq!(
+            spec["parentResource"],
+            json!({"apiVersion": "ctl.enisoc.com/v1", "resource": "bluegreendeployments"})
+        );
+        assert_eq!(
+            spec["childResources"],
+            json!([
+                {"apiVersion": "v1", "resource": "services", "updateStrategy": {"method": "InPlace"}},
+                {"apiVersion": "apps/v1", "resource": "replicasets", "updateStrategy": {"method": "InPlace"}},
+            ])
+        );
+        assert_eq!(spec["generateSelector"], false);
+        let hooks: Vec<&String> = spec["hooks"].as_object().expect("hooks").keys().collect();
+        assert_eq!(hooks, ["sync"]);
+    }
+}
