@@ -27,6 +27,13 @@ For each engine (the two side by side), a fresh stand-in control plane
   (the stand-in Node's not-ready taint is lifted) and the pvc-protection
   controller (`LocalKubelet.release_pvcs`).
 
+Each example ported to Rust (examples/NAME/ of this repository, the
+binary metahook-example-NAME) runs a second time as `NAME+rust`: the same
+test.sh, with that binary (`serve`) standing in for the example's hook
+Deployment, and each webhook URL's path as the binary serves it,
+`/CONTROLLER/HOOK` (CONTROLLER: the CompositeController's name, which the
+port's controller takes).
+
 The examples in REAL_NODE (pods that must really run: indexedjob) run the
 same way, beside the stand-in runs, on a real node of tests/cluster
 instead, under one engine and then the other (one real node per machine);
@@ -82,6 +89,10 @@ SERVICE_HOST = re.compile(r"^([a-z0-9-]+)\.([a-z0-9-]+)(?:\.svc(?:\.cluster\.loc
 REAL_NODE = {
     "indexedjob": "its busybox pods run to completion and test.sh reads one's output (kubectl logs)",
 }
+# The suffix of an example run with its Rust port's hooks (examples/NAME/).
+RUST = "rust"
+# Where the Rust ports are, one crate each: examples/NAME/Cargo.toml.
+RUST_PORTS = ROOT / "examples"
 # The port the image metacontroller/jsonnetd serves its hooks on.
 JSONNETD_PORT = 8080
 # This machine's end of the real node's link (tests/cluster/node_network.go,
@@ -132,10 +143,13 @@ def service_key(host, port):
     return f"{m[1]}.{m[2]}:{port}" if m else None
 
 
-def rewrite_webhooks(doc, state):
+def rewrite_webhooks(doc, state, rust=False):
     """Each `http://SERVICE.NAMESPACE[:PORT]/PATH` webhook of a controller
-    manifest, as `http://127.0.0.1:LOCAL/PATH`."""
-    for hook in ((doc.get("spec") or {}).get("hooks") or {}).values():
+    manifest, as `http://127.0.0.1:LOCAL/PATH`; with `rust`, as
+    `http://127.0.0.1:LOCAL/CONTROLLER/HOOK`, where a Rust port's binary
+    serves that hook (metahook serves each controller's hooks under its
+    name)."""
+    for kind, hook in ((doc.get("spec") or {}).get("hooks") or {}).items():
         webhook = (hook or {}).get("webhook") or {}
         url = webhook.get("url")
         if not url:
@@ -146,8 +160,9 @@ def rewrite_webhooks(doc, state):
         if u.scheme != "http" or key is None:
             continue
         local = service_port(state, key)
+        path = f"/{doc['metadata']['name']}/{kind}" if rust else u.path
         webhook["url"] = urllib.parse.urlunsplit(
-            ("http", f"127.0.0.1:{local}", u.path, u.query, u.fragment)
+            ("http", f"127.0.0.1:{local}", path, u.query, u.fragment)
         )
 
 
@@ -176,7 +191,7 @@ def cmd_kubectl(argv):
     docs = [d for d in yaml.safe_load_all(rendered.stdout) if d]
     controllers = [d for d in docs if d.get("kind") in CONTROLLER_KINDS]
     for c in controllers:
-        rewrite_webhooks(c, state)
+        rewrite_webhooks(c, state, rust=os.environ.get("EXAMPLES_HOOKS") == RUST)
     # The driver reads its controllers from files: no Metacontroller CRDs
     # in its cluster, as for a user who moved off Metacontroller.
     objects = docs if engine == "metacontroller" else [d for d in docs if d not in controllers]
@@ -286,10 +301,12 @@ class LocalKubelet(threading.Thread):
     Secret volumes written under its root directory, the Service's ports as
     loopback ports. Also stands in for the pvc-protection controller."""
 
-    def __init__(self, kubectl, kubeconfig, state, src, procs, bins):
+    def __init__(self, kubectl, kubeconfig, state, src, procs, bins, rust_hooks=None):
         super().__init__(daemon=True)
         self.kubectl, self.state, self.src, self.procs = kubectl, state, src, procs
         self.bins = bins
+        # A Rust port's binary: it serves the hooks instead of any example's server.
+        self.rust_hooks = rust_hooks
         self.env = dict(os.environ, KUBECONFIG=kubeconfig)
         self.stopping = threading.Event()
         self.started, self.errors = {}, []
@@ -391,7 +408,15 @@ class LocalKubelet(threading.Thread):
                    EXAMPLES_MOUNTS=json.dumps(mounts))
         image = container["image"]
         command = (container.get("command") or []) + (container.get("args") or [])
-        if image.startswith("python:") and command[:1] in (["python"], ["python3"]):
+        if self.rust_hooks is not None:
+            # The Rust port serves every hook of its controller on one port.
+            if len(set(ports.values())) != 1:
+                raise ValueError(f"the Rust hooks listen on one port; the Services give {ports}")
+            (local,) = set(ports.values())
+            cwd = root
+            cwd.mkdir(parents=True, exist_ok=True)
+            argv = [self.rust_hooks, "serve", "--listen", f"127.0.0.1:{local}"]
+        elif image.startswith("python:") and command[:1] in (["python"], ["python3"]):
             argv = ["python3", str(HERE / "python_hook.py"), str(root) + command[1], *command[2:]]
             cwd = root
         elif image.startswith("metacontroller/nodejs-server:"):
@@ -651,10 +676,12 @@ def run_example(name, engine, src, work, bins, kubeconfig, kubectl, timeout, kno
         tries += 1
         state = work / f"{engine}-{name}.{tries}"
     state.mkdir(parents=True)
+    example, _, variant = name.partition("+")
+    rust_hooks = rust_binary(bins, example) if variant == RUST else None
     procs = Procs()
     proxy = ConnectProxy(state)
     proxy.start()
-    kubelet = LocalKubelet(kubectl, kubeconfig, state, src, procs, bins)
+    kubelet = LocalKubelet(kubectl, kubeconfig, state, src, procs, bins, rust_hooks)
     kubelet.start()
     eng = Engine(engine, bins, state, procs, kubeconfig, proxy.port)
     start = time.monotonic()
@@ -665,11 +692,13 @@ def run_example(name, engine, src, work, bins, kubeconfig, kubectl, timeout, kno
             eng.start_metacontroller()
         env = dict(os.environ, KUBECONFIG=kubeconfig, EXAMPLES_KUBECTL=kubectl, EXAMPLES_STATE=str(state),
                    EXAMPLES_ENGINE=engine, EXAMPLES_PYTHON=sys.executable, EXAMPLES_HELPER=str(Path(__file__).resolve()),
+                   EXAMPLES_HOOKS=RUST if rust_hooks else "original",
                    PATH=f"{HERE / 'bin'}:{Path(kubectl).parent}:{os.environ['PATH']}")
-        # test.sh v1: as Metacontroller's own examples/test.sh runs each; a
-        # scenario of ours in its example's directory.
-        example, _, _ = name.partition("+")
-        argv = ["bash", str(SCENARIOS / f"{name}.sh")] if example != name else ["bash", "./test.sh", "v1"]
+        # test.sh v1: as Metacontroller's own examples/test.sh runs each
+        # (also with a Rust port's hooks); a scenario of ours in its
+        # example's directory.
+        scenario = variant and variant != RUST
+        argv = ["bash", str(SCENARIOS / f"{name}.sh")] if scenario else ["bash", "./test.sh", "v1"]
         test = procs.start(argv, test_log, cwd=src / example, env=env)
         deadline = start + timeout
         while test.poll() is None:
@@ -722,6 +751,19 @@ def run_example(name, engine, src, work, bins, kubeconfig, kubectl, timeout, kno
         "seconds": round(time.monotonic() - start, 1), "state": str(state),
         "tail": tail(test_log, 40), "engine_tail": tail(eng.log_path(), 40),
     }
+
+
+def rust_ports():
+    """The examples ported to Rust: examples/NAME/Cargo.toml in this repository."""
+    return sorted(p.parent.name for p in RUST_PORTS.glob("*/Cargo.toml"))
+
+
+def rust_binary(bins, example):
+    """The binary of `example`'s Rust port (tests/examples/run.sh builds it)."""
+    path = Path(bins["rust-hooks"]) / f"metahook-example-{example}"
+    if not os.access(path, os.X_OK):
+        raise RuntimeError(f"no Rust hooks at {path}: tests/examples/run.sh builds them")
+    return str(path)
 
 
 def harness_error(name, engine, e):
@@ -891,10 +933,12 @@ def cmd_run(args):
     src = srcroot / "examples"
     examples = sorted(p.parent.name for p in src.glob("*/test.sh"))
     # Our own scenarios on an example's controller (EXAMPLE+WHAT.sh).
-    examples = sorted(examples + [p.stem for p in SCENARIOS.glob("*+*.sh") if p.stem.split("+")[0] in examples])
+    examples = sorted(examples + [p.stem for p in SCENARIOS.glob("*+*.sh") if p.stem.split("+")[0] in examples]
+                      + [f"{ex}+{RUST}" for ex in rust_ports() if ex in examples])
+    unported = sorted(set(rust_ports()) - set(examples))
     missing = [f"{ex} ({e})" for ex in examples for e in ENGINES if (ex, e) not in expected]
     unknown = sorted({ex for ex, _ in expected} - set(examples))
-    unknown += sorted(set(REAL_NODE) - set(examples))
+    unknown += sorted(set(REAL_NODE) - set(examples)) + [f"{ex} (examples/{ex}/, a Rust port)" for ex in unported]
     if missing or unknown:
         sys.exit(f"tests/examples/expected.txt: no expectation for {missing}; not in the archive: {unknown}")
     selected = args.k or examples
@@ -1028,13 +1072,15 @@ def main():
     run.add_argument("--metacontroller")
     run.add_argument("--metahook", required=True)
     run.add_argument("--jsonnet-hooks", required=True, help="the jsonnet hook server (jsonnet-hooks/build.sh)")
+    run.add_argument("--rust-hooks", required=True,
+                     help="the directory of the Rust ports' binaries, metahook-example-NAME (run.sh builds them)")
     run.add_argument("--work", default=str(ROOT / "target/examples"))
     run.add_argument("--timeout", type=int, default=240, help="seconds per example")
     run.add_argument("--keep-cluster", action="store_true")
     run.add_argument("--serial", action="store_true", help="one engine after the other")
     args = ap.parse_args()
     args.bins = {"metacontroller": args.metacontroller, "metahook": args.metahook,
-                 "jsonnet-hooks": args.jsonnet_hooks}
+                 "jsonnet-hooks": args.jsonnet_hooks, "rust-hooks": args.rust_hooks}
     return cmd_run(args)
 
 

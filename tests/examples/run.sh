@@ -4,7 +4,8 @@
 # Metacontroller and under `metahook drive`: each engine on a fresh stand-in
 # control plane of tests/cluster/ (the two side by side), each example's hook
 # server (sync.py under python3, sync.js under node, .jsonnet hooks under
-# tests/examples/jsonnet-hooks/) on this machine; the
+# tests/examples/jsonnet-hooks/) on this machine, and once more with the
+# hooks of its Rust port (examples/NAME/, run as NAME+rust) if it has one; the
 # examples whose pods must really run (indexedjob) on a real node instead,
 # one engine after the other, beside those. Prints
 # a Markdown table, example x engine, and fails when an example does other
@@ -38,8 +39,16 @@ for tool in node python3; do
     command -v "$tool" >/dev/null || { echo "tests/examples: $tool is needed (the examples' hook servers)" >&2; exit 2; }
 done
 archive="${METAHOOK_METACONTROLLER_ARCHIVE:-$root/../shared/metacontroller/metacontroller-v4.17.2.tar.gz}"
+# The Rust ports of the examples (examples/NAME/): metahook-example-NAME each.
+ports=()
+for manifest in examples/*/Cargo.toml; do
+    [ -f "$manifest" ] || continue
+    ports+=(-p "metahook-example-$(basename "$(dirname "$manifest")")")
+done
 cargo build --locked --bin metahook
-metahook="$(cd "${CARGO_TARGET_DIR:-$root/target}" && pwd)/debug/metahook"
+[ ${#ports[@]} -eq 0 ] || cargo build --locked "${ports[@]}"
+bindir="$(cd "${CARGO_TARGET_DIR:-$root/target}" && pwd)/debug"
+metahook="$bindir/metahook"
 metacontroller=
 case " ${engines[*]} " in *" metacontroller "*) metacontroller="$(tests/metacontroller/build.sh)" ;; esac
 
@@ -58,5 +67,5 @@ if ! "$venv/bin/python" -c 'import yaml' 2>/dev/null; then
 fi
 
 exec "$venv/bin/python" tests/examples/examples.py run --engines "${engines[@]}" "${filter[@]}" \
-    --archive "$archive" --metahook "$metahook" --jsonnet-hooks "$jsonnet_hooks" ${metacontroller:+--metacontroller "$metacontroller"} \
+    --archive "$archive" --metahook "$metahook" --jsonnet-hooks "$jsonnet_hooks" --rust-hooks "$bindir" ${metacontroller:+--metacontroller "$metacontroller"} \
     ${METAHOOK_EXAMPLES_TIMEOUT:+--timeout "$METAHOOK_EXAMPLES_TIMEOUT"}
