@@ -28,7 +28,8 @@ For each engine (the two side by side), a fresh stand-in control plane
   controller (`LocalKubelet.release_pvcs`).
 
 Each example ported to Rust (examples/NAME/ of this repository, the
-binary metahook-example-NAME) runs a second time as `NAME+rust`: the same
+binary metahook-example-NAME; the ports are the `NAME+rust` rows of
+expected.txt) runs a second time as `NAME+rust`: the same
 test.sh, with that binary (`serve`) standing in for the example's hook
 Deployment, and each webhook URL's path as the binary serves it,
 `/CONTROLLER/HOOK` (CONTROLLER: the CompositeController's name, which the
@@ -91,7 +92,8 @@ REAL_NODE = {
 }
 # The suffix of an example run with its Rust port's hooks (examples/NAME/).
 RUST = "rust"
-# Where the Rust ports are, one crate each: examples/NAME/Cargo.toml.
+# Where the Rust ports are, one crate each: examples/NAME/Cargo.toml (not
+# every crate there is one).
 RUST_PORTS = ROOT / "examples"
 # The port the image metacontroller/jsonnetd serves its hooks on.
 JSONNETD_PORT = 8080
@@ -753,11 +755,6 @@ def run_example(name, engine, src, work, bins, kubeconfig, kubectl, timeout, kno
     }
 
 
-def rust_ports():
-    """The examples ported to Rust: examples/NAME/Cargo.toml in this repository."""
-    return sorted(p.parent.name for p in RUST_PORTS.glob("*/Cargo.toml"))
-
-
 def rust_binary(bins, example):
     """The binary of `example`'s Rust port (tests/examples/run.sh builds it)."""
     path = Path(bins["rust-hooks"]) / f"metahook-example-{example}"
@@ -933,12 +930,14 @@ def cmd_run(args):
     src = srcroot / "examples"
     examples = sorted(p.parent.name for p in src.glob("*/test.sh"))
     # Our own scenarios on an example's controller (EXAMPLE+WHAT.sh).
+    # The Rust ports: expected.txt's EXAMPLE+rust rows, each a crate in examples/EXAMPLE/.
+    ported = sorted({ex.partition("+")[0] for ex, _ in expected if ex.endswith(f"+{RUST}")})
     examples = sorted(examples + [p.stem for p in SCENARIOS.glob("*+*.sh") if p.stem.split("+")[0] in examples]
-                      + [f"{ex}+{RUST}" for ex in rust_ports() if ex in examples])
-    unported = sorted(set(rust_ports()) - set(examples))
+                      + [f"{ex}+{RUST}" for ex in ported if ex in examples])
+    unported = [ex for ex in ported if not (RUST_PORTS / ex / "Cargo.toml").is_file()]
     missing = [f"{ex} ({e})" for ex in examples for e in ENGINES if (ex, e) not in expected]
     unknown = sorted({ex for ex, _ in expected} - set(examples))
-    unknown += sorted(set(REAL_NODE) - set(examples)) + [f"{ex} (examples/{ex}/, a Rust port)" for ex in unported]
+    unknown += sorted(set(REAL_NODE) - set(examples)) + [f"{ex}+{RUST} (no crate examples/{ex}/)" for ex in unported]
     if missing or unknown:
         sys.exit(f"tests/examples/expected.txt: no expectation for {missing}; not in the archive: {unknown}")
     selected = args.k or examples

@@ -39,11 +39,11 @@ for tool in node python3; do
     command -v "$tool" >/dev/null || { echo "tests/examples: $tool is needed (the examples' hook servers)" >&2; exit 2; }
 done
 archive="${METAHOOK_METACONTROLLER_ARCHIVE:-$root/../shared/metacontroller/metacontroller-v4.17.2.tar.gz}"
-# The Rust ports of the examples (examples/NAME/): metahook-example-NAME each.
+# The Rust ports of the examples, expected.txt's NAME+rust rows: the crate
+# examples/NAME/, binary metahook-example-NAME, each.
 ports=()
-for manifest in examples/*/Cargo.toml; do
-    [ -f "$manifest" ] || continue
-    ports+=(-p "metahook-example-$(basename "$(dirname "$manifest")")")
+for name in $(sed -nE 's/^([a-z0-9-]+)\+rust[[:space:]].*/\1/p' tests/examples/expected.txt | sort -u); do
+    ports+=(-p "metahook-example-$name")
 done
 cargo build --locked --bin metahook
 [ ${#ports[@]} -eq 0 ] || cargo build --locked "${ports[@]}"
