@@ -25,7 +25,11 @@ use std::time::Duration;
 #[derive(Debug)]
 pub struct Answer<S> {
     status: S,
-    children: Vec<Box<RawValue>>,
+    /// The children, already encoded, comma-separated: one buffer, not an
+    /// allocation per child (the hot path of every hook).
+    children: Vec<u8>,
+    /// Where each child ends in `children`.
+    ends: Vec<usize>,
     resync_after_seconds: Option<f64>,
     finalized: Option<bool>,
     unencodable: Option<serde_json::Error>,
@@ -38,6 +42,7 @@ impl<S: Serialize> Answer<S> {
         Answer {
             status,
             children: Vec::new(),
+            ends: Vec::new(),
             resync_after_seconds: None,
             finalized: None,
             unencodable: None,
@@ -64,9 +69,14 @@ impl<S: Serialize> Answer<S> {
     }
 
     fn push(&mut self, child: &impl Serialize) {
-        match serde_json::value::to_raw_value(child) {
-            Ok(raw) => self.children.push(raw),
+        let start = self.children.len();
+        if !self.ends.is_empty() {
+            self.children.push(b',');
+        }
+        match serde_json::to_writer(&mut self.children, child) {
+            Ok(()) => self.ends.push(self.children.len()),
             Err(err) => {
+                self.children.truncate(start);
                 self.unencodable.get_or_insert(err);
             }
         }
@@ -97,8 +107,16 @@ impl<S: Serialize> Answer<S> {
     }
 
     /// The desired children, each as the JSON it is sent as.
-    pub fn desired(&self) -> &[Box<RawValue>] {
-        &self.children
+    pub fn desired(&self) -> Vec<&str> {
+        let mut start = 0;
+        self.ends
+            .iter()
+            .map(|&end| {
+                let child = self.children.get(start..end).unwrap_or_default();
+                start = end + 1;
+                std::str::from_utf8(child.strip_prefix(b",").unwrap_or(child)).unwrap_or_default()
+            })
+            .collect()
     }
 
     /// When to be called again, if set.
@@ -112,31 +130,29 @@ impl<S: Serialize> Answer<S> {
     }
 
     /// The answer as Metacontroller reads it: `status`, `children`, and
-    /// `resyncAfterSeconds` and `finalized` when set.
+    /// `resyncAfterSeconds` and `finalized` when set — the bytes serde would
+    /// write for [`crate::protocol::SyncResponse`], key for key.
     pub fn to_json(&self) -> Result<Vec<u8>, serde_json::Error> {
         if let Some(err) = &self.unencodable {
             return Err(serde::ser::Error::custom(err));
         }
-        serde_json::to_vec(&WireAnswer {
-            status: &self.status,
-            children: &self.children,
-            resync_after_seconds: self.resync_after_seconds,
-            finalized: self.finalized,
-        })
+        let mut out = Vec::with_capacity(self.children.len() + 1024);
+        out.extend_from_slice(br#"{"status":"#);
+        serde_json::to_writer(&mut out, &self.status)?;
+        out.extend_from_slice(br#","children":["#);
+        out.extend_from_slice(&self.children);
+        out.push(b']');
+        if let Some(seconds) = self.resync_after_seconds {
+            out.extend_from_slice(br#","resyncAfterSeconds":"#);
+            serde_json::to_writer(&mut out, &seconds)?;
+        }
+        if let Some(finalized) = self.finalized {
+            out.extend_from_slice(br#","finalized":"#);
+            serde_json::to_writer(&mut out, &finalized)?;
+        }
+        out.push(b'}');
+        Ok(out)
     }
-}
-
-/// [`crate::protocol::SyncResponse`], borrowed: the same keys in the same
-/// order, so the same bytes.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct WireAnswer<'a, S> {
-    status: &'a S,
-    children: &'a [Box<RawValue>],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    resync_after_seconds: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    finalized: Option<bool>,
 }
 
 /// A `customize` answer: the rules selecting the related objects sent
@@ -282,5 +298,49 @@ where
 {
     fn into_answer(self) -> Result<A, String> {
         self.map_err(|err| err.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::SyncResponse;
+    use serde_json::json;
+
+    #[test]
+    fn an_answer_is_the_bytes_serde_writes_for_the_protocols_response() {
+        let children = [
+            json!({"kind": "A", "n": 1}),
+            json!({"kind": "B", "s": "é\"x"}),
+        ];
+        for (resync, finalized) in [
+            (None, None),
+            (Some(1.5), None),
+            (None, Some(true)),
+            (Some(0.25), Some(false)),
+        ] {
+            let mut answer = Answer::new(json!({"ready": true})).children(children.iter());
+            if let Some(seconds) = resync {
+                answer = answer.resync_after_seconds(seconds);
+            }
+            if let Some(done) = finalized {
+                answer = answer.finalized(done);
+            }
+            let expected = serde_json::to_vec(&SyncResponse {
+                status: json!({"ready": true}),
+                children: children.to_vec(),
+                resync_after_seconds: resync,
+                finalized,
+            })
+            .unwrap();
+            assert_eq!(answer.to_json().unwrap(), expected);
+            assert_eq!(
+                answer.desired(),
+                [r#"{"kind":"A","n":1}"#, r#"{"kind":"B","s":"é\"x"}"#]
+            );
+        }
+        let none = Answer::new(json!({}));
+        assert_eq!(none.to_json().unwrap(), br#"{"status":{},"children":[]}"#);
+        assert!(none.desired().is_empty());
     }
 }

@@ -443,11 +443,7 @@ impl Converge {
     }
 
     /// The related objects the customize hook's rules select, per type.
-    fn related(
-        &self,
-        parent: &DynamicObject,
-        pass: usize,
-    ) -> Result<Vec<Related>, ConvergeError> {
+    fn related(&self, parent: &DynamicObject, pass: usize) -> Result<Vec<Related>, ConvergeError> {
         let Some(customize) = self.controller.hook(HookKind::Customize) else {
             return Ok(Vec::new());
         };

@@ -275,7 +275,7 @@ mod tests {
             .desired()
             .iter()
             .map(|c| {
-                let child: Value = serde_json::from_str(c.get()).unwrap();
+                let child: Value = serde_json::from_str(c).unwrap();
                 child["metadata"]["name"].as_str().unwrap().to_owned()
             })
             .collect();
