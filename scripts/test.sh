@@ -67,6 +67,16 @@ clippy() {
 }
 step "cargo clippy -D warnings" clippy
 step "cargo test" cargo test --workspace --locked
+widget() {
+  # A controller of someone's own (examples/widget): a workspace of its own
+  # on the library by path, checked as its user would check it, built into
+  # this target/.
+  (cd examples/widget &&
+    CARGO_TARGET_DIR="$PWD/../../target" cargo fmt -- --check &&
+    CARGO_TARGET_DIR="$PWD/../../target" cargo clippy --all-targets --locked -- -D warnings &&
+    CARGO_TARGET_DIR="$PWD/../../target" cargo test --locked)
+}
+step "examples/widget (a user's own crate): fmt, clippy, its tests" widget
 optional "chart tests (helm, kubernetes-validate)" tests/chart/run.sh
 step "control plane: gofmt, go vet, go test, pinned modules" tests/cluster/check.sh
 step "jsonnet hook server: gofmt, go vet, go test, pinned modules" tests/examples/jsonnet-hooks/check.sh

@@ -32,3 +32,4 @@ mod rolling;
 mod scenarios;
 mod shards;
 mod support;
+mod widget;

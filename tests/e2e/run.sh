@@ -23,6 +23,11 @@ cd "$root"
 # The binary the chart's install tests run outside the cluster.
 cargo build --locked --bin metahook
 metahook="$(cd "${CARGO_TARGET_DIR:-$root/target}" && pwd)/debug/metahook"
+# A controller of someone's own (examples/widget, its own workspace): its
+# binary, run by tests/e2e/widget.rs. Built into this target/ with the
+# Cargo.lock it keeps in step with the workspace's.
+(cd examples/widget && CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}" cargo build --locked)
+export METAHOOK_E2E_WIDGET="$(cd "${CARGO_TARGET_DIR:-$root/target}" && pwd)/debug/widget-operator"
 # The real Metacontroller, from its source archive (built once, cached):
 # tests/e2e/metacontroller.rs runs the scenarios under it too.
 metacontroller="$(tests/metacontroller/build.sh)"

@@ -1,0 +1,7 @@
+//! widget-operator: serve | serve --drive | drive | render | crds, for the
+//! Widget controller.
+#![forbid(unsafe_code)]
+
+fn main() -> std::process::ExitCode {
+    metahook::main([widget_operator::controller()])
+}
