@@ -13,8 +13,10 @@
 //! driver retry with backoff and report in a Warning Event; nothing is
 //! written.
 
+use crate::object::Object;
 use crate::protocol::decorator::DecoratorResponse;
 use crate::protocol::{CustomizeResponse, RelatedResourceRule};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
@@ -167,9 +169,58 @@ impl CustomizeResponse {
         }
     }
 
+    /// The objects these rules select, sent with each sync.
+    pub fn rules(rules: impl IntoIterator<Item = RelatedResourceRule>) -> Self {
+        CustomizeResponse {
+            related_resources: rules.into_iter().collect(),
+        }
+    }
+
     /// One more rule.
     pub fn rule(mut self, rule: RelatedResourceRule) -> Self {
         self.related_resources.push(rule);
+        self
+    }
+}
+
+impl RelatedResourceRule {
+    /// The objects of type `T` — every one, until narrowed: by name, by
+    /// namespace, by label. The type names its own API version and
+    /// resource, so a misspelt plural cannot select nothing silently.
+    pub fn of<T: Object>() -> Self {
+        let type_ref = T::type_ref();
+        RelatedResourceRule {
+            api_version: type_ref.api_version.into_owned(),
+            resource: type_ref.plural.into_owned(),
+            // No selector selects nothing: the empty one, everything.
+            label_selector: Some(LabelSelector::default()),
+            ..RelatedResourceRule::default()
+        }
+    }
+
+    /// Only the objects of these names (no label selector with names).
+    pub fn named<N: Into<String>>(mut self, names: impl IntoIterator<Item = N>) -> Self {
+        self.names = Some(names.into_iter().map(Into::into).collect());
+        self.label_selector = None;
+        self
+    }
+
+    /// Only those in `namespace`.
+    pub fn in_namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.namespace = Some(namespace.into());
+        self
+    }
+
+    /// Only those with these labels.
+    pub fn labelled(mut self, selector: LabelSelector) -> Self {
+        self.label_selector = Some(selector);
+        self.names = None;
+        self
+    }
+
+    /// Only those in namespaces with these labels.
+    pub fn in_namespaces_labelled(mut self, selector: LabelSelector) -> Self {
+        self.namespace_selector = Some(selector);
         self
     }
 }
@@ -306,6 +357,24 @@ mod tests {
     use super::*;
     use crate::protocol::SyncResponse;
     use serde_json::json;
+
+    #[test]
+    fn a_related_rule_names_its_type_as_the_type_does() {
+        use k8s_openapi::api::apps::v1::Deployment;
+        use k8s_openapi::api::core::v1::Namespace;
+        let every = RelatedResourceRule::of::<Namespace>();
+        assert_eq!(
+            serde_json::to_value(&every).unwrap(),
+            json!({"apiVersion": "v1", "resource": "namespaces", "labelSelector": {}})
+        );
+        let one = RelatedResourceRule::of::<Deployment>()
+            .in_namespace("shop")
+            .named(["web"]);
+        assert_eq!(
+            serde_json::to_value(&one).unwrap(),
+            json!({"apiVersion": "apps/v1", "resource": "deployments", "namespace": "shop", "names": ["web"]})
+        );
+    }
 
     #[test]
     fn an_answer_is_the_bytes_serde_writes_for_the_protocols_response() {

@@ -126,7 +126,7 @@ pub struct Controller {
     name: String,
     shape: Shape,
     hooks: Vec<(HookKind, Handler)>,
-    crds: Vec<CustomResourceDefinition>,
+    crds: Vec<Crd>,
     resync_period: Option<Duration>,
     hook_timeout: Duration,
     /// Mistakes in the declaration, reported by [`Controller::check`].
@@ -142,6 +142,14 @@ impl fmt::Debug for Controller {
             .field("hooks", &hooks)
             .finish()
     }
+}
+
+/// A CRD a controller owns: made, or made when asked (a schema takes a
+/// moment to generate, and serving a hook never needs it).
+#[derive(Clone)]
+enum Crd {
+    Made(Box<CustomResourceDefinition>),
+    Of(fn() -> CustomResourceDefinition),
 }
 
 /// What is wrong with a controller's declaration.
@@ -218,8 +226,14 @@ impl Controller {
     }
 
     /// The CRDs it owns (its parent's, its children's), as declared.
-    pub fn crds(&self) -> &[CustomResourceDefinition] {
-        &self.crds
+    pub fn crds(&self) -> Vec<CustomResourceDefinition> {
+        self.crds
+            .iter()
+            .map(|crd| match crd {
+                Crd::Made(crd) => (**crd).clone(),
+                Crd::Of(make) => make(),
+            })
+            .collect()
     }
 
     /// Whether the declaration can work: a sync hook, each type a hook
@@ -396,7 +410,15 @@ impl<P: ParentType> Composite<P> {
     /// A CRD this controller owns (its parent's, a child's): printed by
     /// `crds` and installed by the chart.
     pub fn crd(mut self, crd: CustomResourceDefinition) -> Self {
-        self.controller.crds.push(crd);
+        self.controller.crds.push(Crd::Made(Box::new(crd)));
+        self
+    }
+
+    /// The CRD of `K`, a `#[derive(CustomResource)]` type this controller
+    /// owns: made only when asked for (`crds`, the chart), not when the
+    /// controller is declared.
+    pub fn crd_of<K: kube::CustomResourceExt>(mut self) -> Self {
+        self.controller.crds.push(Crd::Of(K::crd));
         self
     }
 
@@ -508,7 +530,15 @@ impl<T: Object> Decorator<T> {
 
     /// A CRD this controller owns.
     pub fn crd(mut self, crd: CustomResourceDefinition) -> Self {
-        self.controller.crds.push(crd);
+        self.controller.crds.push(Crd::Made(Box::new(crd)));
+        self
+    }
+
+    /// The CRD of `K`, a `#[derive(CustomResource)]` type this controller
+    /// owns: made only when asked for (`crds`, the chart), not when the
+    /// controller is declared.
+    pub fn crd_of<K: kube::CustomResourceExt>(mut self) -> Self {
+        self.controller.crds.push(Crd::Of(K::crd));
         self
     }
 

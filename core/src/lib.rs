@@ -90,4 +90,6 @@ pub use jiff::Timestamp;
 pub use object::{Object, Scope, TypeRef};
 pub use protocol::RelatedResourceRule;
 pub use registry::{Handler, HookError, HookKind};
-pub use request::{Customize, Decorate, HasConditions, Parent, ParentType, Request};
+pub use request::{
+    Customize, Decorate, HasConditions, Meta, Parent, ParentMeta, ParentType, Request, SpecError,
+};

@@ -100,6 +100,72 @@ impl<A> Default for Meta<A> {
     }
 }
 
+/// How many labels, and how many annotations, a parent's metadata keeps:
+/// the first ones; the rest are checked to be strings and not kept.
+pub const MAX_KEPT_ENTRIES: usize = 64;
+
+/// A parent's metadata as a hook reads it: [`Meta`]'s fields, and its labels
+/// and annotations (at most [`MAX_KEPT_ENTRIES`] of each; the last-applied
+/// copies of the whole object skipped) — to copy onto children, or to read
+/// settings a user puts there.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default, expecting = "object metadata")]
+pub struct ParentMeta {
+    #[serde(deserialize_with = "name")]
+    pub name: String,
+    #[serde(deserialize_with = "namespace")]
+    pub namespace: Option<String>,
+    #[serde(deserialize_with = "uid")]
+    pub uid: Option<String>,
+    pub generation: Option<i64>,
+    pub creation_timestamp: Option<Time>,
+    pub deletion_timestamp: Option<Time>,
+    #[serde(deserialize_with = "first_labels")]
+    pub labels: BTreeMap<String, String>,
+    #[serde(deserialize_with = "first_annotations")]
+    pub annotations: BTreeMap<String, String>,
+}
+
+fn first_labels<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, String>, D::Error> {
+    d.deserialize_map(Firsts { skip: &[] })
+}
+
+fn first_annotations<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<String, String>, D::Error> {
+    d.deserialize_map(Firsts {
+        skip: &LAST_APPLIED,
+    })
+}
+
+/// Visits a map of strings, keeping the first [`MAX_KEPT_ENTRIES`] entries
+/// but those in `skip` (skipped unread), and checking the rest are strings.
+struct Firsts {
+    skip: &'static [&'static str],
+}
+
+impl<'de> Visitor<'de> for Firsts {
+    type Value = BTreeMap<String, String>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a map of strings")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out = BTreeMap::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if self.skip.contains(&key.as_str()) {
+                map.next_value::<IgnoredAny>()?;
+            } else if out.len() < MAX_KEPT_ENTRIES {
+                out.insert(key, map.next_value()?);
+            } else {
+                map.next_value::<IgnoredString>()?;
+            }
+        }
+        Ok(out)
+    }
+}
+
 /// A string at most `N` bytes long, refused otherwise.
 fn bounded<'de, D: Deserializer<'de>, const N: usize>(d: D) -> Result<String, D::Error> {
     let text = String::deserialize(d)?;
@@ -318,7 +384,7 @@ pub struct OwnerRef {
 pub struct ParentObject<Spec, Status> {
     pub api_version: String,
     pub kind: String,
-    pub metadata: Meta,
+    pub metadata: ParentMeta,
     pub spec: Result<Spec, SpecError>,
     pub status: Option<Status>,
 }
@@ -342,7 +408,7 @@ impl<'de, Spec: DeserializeOwned, Status: DeserializeOwned> Deserialize<'de>
             api_version: String,
             #[serde(default)]
             kind: String,
-            metadata: Meta,
+            metadata: ParentMeta,
             // Kept as text, then parsed straight into the types: a
             // `serde_json::Value` tree in between cost a fifth of a Hello
             // sync's decoding.
@@ -510,6 +576,28 @@ mod tests {
         );
         let meta: Meta = serde_json::from_value(annotations).unwrap();
         assert!(meta.annotations.is_empty());
+    }
+
+    #[test]
+    fn a_parent_keeps_its_first_labels_and_annotations_but_last_applied_copies() {
+        let many: serde_json::Map<String, serde_json::Value> =
+            (0..100).map(|i| (format!("k{i:03}"), json!("v"))).collect();
+        let meta: ParentMeta = serde_json::from_value(json!({
+            "name": "p",
+            "labels": many,
+            "annotations": {
+                "kubectl.kubernetes.io/last-applied-configuration": "{}",
+                "example.com/greeting": "hi"
+            }
+        }))
+        .unwrap();
+        assert_eq!(meta.labels.len(), MAX_KEPT_ENTRIES);
+        assert_eq!(meta.labels.keys().next().unwrap(), "k000");
+        assert_eq!(
+            meta.annotations,
+            BTreeMap::from([("example.com/greeting".to_owned(), "hi".to_owned())])
+        );
+        assert!(serde_json::from_value::<ParentMeta>(json!({"labels": {"a": 1}})).is_err());
     }
 
     #[test]

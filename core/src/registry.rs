@@ -93,10 +93,7 @@ pub fn lookup<'t>(
 
 /// Every CRD of every controller of `table`, in its order.
 pub fn all_crds(table: &[Controller]) -> Vec<CustomResourceDefinition> {
-    table
-        .iter()
-        .flat_map(|c| c.crds().iter().cloned())
-        .collect()
+    table.iter().flat_map(Controller::crds).collect()
 }
 
 /// What went wrong running a hook on a request.

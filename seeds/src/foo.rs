@@ -142,7 +142,7 @@ pub fn controller() -> Controller {
         .child::<ObservedDeployment>(UpdateStrategy::InPlace)
         .customize(customize)
         .sync(sync)
-        .crd(Foo::crd())
+        .crd_of::<Foo>()
         .build()
 }
 
@@ -155,16 +155,14 @@ pub fn controller() -> Controller {
 pub fn customize(req: &Customize<Foo>) -> CustomizeAnswer {
     let parent = &req.parent;
     let related_resources = match (valid_spec(parent), &parent.metadata.namespace) {
-        (Ok(spec), Some(namespace)) => vec![RelatedResourceRule {
-            api_version: "apps/v1".to_owned(),
-            resource: "deployments".to_owned(),
-            namespace: Some(namespace.clone()),
-            names: Some(vec![spec.deployment_name.clone()]),
-            ..RelatedResourceRule::default()
-        }],
+        (Ok(spec), Some(namespace)) => vec![
+            RelatedResourceRule::of::<Deployment>()
+                .in_namespace(namespace.clone())
+                .named([spec.deployment_name.clone()]),
+        ],
         _ => Vec::new(),
     };
-    CustomizeAnswer { related_resources }
+    CustomizeAnswer::rules(related_resources)
 }
 
 pub fn sync(req: &Request) -> Answer<FooStatus> {

@@ -113,7 +113,7 @@ pub fn controller() -> Controller {
         .child::<ObservedDeployment>(UpdateStrategy::InPlace)
         .sync(sync)
         .finalize(finalize)
-        .crd(Hello::crd())
+        .crd_of::<Hello>()
         .build()
 }
 

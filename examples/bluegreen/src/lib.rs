@@ -25,7 +25,6 @@ pub mod template_hash;
 
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Service;
-use kube::CustomResourceExt;
 use metahook::{Controller, UpdateStrategy};
 pub use resource::{BlueGreenDeployment, BlueGreenDeploymentSpec, BlueGreenDeploymentStatus};
 
@@ -40,7 +39,7 @@ pub fn controller() -> Controller {
         .child::<Service>(UpdateStrategy::InPlace)
         .child::<ReplicaSet>(UpdateStrategy::InPlace)
         .sync(sync::sync)
-        .crd(BlueGreenDeployment::crd())
+        .crd_of::<BlueGreenDeployment>()
         .build()
 }
 

@@ -3,7 +3,7 @@
 //! Namespace, or a change to the source, is itself a reason to sync.
 
 use crate::resource::GlobalConfigMap;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use metahook::{Customize, CustomizeAnswer, RelatedResourceRule};
 
 pub fn customize(req: &Customize<GlobalConfigMap>) -> CustomizeAnswer {
@@ -11,19 +11,11 @@ pub fn customize(req: &Customize<GlobalConfigMap>) -> CustomizeAnswer {
     let Ok(spec) = &req.parent.spec else {
         return CustomizeAnswer::none();
     };
-    CustomizeAnswer::none()
-        .rule(RelatedResourceRule {
-            api_version: "v1".to_owned(),
-            resource: "configmaps".to_owned(),
-            namespace: Some(spec.source_namespace.clone()),
-            names: Some(vec![spec.source_name.clone()]),
-            ..RelatedResourceRule::default()
-        })
-        .rule(RelatedResourceRule {
-            api_version: "v1".to_owned(),
-            resource: "namespaces".to_owned(),
-            // The empty selector: every Namespace.
-            label_selector: Some(LabelSelector::default()),
-            ..RelatedResourceRule::default()
-        })
+    CustomizeAnswer::rules([
+        RelatedResourceRule::of::<ConfigMap>()
+            .in_namespace(spec.source_namespace.clone())
+            .named([spec.source_name.clone()]),
+        // Every Namespace.
+        RelatedResourceRule::of::<Namespace>(),
+    ])
 }

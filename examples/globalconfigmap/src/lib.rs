@@ -18,7 +18,6 @@ pub mod resource;
 pub mod sync;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::CustomResourceExt;
 use metahook::{Controller, UpdateStrategy};
 pub use resource::{GlobalConfigMap, GlobalConfigMapSpec, GlobalConfigMapStatus};
 
@@ -30,7 +29,7 @@ pub fn controller() -> Controller {
         .child::<ConfigMap>(UpdateStrategy::InPlace)
         .customize(customize::customize)
         .sync(sync::sync)
-        .crd(GlobalConfigMap::crd())
+        .crd_of::<GlobalConfigMap>()
         .build()
 }
 

@@ -5,7 +5,7 @@
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta};
-use kube::{CustomResource, CustomResourceExt};
+use kube::CustomResource;
 use metahook::{Answer, Controller, HasConditions, Request, UpdateStrategy, Wanted};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -134,6 +134,6 @@ pub fn controller() -> Controller {
         .child::<ConfigMap>(UpdateStrategy::InPlace)
         .sync(sync)
         .finalize(finalize)
-        .crd(Widget::crd())
+        .crd_of::<Widget>()
         .build()
 }

@@ -49,7 +49,6 @@ pub use words::{KIYOSHI, Word, ready_to_kiyoshi, word};
 use decide::{Next, Step, step, valid_spec};
 use desired::{held, kiyoshi, zundoko};
 use jiff::SignedDuration;
-use kube::CustomResourceExt;
 use metahook_core::{Answer, Controller, UpdateStrategy};
 use observed::Song;
 use pacing::seconds;
@@ -63,9 +62,9 @@ pub fn controller() -> Controller {
         .child::<Zundoko>(UpdateStrategy::InPlace)
         .child::<Kiyoshi>(UpdateStrategy::InPlace)
         .sync(sync)
-        .crd(Hikawa::crd())
-        .crd(Zundoko::crd())
-        .crd(Kiyoshi::crd())
+        .crd_of::<Hikawa>()
+        .crd_of::<Zundoko>()
+        .crd_of::<Kiyoshi>()
         .build()
 }
 
