@@ -41,9 +41,11 @@ var controllers = []string{
 // An audit record for every request but the API server's own and
 // discovery's, at Metadata level (who, what, which object, the answer):
 // tests count the writes a user made. In the leader-election test's
-// namespace, writes are recorded with the objects written too: a write's
-// resourceVersion is when it was committed, which orders it against the
-// Lease's holders (tests/e2e/leader_terms.rs).
+// namespace, writes of the kinds its replicas write are recorded with the
+// objects written too: a write's resourceVersion is when it was committed,
+// which orders it against the Lease's holders (tests/e2e/leader_terms.rs).
+// Not the Pods and ReplicaSets its Deployments make: those were 100 MB of
+// log every few minutes.
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]
@@ -56,6 +58,17 @@ rules:
 - level: RequestResponse
   namespaces: ["` + leaderTermsNamespace + `"]
   verbs: ["create", "update", "patch", "delete", "deletecollection"]
+  resources:
+  - group: ""
+    resources: ["events"]
+  - group: "events.k8s.io"
+    resources: ["events"]
+  - group: "apps"
+    resources: ["deployments", "deployments/status"]
+  - group: "fraim.co.jp"
+    resources: ["helloes", "helloes/status"]
+  - group: "coordination.k8s.io"
+    resources: ["leases"]
 - level: Metadata
 `
 

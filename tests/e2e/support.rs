@@ -321,39 +321,67 @@ pub fn metric(port: u16, prefix: &str) -> f64 {
 /// first: kube-apiserver starts a new file every 100 MB
 /// (`--audit-log-maxsize`), and a test that read only the current one
 /// would miss what came before (seen: the leader-terms test lost the
-/// Lease's first holders).
+/// Lease's first holders). A rotation while this reads (the current file
+/// renamed between the listing and the read) is caught by listing again:
+/// records are kept once each, by `auditID`.
 pub fn audit() -> Vec<serde_json::Value> {
     let path = PathBuf::from(
         std::env::var("METAHOOK_CLUSTER_AUDIT_LOG")
             .expect("METAHOOK_CLUSTER_AUDIT_LOG (tests/e2e/run.sh exports it)"),
     );
-    let dir = path.parent().expect("the audit log's directory");
+    let dir = path.parent().expect("the audit log's directory").to_owned();
     let stem = path
         .file_stem()
         .and_then(|s| s.to_str())
-        .expect("a UTF-8 file name");
+        .expect("a UTF-8 file name")
+        .to_owned();
     // Rotated: `<stem>-<timestamp>.log`, in time order by name.
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("listing {}: {e}", dir.display()))
-        .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(&format!("{stem}-")) && n.ends_with(".log"))
-        })
-        .collect();
-    files.sort();
-    files.push(path);
-    files
-        .iter()
-        .flat_map(|file| {
-            std::fs::read_to_string(file)
-                .unwrap_or_else(|e| panic!("reading {}: {e}", file.display()))
-                .lines()
-                .filter_map(|l| serde_json::from_str(l).ok())
-                .collect::<Vec<serde_json::Value>>()
-        })
-        .collect()
+    let rotated = || {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("listing {}: {e}", dir.display()))
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with(&format!("{stem}-")) && n.ends_with(".log"))
+            })
+            .collect();
+        files.sort();
+        files
+    };
+    let mut seen = std::collections::HashSet::new();
+    let mut records = Vec::new();
+    let mut read = |file: &Path, records: &mut Vec<serde_json::Value>| {
+        // A file renamed away meanwhile is read under its new name below.
+        let Ok(text) = std::fs::read_to_string(file) else {
+            return;
+        };
+        for line in text.lines() {
+            let Ok(record) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            let id = record["auditID"].as_str().unwrap_or_default().to_owned();
+            if seen.insert((id, record["stage"].as_str().unwrap_or_default().to_owned())) {
+                records.push(record);
+            }
+        }
+    };
+    let first = rotated();
+    for file in &first {
+        read(file, &mut records);
+    }
+    read(&path, &mut records);
+    for file in rotated().iter().filter(|f| !first.contains(f)) {
+        read(file, &mut records);
+    }
+    // In the order the API server answered them, whichever file each was in.
+    records.sort_by(|a, b| {
+        a["stageTimestamp"]
+            .as_str()
+            .unwrap_or_default()
+            .cmp(b["stageTimestamp"].as_str().unwrap_or_default())
+    });
+    records
 }
 
 /// One write the API server's audit log recorded.
