@@ -113,7 +113,7 @@ impl ExecuteError {
 
     /// Whether the API server refused an owner reference to the parent
     /// because it does not know the parent's kind yet
-    /// ([`owner_kind_unknown`]): it will within 30 s of the CRD's
+    /// (`owner_kind_unknown`): it will within 30 s of the CRD's
     /// install, so this is retried soon and quietly.
     pub fn is_owner_kind_unknown(&self) -> bool {
         match self {

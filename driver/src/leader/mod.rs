@@ -10,9 +10,9 @@
 //! `tools/leaderelection` does:
 //!
 //! - **Compare-and-swap.** Taking, renewing and releasing are updates
-//!   guarded by the `resourceVersion` read ([`elector`]): of two replicas
+//!   guarded by the `resourceVersion` read (`elector.rs`): of two replicas
 //!   writing on one read, one gets a 409 and stays a standby.
-//! - **A standby counts on its own clock** ([`term`]): a holder's term
+//! - **A standby counts on its own clock** (`term.rs`): a holder's term
 //!   runs out only after the standby has seen its record unchanged for the
 //!   whole `leaseDurationSeconds`.
 //! - **A leader that cannot renew stops before anyone may take over**
@@ -218,7 +218,7 @@ impl Leadership {
 
     /// Gives the Lease up so a standby takes over at once: the fence shut
     /// first, the writes it let through answered, then the Lease freed by
-    /// an update guarded as every other. Bounded by [`RELEASE_WITHIN`]:
+    /// an update guarded as every other. Bounded by `RELEASE_WITHIN` (10 s):
     /// past it, the Lease ends with its term.
     pub async fn release(self) {
         self.fence.close();

@@ -7,7 +7,7 @@
 //! 1. plans the prelude from the cached parent and children (the finalizer,
 //!    adopting and releasing children) and executes it;
 //! 2. gathers the related objects the customize hook's rules select
-//!    ([`related`]);
+//!    (`related`);
 //! 3. calls the sync hook (the finalize hook for a parent being deleted)
 //!    with the parent, its children and the related objects;
 //! 4. plans what follows from the answer (children to apply and delete, the
@@ -16,10 +16,10 @@
 //!    `--status-settle-ms`; while the API budget holds back converging
 //!    writes ([`crate::pressure`]), at most [`STATUS_DEFERRAL`];
 //! 5. reports: log, metrics, a Warning Event for a failure worth one, the
-//!    parent's record ([`report`]).
+//!    parent's record (`report`).
 //!
 //! A DecoratorController's pass shares steps 1, 2 and 5; its hook and what
-//! follows from its answer are [`decorate`]'s.
+//! follows from its answer are `decorate`'s.
 //!
 //! Deciding is the planner's (`plan/`, pure); acting is the executor's.
 //! Which changes queue a parent, and the loop, are `worker.rs`'s.
@@ -59,7 +59,7 @@ pub const STATUS_DEFERRAL: Duration = Duration::from_secs(30);
 const OWNER_KIND_RETRY: Duration = Duration::from_secs(2);
 
 /// Failures in a row for which that refusal is waited out: the backoff's
-/// first steps, then [`OWNER_KIND_RETRY`] apart, span more than those
+/// first steps, then `OWNER_KIND_RETRY` apart, span more than those
 /// 30 s. After them it is a failure like any other (a Warning, the whole
 /// backoff): the kind may never be known.
 const OWNER_KIND_TRIES: u32 = 30;
@@ -101,7 +101,7 @@ pub async fn reconcile(
 /// When a failed reconcile of `parent` runs again (docs/metacontroller.md
 /// §3.10): after the hook's `Retry-After` for a 429, with no backoff step;
 /// otherwise after the parent's next backoff step, at most
-/// [`OWNER_KIND_RETRY`] while the API server learns a new CRD's kind.
+/// `OWNER_KIND_RETRY` while the API server learns a new CRD's kind.
 pub fn error_policy(parent: Arc<DynamicObject>, err: &ReconcileError, ctx: Arc<Context>) -> Action {
     let key = parent_key(&ctx.driven, &parent);
     let (after, reason) = match err.retry_after() {
