@@ -51,7 +51,7 @@ GEN=target/release/examples/gen_request
 [ -x "$BIN" ] && [ -x "$GEN" ] || { echo "build failed" >&2; exit 1; }
 
 # About 4.8 and 15.6 MB: a request holds at most 1,000 Deployments and
-# 11,001 Zundokos and Kiyoshis (Observed::MAX in hooks/src/objects.rs).
+# 11,001 Zundokos and Kiyoshis (ObservedWord's Object::MAX in seeds/src/hikawa/observed.rs).
 HELLO="$OUT/hello-1000.json"
 "$GEN" hello 1000 >"$HELLO"
 HIKAWA="$OUT/hikawa-11000.json"

@@ -3,7 +3,7 @@
 write hooks: http.server's HTTPServer + BaseHTTPRequestHandler, json,
 HTTP/1.0 (one request per connection), request logging left on.
 
-The logic is hooks/src/hello.rs's sync, line for line: the same desired
+The logic is seeds/src/hello.rs's sync, line for line: the same desired
 Deployment, the same status and conditions (bench/load.sh checks the two
 answer the fixtures alike before measuring). It is the baseline metahook is
 compared with, so it is kept as plain as the examples on purpose.

@@ -1,6 +1,6 @@
 //! Hostile hook requests: valid JSON (mostly) built to make decoding build
 //! far more than the body's size, for the memory-bound test
-//! (`hooks/tests/memory_bound.rs`) and `bench/memory.sh` (through
+//! (`seeds/tests/memory_bound.rs`) and `bench/memory.sh` (through
 //! `examples/gen_request.rs`).
 //!
 //! A request is an ordinary one of a hook ([`HOOKS`]) with one [`Place`] in
