@@ -190,3 +190,17 @@ fn leader_election_timings_that_could_let_two_lead_are_refused_at_start() {
         "{stderr}"
     );
 }
+
+#[test]
+fn help_names_the_controllers_and_their_hooks() {
+    let out = metahook(&["--help"], None);
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    for line in [
+        "hello (sync, finalize)",
+        "hikawa (sync)",
+        "foo (customize, sync)",
+    ] {
+        assert!(help.contains(line), "{line:?} not in:\n{help}");
+    }
+}
