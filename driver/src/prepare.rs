@@ -8,7 +8,7 @@ use crate::config::{self, ConfigError, ControllerConfig, Hook};
 use crate::context::HookTargets;
 use crate::hook_call::etag::EtagCache;
 use crate::hook_call::{Endpoint, HookTarget};
-use metahook_core::{Controller, HookKind};
+use metahook_core::{Controller, HookKind, Shape};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -34,10 +34,6 @@ pub enum PrepareError {
         path: String,
         known: String,
     },
-    #[error(
-        "controller {controller}: a DecoratorController's hooks are called over HTTP (metahook's own service has no decorators); use `metahook drive`"
-    )]
-    DecoratorInProcess { controller: String },
     #[error("no controller to drive: {0}")]
     NothingToDrive(String),
 }
@@ -80,16 +76,6 @@ pub fn resolve_hooks(
 ) -> Result<Vec<Prepared>, PrepareError> {
     let mut prepared = Vec::new();
     for config in configs {
-        if mode == HookMode::InProcess && config.is_decorator() {
-            let err = PrepareError::DecoratorInProcess {
-                controller: config.name.clone(),
-            };
-            if skip_missing {
-                tracing::warn!(controller = %config.name, reason = %err, "not driving this controller");
-                continue;
-            }
-            return Err(err);
-        }
         let resolve = |kind: HookKind, hook: &Hook| -> Result<HookTarget, PrepareError> {
             let endpoint = match mode {
                 HookMode::Http => Endpoint::Http {
@@ -101,16 +87,16 @@ pub fn resolve_hooks(
                         .etag
                         .map(|e| Arc::new(EtagCache::new(e.timeout, e.cleanup))),
                 },
-                HookMode::InProcess => {
-                    Endpoint::InProcess(in_process(table, kind, &hook.webhook.path).ok_or_else(
+                HookMode::InProcess => Endpoint::InProcess(
+                    in_process(table, config.is_decorator(), kind, &hook.webhook.path).ok_or_else(
                         || PrepareError::NotInProcess {
                             controller: config.name.clone(),
                             hook: kind,
                             path: hook.webhook.path.clone(),
                             known: known_hooks(table),
                         },
-                    )?)
-                }
+                    )?,
+                ),
             };
             Ok(HookTarget {
                 kind,
@@ -152,9 +138,12 @@ pub fn resolve_hooks(
     Ok(prepared)
 }
 
-/// The hook of `table` a path `/{controller}/{hook}` names, if it is `kind`.
+/// The hook of `table` a path `/{controller}/{hook}` names, if it is `kind`
+/// of a controller of the same shape (a DecoratorController's hooks answer
+/// a decorator's requests, a CompositeController's a composite's).
 fn in_process(
     table: &[Controller],
+    decorator: bool,
     kind: HookKind,
     path: &str,
 ) -> Option<metahook_core::registry::Handler> {
@@ -165,7 +154,9 @@ fn in_process(
     if HookKind::parse(hook) != Some(kind) {
         return None;
     }
-    table.iter().find(|c| c.name() == controller)?.hook(kind)
+    let found = table.iter().find(|c| c.name() == controller)?;
+    let shape_matches = matches!(found.shape(), Shape::Decorator { .. }) == decorator;
+    shape_matches.then(|| found.hook(kind)).flatten()
 }
 
 fn known_hooks(table: &[Controller]) -> String {

@@ -72,7 +72,7 @@ fn http_mode_calls_every_webhook_by_url() {
 }
 
 #[test]
-fn a_decorator_is_driven_over_http_only() {
+fn a_decorator_is_driven_in_process_only_by_a_decorators_hooks() {
     let text = r#"
 apiVersion: metacontroller.k8s.io/v1alpha1
 kind: DecoratorController
@@ -89,10 +89,8 @@ spec:
         metahook_seeds::controllers(),
     )
     .unwrap_err();
-    assert!(
-        matches!(err, PrepareError::DecoratorInProcess { .. }),
-        "{err}"
-    );
+    // /hello/sync is a CompositeController's hook: not a decorator's.
+    assert!(matches!(err, PrepareError::NotInProcess { .. }), "{err}");
     let prepared = resolve_hooks(
         configs,
         HookMode::Http,
@@ -103,6 +101,26 @@ spec:
     assert!(matches!(
         prepared[0].hooks.sync.endpoint,
         Endpoint::Http { .. }
+    ));
+}
+
+#[test]
+fn a_decorator_declared_in_the_binary_is_driven_in_process() {
+    use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+    use metahook_core::{Controller, Decorate, DecoratorAnswer, UpdateStrategy};
+    fn label(_: &Decorate<Pod, ConfigMap>) -> DecoratorAnswer {
+        DecoratorAnswer::new().label("seen", "yes")
+    }
+    let table = [Controller::decorator::<Pod>("labeller")
+        .attachment::<ConfigMap>(UpdateStrategy::InPlace)
+        .sync(label)
+        .build()];
+    let configs = config::from_controllers(&table).unwrap();
+    assert!(configs[0].is_decorator());
+    let prepared = resolve_hooks(configs, HookMode::InProcess, false, &table).unwrap();
+    assert!(matches!(
+        prepared[0].hooks.sync.endpoint,
+        Endpoint::InProcess(_)
     ));
 }
 
