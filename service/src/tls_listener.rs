@@ -61,7 +61,7 @@ where
     let shutdown = builder.graceful_shutdown_signal();
     let request_timeout = bounds.request_timeout;
     builder
-        .listen("metahook-core-https", listener, move || {
+        .listen("metahook-hooks-https", listener, move || {
             let shutdown = shutdown.clone();
             let http = HttpService::build()
                 // Keep-alive connections close when the server stops.

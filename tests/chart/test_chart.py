@@ -281,11 +281,11 @@ def test_default_deployment(default: Rendered) -> None:
 
 def cli_default(env_name: str) -> int:
     """The default the command line gives the flag read from `env_name`: in
-    src/cli.rs the flag names a constant of `metahook_service::defaults`
+    metahook/src/cli.rs the flag names a constant of `metahook_service::defaults`
     (service/src/lib.rs), a product of integers (`128 * 1024 * 1024`)."""
-    cli = (ROOT / "src" / "cli.rs").read_text()
+    cli = (ROOT / "metahook" / "src" / "cli.rs").read_text()
     match = re.search(r'env = "%s", default_value_t = defaults::(\w+)\)' % env_name, cli)
-    assert match, f"no default from metahook_service::defaults for {env_name} in src/cli.rs"
+    assert match, f"no default from metahook_service::defaults for {env_name} in metahook/src/cli.rs"
     service = (ROOT / "service" / "src" / "lib.rs").read_text()
     value = re.search(r"pub const %s: \w+ = ([0-9 *]+);" % match.group(1), service)
     assert value, f"no integer constant {match.group(1)} in service/src/lib.rs"
@@ -809,7 +809,7 @@ CONTROLLERS_DIR = "/etc/metahook/controllers"
 
 def binary_env_names() -> set[str]:
     """Every environment variable the metahook CLI reads (clap `env = "..."`)."""
-    return set(re.findall(r'\benv\s*=\s*"([A-Z0-9_]+)"', (ROOT / "src" / "cli.rs").read_text()))
+    return set(re.findall(r'\benv\s*=\s*"([A-Z0-9_]+)"', (ROOT / "metahook" / "src" / "cli.rs").read_text()))
 
 
 def controllers_config(out: Rendered) -> dict[str, dict]:
@@ -877,7 +877,7 @@ def test_driver_mode_objects(driver: Rendered) -> None:
 
 
 def test_driver_env_names_are_the_ones_the_binary_reads(driver: Rendered, chart: helm_python.Chart) -> None:
-    """Every METAHOOK_* / POD_* variable the chart sets is one src/cli.rs
+    """Every METAHOOK_* / POD_* variable the chart sets is one metahook/src/cli.rs
     declares, so a rename on either side fails here, not in a cluster."""
     known = binary_env_names()
     assert {"METAHOOK_CONTROLLERS", "METAHOOK_LISTEN", "METAHOOK_LEADER_ELECTION"} <= known, known
@@ -1234,7 +1234,7 @@ def test_aggregated_api_listens_on_the_server_host(chart: helm_python.Chart) -> 
 
 def test_aggregated_api_env_names_are_the_ones_the_binary_reads() -> None:
     missing = set(API_ENV) - binary_env_names()
-    assert not missing, f"src/cli.rs does not read {sorted(missing)}, which the chart sets"
+    assert not missing, f"metahook/src/cli.rs does not read {sorted(missing)}, which the chart sets"
 
 
 def test_aggregated_api_certificate_is_signed_by_the_ca_bundle(api: Rendered, tmp_path: Path) -> None:

@@ -35,8 +35,8 @@ def pem_files(out: Rendered, tmp_path: Path) -> dict[str, Path]:
     """The serving Secret's files, the client Secret's (client.*), and the
     CompositeControllers' caBundle, as PEM files."""
     files = {}
-    serving = out.one("Secret", "metahook-core-tls")["data"]
-    client = out.one("Secret", "metahook-core-client-tls")["data"]
+    serving = out.one("Secret", "metahook-hooks-tls")["data"]
+    client = out.one("Secret", "metahook-hooks-client-tls")["data"]
     pems = {**{k: base64.b64decode(v) for k, v in serving.items()},
             **{f"client.{k}": base64.b64decode(v) for k, v in client.items()}}
     bundles = {hook["caBundle"]["inline"] for hook in webhooks(out)}
@@ -78,7 +78,7 @@ def test_mutual_tls_pod_serves_the_mounted_certificate_and_probes_use_https(mtls
     [mount] = [m for m in mtls.container["volumeMounts"] if m["name"] == "hooks-tls"]
     assert mount == {"name": "hooks-tls", "mountPath": TLS_DIR, "readOnly": True}
     [volume] = [v for v in mtls.pod_spec["volumes"] if v["name"] == "hooks-tls"]
-    assert volume["secret"] == {"secretName": "metahook-core-tls", "defaultMode": 0o440}
+    assert volume["secret"] == {"secretName": "metahook-hooks-tls", "defaultMode": 0o440}
     for probe in ("livenessProbe", "readinessProbe"):
         assert mtls.container[probe]["httpGet"]["scheme"] == "HTTPS", probe
     # The pod still gets no API token: the hooks read the mounted files.
@@ -90,7 +90,7 @@ def test_compositecontrollers_call_https_with_the_ca_and_a_client_certificate(mt
         assert hook["service"]["protocol"] == "https"
         assert hook["service"]["name"] == "metahook" and hook["service"]["namespace"] == DEFAULT_NAMESPACE
         assert set(hook["caBundle"]) == {"inline"}
-        assert hook["clientTLS"] == {"secretRef": {"name": "metahook-core-client-tls",
+        assert hook["clientTLS"] == {"secretRef": {"name": "metahook-hooks-client-tls",
                                                    "namespace": DEFAULT_NAMESPACE}}
 
 
@@ -118,15 +118,15 @@ def test_one_ca_per_render_even_offline(chart: helm_python.Chart, mtls: Rendered
     """Offline, `lookup` finds nothing and a new CA is made each render;
     within one render the Secrets and every CompositeController share it."""
     again = render(chart, MTLS)
-    assert again.one("Secret", "metahook-core-tls")["data"]["ca.crt"] != \
-        mtls.one("Secret", "metahook-core-tls")["data"]["ca.crt"]
-    ca = base64.b64decode(again.one("Secret", "metahook-core-tls")["data"]["ca.crt"]).decode()
+    assert again.one("Secret", "metahook-hooks-tls")["data"]["ca.crt"] != \
+        mtls.one("Secret", "metahook-hooks-tls")["data"]["ca.crt"]
+    ca = base64.b64decode(again.one("Secret", "metahook-hooks-tls")["data"]["ca.crt"]).decode()
     assert {hook["caBundle"]["inline"] for hook in webhooks(again)} == {ca}
 
 
 def test_tls_without_client_auth_has_no_client_certificate(chart: helm_python.Chart) -> None:
     out = render(chart, {"hooks": {"tls": {"enabled": True}}})
-    assert [s["metadata"]["name"] for s in out.all("Secret")] == ["metahook-core-tls"]
+    assert [s["metadata"]["name"] for s in out.all("Secret")] == ["metahook-hooks-tls"]
     assert "METAHOOK_TLS_CLIENT_AUTH" not in out.env()
     for hook in webhooks(out):
         assert "clientTLS" not in hook and hook["service"]["protocol"] == "https"
@@ -141,22 +141,22 @@ def test_cert_manager_issues_both_certificates_from_a_stable_ca(chart: helm_pyth
     out = render(chart, CERT_MANAGER_MTLS)
     assert not out.all("Secret"), "cert-manager writes the Secrets"
     certs = {c["metadata"]["name"]: c["spec"] for c in out.all("Certificate")}
-    assert set(certs) == {"metahook-core-ca", "metahook-core-tls", "metahook-core-client-tls"}
-    assert certs["metahook-core-ca"]["isCA"] is True
-    assert certs["metahook-core-ca"]["issuerRef"]["name"] == "metahook-core-selfsigned"
+    assert set(certs) == {"metahook-hooks-ca", "metahook-hooks-tls", "metahook-hooks-client-tls"}
+    assert certs["metahook-hooks-ca"]["isCA"] is True
+    assert certs["metahook-hooks-ca"]["issuerRef"]["name"] == "metahook-hooks-selfsigned"
     issuers = {i["metadata"]["name"]: i["spec"] for i in out.all("Issuer")}
-    assert issuers == {"metahook-core-selfsigned": {"selfSigned": {}},
-                       "metahook-core-ca": {"ca": {"secretName": "metahook-core-ca"}}}
-    for name, usage in (("metahook-core-tls", "server auth"), ("metahook-core-client-tls", "client auth")):
+    assert issuers == {"metahook-hooks-selfsigned": {"selfSigned": {}},
+                       "metahook-hooks-ca": {"ca": {"secretName": "metahook-hooks-ca"}}}
+    for name, usage in (("metahook-hooks-tls", "server auth"), ("metahook-hooks-client-tls", "client auth")):
         assert certs[name]["secretName"] == name
-        assert certs[name]["issuerRef"] == {"name": "metahook-core-ca", "kind": "Issuer", "group": "cert-manager.io"}
+        assert certs[name]["issuerRef"] == {"name": "metahook-hooks-ca", "kind": "Issuer", "group": "cert-manager.io"}
         assert usage in certs[name]["usages"]
-    assert certs["metahook-core-tls"]["dnsNames"] == [
+    assert certs["metahook-hooks-tls"]["dnsNames"] == [
         "metahook.metahook", "metahook.metahook.svc", "metahook.metahook.svc.cluster.local"]
     for hook in webhooks(out):
-        assert hook["caBundle"] == {"secretRef": {"name": "metahook-core-tls", "namespace": DEFAULT_NAMESPACE,
+        assert hook["caBundle"] == {"secretRef": {"name": "metahook-hooks-tls", "namespace": DEFAULT_NAMESPACE,
                                                   "key": "ca.crt"}}
-        assert hook["clientTLS"]["secretRef"]["name"] == "metahook-core-client-tls"
+        assert hook["clientTLS"]["secretRef"]["name"] == "metahook-hooks-client-tls"
 
 
 def test_cert_manager_with_an_issuer_of_the_users(chart: helm_python.Chart) -> None:
@@ -172,4 +172,4 @@ def test_service_monitor_scrapes_https_with_the_ca(chart: helm_python.Chart) -> 
     [endpoint] = out.one("ServiceMonitor")["spec"]["endpoints"]
     assert endpoint["scheme"] == "https"
     assert endpoint["tlsConfig"] == {"serverName": "metahook.metahook.svc",
-                                     "ca": {"secret": {"name": "metahook-core-tls", "key": "ca.crt"}}}
+                                     "ca": {"secret": {"name": "metahook-hooks-tls", "key": "ca.crt"}}}
