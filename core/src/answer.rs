@@ -40,6 +40,16 @@ pub struct Answer<S> {
 impl<S: Serialize> Answer<S> {
     /// The parent's new status (replacing the whole of it), and no
     /// children yet.
+    ///
+    /// ```
+    /// use metahook_core::Answer;
+    /// use serde_json::json;
+    ///
+    /// // No child desired: any the parent has is deleted.
+    /// let answer = Answer::new(json!({"phase": "Idle"}));
+    /// assert_eq!(answer.to_json()?, br#"{"status":{"phase":"Idle"},"children":[]}"#);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
     pub fn new(status: S) -> Self {
         Answer {
             status,
@@ -53,6 +63,24 @@ impl<S: Serialize> Answer<S> {
 
     /// One more desired child: any Kubernetes object (a `Deployment`, a
     /// custom resource of yours, JSON).
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    /// use metahook_core::Answer;
+    /// use serde_json::json;
+    ///
+    /// let settings = ConfigMap {
+    ///     metadata: ObjectMeta { name: Some("web-settings".into()), ..Default::default() },
+    ///     data: Some([("greeting".to_owned(), "hi".to_owned())].into()),
+    ///     ..Default::default()
+    /// };
+    /// let answer = Answer::new(json!({})).child(settings);
+    /// let sent: serde_json::Value = serde_json::from_str(answer.desired()[0])?;
+    /// assert_eq!(sent["kind"], "ConfigMap");
+    /// assert_eq!(sent["data"]["greeting"], "hi");
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
     pub fn child(mut self, child: impl Serialize) -> Self {
         self.push(&child);
         self
@@ -97,7 +125,21 @@ impl<S: Serialize> Answer<S> {
     }
 
     /// For `finalize`: whether the parent may go now (its finalizer is
-    /// removed); until then the hook is called again.
+    /// removed); until then the hook is called again. Children desired in
+    /// the answer that says `true` are not applied: say it once the
+    /// children are as they should be at the end (usually none).
+    ///
+    /// ```
+    /// use metahook_core::Answer;
+    /// use serde_json::json;
+    ///
+    /// // Children still there: desire none, and be called again.
+    /// let waiting = Answer::new(json!({"phase": "Deleting"})).finalized(false);
+    /// assert_eq!(waiting.is_finalized(), Some(false));
+    /// let sent: serde_json::Value = serde_json::from_slice(&waiting.to_json()?)?;
+    /// assert_eq!(sent["finalized"], false);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
     pub fn finalized(mut self, done: bool) -> Self {
         self.finalized = Some(done);
         self
@@ -187,6 +229,23 @@ impl RelatedResourceRule {
     /// The objects of type `T` — every one, until narrowed: by name, by
     /// namespace, by label. The type names its own API version and
     /// resource, so a misspelt plural cannot select nothing silently.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use metahook_core::{CustomizeAnswer, RelatedResourceRule};
+    /// use serde_json::json;
+    ///
+    /// let answer = CustomizeAnswer::rules([RelatedResourceRule::of::<ConfigMap>()
+    ///     .in_namespace("shop")
+    ///     .named(["settings"])]);
+    /// assert_eq!(
+    ///     serde_json::to_value(&answer)?,
+    ///     json!({"relatedResources": [
+    ///         {"apiVersion": "v1", "resource": "configmaps", "namespace": "shop", "names": ["settings"]},
+    ///     ]})
+    /// );
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
     pub fn of<T: Object>() -> Self {
         let type_ref = T::type_ref();
         RelatedResourceRule {
@@ -227,6 +286,26 @@ impl RelatedResourceRule {
 
 /// A DecoratorController's answer, with the decorated object's status `S`
 /// (`()` to leave it alone).
+///
+/// ```
+/// use metahook_core::DecoratorAnswer;
+/// use serde_json::json;
+///
+/// let answer: DecoratorAnswer = DecoratorAnswer::new()
+///     .label("example.com/decorated", "true")
+///     .remove_annotation("example.com/stale")
+///     .attachment(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "web-extra"}}));
+/// let sent: serde_json::Value = serde_json::from_slice(&answer.to_json()?)?;
+/// assert_eq!(
+///     sent,
+///     json!({
+///         "labels": {"example.com/decorated": "true"},
+///         "annotations": {"example.com/stale": null},
+///         "attachments": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "web-extra"}}],
+///     })
+/// );
+/// # Ok::<(), serde_json::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct DecoratorAnswer<S = ()> {
     response: DecoratorResponse<S, Box<RawValue>>,
@@ -322,6 +401,8 @@ impl<S: Serialize> DecoratorAnswer<S> {
 /// What a hook may return: its answer, or a `Result` of one whose error
 /// says why it could not answer.
 pub trait IntoAnswer<A> {
+    /// The answer, or the message of the failure to answer instead (HTTP
+    /// 500, retried with backoff).
     fn into_answer(self) -> Result<A, String>;
 }
 

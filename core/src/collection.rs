@@ -39,6 +39,28 @@ impl<T: Object> Objects<T> {
     }
 
     /// The object named `name` (the first, in a set spanning namespaces).
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    /// use metahook_core::Objects;
+    ///
+    /// let map = |namespace: &str, name: &str| ConfigMap {
+    ///     metadata: ObjectMeta {
+    ///         name: Some(name.to_owned()),
+    ///         namespace: Some(namespace.to_owned()),
+    ///         ..Default::default()
+    ///     },
+    ///     ..Default::default()
+    /// };
+    /// let maps = Objects::new([map("shop", "web"), map("blog", "web"), map("shop", "db")]);
+    /// let namespace = |m: &ConfigMap| m.metadata.namespace.clone();
+    /// assert_eq!(maps.get("db").and_then(namespace).as_deref(), Some("shop"));
+    /// // Two are named web: the first by namespace.
+    /// assert_eq!(maps.get("web").and_then(namespace).as_deref(), Some("blog"));
+    /// assert!(maps.get_in("shop", "web").is_some());
+    /// assert!(maps.get("api").is_none());
+    /// ```
     pub fn get(&self, name: &str) -> Option<&T> {
         self.items.iter().find(|o| o.name() == name)
     }
@@ -55,14 +77,17 @@ impl<T: Object> Objects<T> {
 }
 
 impl<T> Objects<T> {
+    /// The objects, by namespace and name.
     pub fn iter(&self) -> std::slice::Iter<'_, T> {
         self.items.iter()
     }
 
+    /// How many there are.
     pub fn len(&self) -> usize {
         self.items.len()
     }
 
+    /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
@@ -111,7 +136,10 @@ pub trait ObjectSet: 'static {
 /// One type of an [`ObjectSet`].
 #[derive(Debug, Clone)]
 pub struct Member {
+    /// The type's id: which of a request's lists holds its objects.
     pub type_id: TypeId,
+    /// The type's Rust name, for messages (a hook reading a type no
+    /// declared child is of).
     pub type_name: &'static str,
     /// [`Object::accepts`] of the type.
     pub accepts: fn(&str, &str) -> bool,

@@ -86,13 +86,18 @@ pub fn firsts<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Condition>, D::Erro
 /// A condition as a hook decides it, before times are attached.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Wanted {
+    /// The condition's `type`: `Ready`, `SpecValid`.
     pub type_: &'static str,
+    /// Whether it holds: `status` `True` or `False`.
     pub status: bool,
+    /// Why, in one CamelCase word for tools: `ReplicasAvailable`.
     pub reason: &'static str,
+    /// Why, in a sentence for a person.
     pub message: String,
 }
 
 impl Wanted {
+    /// A condition of type `type_`, holding or not, and why.
     pub fn new(type_: &'static str, status: bool, reason: &'static str, message: String) -> Self {
         Self {
             type_,

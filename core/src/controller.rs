@@ -79,7 +79,9 @@ impl UpdateStrategy {
 /// A child (or attachment) type and how it is updated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChildType {
+    /// The type.
     pub type_ref: TypeRef,
+    /// How an object of it is brought to what the hook desires.
     pub update: UpdateStrategy,
 }
 
@@ -87,8 +89,12 @@ pub struct ChildType {
 /// chart installs metahook.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Webhooks {
+    /// The Service's name.
     pub service: String,
+    /// The Service's namespace.
     pub namespace: String,
+    /// The Service's port (the Service forwards it to metahook's
+    /// `--listen`).
     pub port: u16,
 }
 
@@ -108,14 +114,21 @@ impl Default for Webhooks {
 pub enum Shape {
     /// A CompositeController: one parent type and the children it owns.
     Composite {
+        /// The parent type (`spec.parentResource`).
         parent: TypeRef,
+        /// The child types (`spec.childResources`), in the order declared.
         children: Vec<ChildType>,
+        /// Whether children are matched by a label Metacontroller generates
+        /// (`spec.generateSelector`; see [`Composite::generate_selector`]).
         generate_selector: bool,
     },
     /// A DecoratorController: objects of other types, decorated with
     /// labels, annotations and attachments.
     Decorator {
+        /// The decorated type (`spec.resources`).
         resource: TypeRef,
+        /// The attachment types (`spec.attachments`), in the order
+        /// declared.
         attachments: Vec<ChildType>,
     },
 }
@@ -156,13 +169,44 @@ enum Crd {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("controller {name:?}: {}", problems.join("; "))]
 pub struct DeclarationError {
+    /// The controller's name.
     pub name: String,
+    /// Each problem, in a sentence: `it has no sync hook`.
     pub problems: Vec<String>,
 }
 
 impl Controller {
     /// A CompositeController named `name` (the first path segment of its
     /// hooks: `/{name}/sync`) whose parent is `P`.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use metahook_core::{Answer, Controller, HookKind, Request, UpdateStrategy, Webhooks};
+    /// # use kube::CustomResource;
+    /// # use schemars::JsonSchema;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
+    /// # #[kube(group = "example.com", version = "v1", kind = "Note", namespaced, status = "NoteStatus")]
+    /// # pub struct NoteSpec { text: String }
+    /// # #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+    /// # pub struct NoteStatus { copies: usize }
+    ///
+    /// fn sync(req: &Request<Note, ConfigMap>) -> Answer<NoteStatus> {
+    ///     Answer::new(NoteStatus { copies: req.children.of::<ConfigMap>().len() })
+    /// }
+    ///
+    /// let notes = Controller::composite::<Note>("note")
+    ///     .child::<ConfigMap>(UpdateStrategy::InPlace)
+    ///     .sync(sync)
+    ///     .crd_of::<Note>()
+    ///     .build();
+    /// assert_eq!(notes.hook_kinds().collect::<Vec<_>>(), [HookKind::Sync]);
+    /// assert_eq!(notes.crds()[0].metadata.name.as_deref(), Some("notes.example.com"));
+    /// // The CompositeController Metacontroller reads, its hooks at metahook's Service.
+    /// let manifest = notes.manifest(&Webhooks::default());
+    /// assert_eq!(manifest["spec"]["parentResource"]["resource"], "notes");
+    /// assert_eq!(manifest["spec"]["hooks"]["sync"]["webhook"]["path"], "/note/sync");
+    /// ```
     pub fn composite<P: ParentType>(name: impl Into<String>) -> Composite<P> {
         Composite {
             controller: Controller::new(
@@ -178,7 +222,49 @@ impl Controller {
     }
 
     /// A DecoratorController named `name` that decorates objects of type
-    /// `T`.
+    /// `T`: objects someone else made, given labels, annotations and
+    /// attachments of their own.
+    ///
+    /// ```
+    /// use k8s_openapi::api::apps::v1::Deployment;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use metahook_core::{Controller, Decorate, DecoratorAnswer, HookKind, UpdateStrategy};
+    /// use serde_json::json;
+    ///
+    /// /// Each Deployment labelled with its replicas, and a ConfigMap beside it.
+    /// fn sync(req: &Decorate<Deployment, ConfigMap>) -> DecoratorAnswer {
+    ///     let name = req.object.metadata.name.clone().unwrap_or_default();
+    ///     let replicas = req.object.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+    ///     DecoratorAnswer::new()
+    ///         .label("example.com/replicas", replicas.to_string())
+    ///         .attachment(json!({
+    ///             "apiVersion": "v1", "kind": "ConfigMap",
+    ///             "metadata": {"name": format!("{name}-replicas")},
+    ///             "data": {"replicas": replicas.to_string()},
+    ///         }))
+    /// }
+    ///
+    /// let replicas = Controller::decorator::<Deployment>("replicas")
+    ///     .attachment::<ConfigMap>(UpdateStrategy::InPlace)
+    ///     .sync(sync)
+    ///     .build();
+    /// assert!(replicas.check().is_ok());
+    /// // Called as the service calls it: request bytes in, answer bytes out.
+    /// let request = json!({
+    ///     "object": {
+    ///         "apiVersion": "apps/v1", "kind": "Deployment",
+    ///         "metadata": {"name": "web", "namespace": "shop"},
+    ///         "spec": {"replicas": 3, "selector": {}, "template": {}},
+    ///     },
+    ///     "attachments": {"ConfigMap.v1": {}},
+    /// });
+    /// let hook = replicas.hook(HookKind::Sync).ok_or("a sync hook")?;
+    /// let answer = hook(request.to_string().as_bytes(), "2026-11-22T03:00:00Z".parse()?)?;
+    /// let answer: serde_json::Value = serde_json::from_slice(&answer)?;
+    /// assert_eq!(answer["labels"]["example.com/replicas"], "3");
+    /// assert_eq!(answer["attachments"][0]["metadata"]["name"], "web-replicas");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn decorator<T: Object>(name: impl Into<String>) -> Decorator<T> {
         Decorator {
             controller: Controller::new(
@@ -204,10 +290,14 @@ impl Controller {
         }
     }
 
+    /// Its name: the first segment of its hooks' paths (`/{name}/sync`)
+    /// and its manifest's `metadata.name`.
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// What it controls: a parent and its child types, or a decorated type
+    /// and its attachment types.
     pub fn shape(&self) -> &Shape {
         &self.shape
     }

@@ -4,18 +4,30 @@
 use serde::de::DeserializeOwned;
 use serde_json::error::Category;
 
+/// Why a request could not be decoded: where, and what was wrong there.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeError {
     /// The body is not JSON (or is cut short).
     #[error("malformed JSON at line {line} column {column}: {message}")]
     Syntax {
+        /// The line where it breaks, from 1.
         line: usize,
+        /// The column where it breaks, from 1.
         column: usize,
+        /// What was found there: `key must be a string`, `EOF while
+        /// parsing an object`.
         message: String,
     },
     /// The body is JSON, but not a request this hook understands.
     #[error("unexpected request shape at `{path}`: {message}")]
-    Shape { path: String, message: String },
+    Shape {
+        /// The field, as a path from the body's top: `parent.spec.replicas`
+        /// (`.` for the body itself).
+        path: String,
+        /// What was wrong with it: `invalid type: string "three", expected
+        /// u32`.
+        message: String,
+    },
 }
 
 /// Decodes a request body. The common, valid case takes the fast path; the

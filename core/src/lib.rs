@@ -63,6 +63,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 pub mod answer;
 pub mod children;

@@ -4,6 +4,7 @@
 /// A DNS-1123 subdomain, as Kubernetes checks most objects' names.
 pub const DNS_SUBDOMAIN_PATTERN: &str =
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
+/// The longest DNS-1123 subdomain, in bytes.
 pub const DNS_SUBDOMAIN_MAX_LEN: usize = 253;
 
 /// Whether `name` is a DNS-1123 subdomain (`DNS_SUBDOMAIN_PATTERN` and

@@ -15,6 +15,7 @@ use std::borrow::Cow;
 pub struct TypeRef {
     /// `group/version`, or `version` for the core group.
     pub api_version: Cow<'static, str>,
+    /// The kind, as objects name it in `kind`: `Deployment`.
     pub kind: Cow<'static, str>,
     /// The resource's plural, as its URL and RBAC name it.
     pub plural: Cow<'static, str>,
@@ -24,6 +25,7 @@ pub struct TypeRef {
 
 /// Whether a Kubernetes resource scope is a namespace's.
 pub trait Scope {
+    /// Whether objects of this scope live in a namespace.
     const NAMESPACED: bool;
 }
 

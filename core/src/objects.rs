@@ -32,6 +32,7 @@ pub const MAX_UID_LEN: usize = 128;
 /// refused (422): what a hook builds grows with the objects, and no parent
 /// of these controllers has that many (docs/robustness.md).
 pub trait Observed {
+    /// At most this many objects of the type in one request.
     const MAX: usize;
 }
 
@@ -39,6 +40,7 @@ pub trait Observed {
 /// reads, and the rest are checked to be strings and not kept (what a hook
 /// holds must not grow with what a user writes).
 pub trait KeptAnnotations {
+    /// The keys of the annotations kept.
     const KEYS: &'static [&'static str];
 }
 
@@ -58,14 +60,23 @@ impl KeptAnnotations for () {
     bound(deserialize = "A: KeptAnnotations")
 )]
 pub struct Meta<A = ()> {
+    /// `metadata.name` (refused past [`MAX_NAME_LEN`] bytes).
     #[serde(deserialize_with = "name")]
     pub name: String,
+    /// `metadata.namespace`; `None` for a cluster-scoped object.
     #[serde(deserialize_with = "namespace")]
     pub namespace: Option<String>,
+    /// `metadata.uid`: the object's identity, which owner references name
+    /// (one deleted and made again under the same name has a new one).
     #[serde(deserialize_with = "uid")]
     pub uid: Option<String>,
+    /// `metadata.generation`: raised by the API server at each change of
+    /// the spec, not of the status.
     pub generation: Option<i64>,
+    /// `metadata.creationTimestamp`.
     pub creation_timestamp: Option<Time>,
+    /// `metadata.deletionTimestamp`: set once the object is being deleted
+    /// (it stays while a finalizer holds it).
     pub deletion_timestamp: Option<Time>,
     /// Read by no hook: checked to be a map of strings, not kept.
     #[serde(rename = "labels")]
@@ -111,17 +122,30 @@ pub const MAX_KEPT_ENTRIES: usize = 64;
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", default, expecting = "object metadata")]
 pub struct ParentMeta {
+    /// `metadata.name` (refused past [`MAX_NAME_LEN`] bytes).
     #[serde(deserialize_with = "name")]
     pub name: String,
+    /// `metadata.namespace`; `None` for a cluster-scoped object.
     #[serde(deserialize_with = "namespace")]
     pub namespace: Option<String>,
+    /// `metadata.uid`: the object's identity, which owner references name
+    /// (one deleted and made again under the same name has a new one).
     #[serde(deserialize_with = "uid")]
     pub uid: Option<String>,
+    /// `metadata.generation`: raised by the API server at each change of
+    /// the spec, not of the status.
     pub generation: Option<i64>,
+    /// `metadata.creationTimestamp`.
     pub creation_timestamp: Option<Time>,
+    /// `metadata.deletionTimestamp`: set once the object is being deleted
+    /// (it stays while a finalizer holds it).
     pub deletion_timestamp: Option<Time>,
+    /// The first [`MAX_KEPT_ENTRIES`] labels, as the request lists them.
     #[serde(deserialize_with = "first_labels")]
     pub labels: BTreeMap<String, String>,
+    /// The first [`MAX_KEPT_ENTRIES`] annotations, as the request lists
+    /// them, but the last-applied copies of the whole object
+    /// ([`LAST_APPLIED`]).
     #[serde(deserialize_with = "first_annotations")]
     pub annotations: BTreeMap<String, String>,
 }
@@ -366,13 +390,22 @@ impl<A> Meta<A> {
     }
 }
 
+/// An owner reference (an entry of `metadata.ownerReferences`): the object
+/// that owns this one, whose deletion deletes it too.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct OwnerRef {
+    /// The owner's `apiVersion`.
     pub api_version: String,
+    /// The owner's kind.
     pub kind: String,
+    /// The owner's name.
     pub name: String,
+    /// The owner's UID: which object of that name, so that one made again
+    /// under the same name is not taken for the owner.
     pub uid: String,
+    /// Whether the owner is the object's controller, the one that manages
+    /// it (`controller: true`); an object has at most one.
     pub controller: Option<bool>,
 }
 
@@ -382,10 +415,17 @@ pub struct OwnerRef {
 /// treated as absent (it is only read to carry condition times over).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParentObject<Spec, Status> {
+    /// `apiVersion`: `example.com/v1`.
     pub api_version: String,
+    /// `kind`: `Note`.
     pub kind: String,
+    /// Its metadata, with the labels and annotations to copy to children.
     pub metadata: ParentMeta,
+    /// Its spec, or why it does not fit `Spec`: for the status to say,
+    /// since the user can fix it.
     pub spec: Result<Spec, SpecError>,
+    /// Its current status: `None` when it has none yet, or one that does
+    /// not fit `Status`.
     pub status: Option<Status>,
 }
 
@@ -393,7 +433,9 @@ pub struct ParentObject<Spec, Status> {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{path}: {message}")]
 pub struct SpecError {
+    /// Where: `spec`, or a field under it such as `spec.replicas`.
     pub path: String,
+    /// What was wrong there: `invalid type: string "three", expected i32`.
     pub message: String,
 }
 
@@ -456,10 +498,16 @@ fn read_spec<Spec: DeserializeOwned>(text: &str) -> Result<Spec, SpecError> {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", default, expecting = "a Deployment")]
 pub struct ObservedDeployment {
+    /// `apiVersion`: `apps/v1`.
     pub api_version: String,
+    /// `kind`: `Deployment`.
     pub kind: String,
+    /// Its metadata, no annotation kept.
     pub metadata: Meta,
+    /// What it is asked to run.
     pub spec: ObservedDeploymentSpec,
+    /// What its controller reports of its pods (all zero before the first
+    /// report).
     pub status: ObservedDeploymentStatus,
 }
 
@@ -482,6 +530,8 @@ impl crate::Object for ObservedDeployment {
 }
 
 impl ObservedDeployment {
+    /// Whether the object says it is an `apps/v1` Deployment (one
+    /// decoded from another group, or made with `Default`, does not).
     pub fn is_deployment(&self) -> bool {
         self.kind == "Deployment" && self.api_version == "apps/v1"
     }
@@ -502,19 +552,25 @@ impl ObservedDeployment {
     }
 }
 
+/// A Deployment's spec, as far as the hooks read it.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ObservedDeploymentSpec {
+    /// `spec.replicas`: absent means 1 ([`ObservedDeployment::replicas`]).
     pub replicas: Option<i32>,
+    /// The template of its pods.
     pub template: ObservedPodTemplate,
 }
 
+/// A Deployment's pod template, as far as the hooks read it: its spec.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct ObservedPodTemplate {
+    /// The spec of the pods.
     pub spec: ObservedPodSpec,
 }
 
+/// A pod spec, as far as the hooks read it: its first container.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct ObservedPodSpec {
@@ -524,10 +580,13 @@ pub struct ObservedPodSpec {
     pub first_container: Option<ObservedContainer>,
 }
 
+/// A container, as far as the hooks read it.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct ObservedContainer {
+    /// Its name in the pod.
     pub name: String,
+    /// Its image: `nginx:1.27`.
     pub image: Option<String>,
 }
 
@@ -535,10 +594,17 @@ pub struct ObservedContainer {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ObservedDeploymentStatus {
+    /// Pods it runs, of any template (`status.replicas`).
     pub replicas: i32,
+    /// Pods ready to serve (`status.readyReplicas`).
     pub ready_replicas: i32,
+    /// Pods ready for at least the Deployment's `minReadySeconds`
+    /// (`status.availableReplicas`).
     pub available_replicas: i32,
+    /// Pods of the current template (`status.updatedReplicas`).
     pub updated_replicas: i32,
+    /// The generation its controller last acted on: the counts are of an
+    /// older spec while it is below `metadata.generation`.
     pub observed_generation: Option<i64>,
 }
 

@@ -31,11 +31,17 @@ pub struct SyncRequest<P, C, R = IgnoredObject> {
     /// The CompositeController itself; no hook here reads it.
     #[serde(default)]
     pub controller: IgnoredObject,
+    /// `parent`: the parent, whole, as Metacontroller's cache holds it.
     pub parent: P,
+    /// `children`: the children the parent owns, every type's, flattened
+    /// (docs/metacontroller.md §1.2).
     pub children: ObjectMap<C>,
+    /// `related`: the objects the customize hook's rules selected.
     /// Absent only in hand-written requests; Metacontroller always sends `{}`.
     #[serde(default = "ObjectMap::empty")]
     pub related: ObjectMap<R>,
+    /// `finalizing`: `true` for the finalize hook (the parent is being
+    /// deleted), `false` for sync.
     #[serde(default)]
     pub finalizing: bool,
 }
@@ -49,10 +55,19 @@ pub struct SyncRequest<P, C, R = IgnoredObject> {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SyncResponse<S, C> {
+    /// `status`: the parent's whole new status (Metacontroller then sets
+    /// its `observedGeneration` to the parent's generation).
     pub status: S,
+    /// `children`: every child the parent should have, each with
+    /// `apiVersion`, `kind` and `metadata.name`; a child without a
+    /// namespace gets the parent's.
     pub children: Vec<C>,
+    /// `resyncAfterSeconds`: call the hook again after this many seconds
+    /// (fractions allowed), even if nothing changes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resync_after_seconds: Option<f64>,
+    /// `finalized`: for finalize, `true` lets the parent go (its
+    /// finalizer is removed); absent counts as `false`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub finalized: Option<bool>,
 }
@@ -64,8 +79,11 @@ pub struct SyncResponse<S, C> {
     expecting = "a customize request: an object with parent"
 )]
 pub struct CustomizeRequest<P> {
+    /// `controller`: the CompositeController itself; no hook here reads it.
     #[serde(default)]
     pub controller: IgnoredObject,
+    /// `parent`: the parent, whole; the answer must follow from it alone
+    /// (it is remembered until the parent's spec changes).
     pub parent: P,
 }
 
@@ -74,6 +92,8 @@ pub struct CustomizeRequest<P> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CustomizeResponse {
+    /// `relatedResources`: the rules; every object one selects is sent in
+    /// `related`.
     pub related_resources: Vec<RelatedResourceRule>,
 }
 
@@ -82,14 +102,22 @@ pub struct CustomizeResponse {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RelatedResourceRule {
+    /// `apiVersion` of the objects: `v1`, `apps/v1`.
     pub api_version: String,
+    /// `resource`: their plural resource name, `configmaps`.
     pub resource: String,
+    /// `labelSelector`: only objects whose labels it matches (`{}`
+    /// matches every one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label_selector: Option<LabelSelector>,
+    /// `namespaceSelector`: only objects in the namespaces whose labels it
+    /// matches (namespaced types only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<LabelSelector>,
+    /// `namespace`: only objects in this namespace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+    /// `names`: only objects of these names.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub names: Option<Vec<String>>,
 }
@@ -119,20 +147,24 @@ pub struct ObjectMap<T> {
 }
 
 impl<T> ObjectMap<T> {
+    /// No objects: a request's `{}`.
     pub fn empty() -> Self {
         Self {
             objects: Vec::new(),
         }
     }
 
+    /// The objects, in the order the request gave them.
     pub fn iter(&self) -> std::slice::Iter<'_, T> {
         self.objects.iter()
     }
 
+    /// How many there are.
     pub fn len(&self) -> usize {
         self.objects.len()
     }
 
+    /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.objects.is_empty()
     }

@@ -16,14 +16,23 @@ use std::sync::Arc;
 /// The hooks Metacontroller calls on a CompositeController.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HookKind {
+    /// `sync`: called whenever the parent or one of its children changes,
+    /// and at each resync; answers the status and the desired children.
     Sync,
+    /// `finalize`: called instead of `sync` while the parent is being
+    /// deleted, until it answers that the parent may go.
     Finalize,
+    /// `customize`: which related objects to send with each `sync`; asked
+    /// again when the parent's spec changes.
     Customize,
 }
 
 impl HookKind {
+    /// Every kind of hook.
     pub const ALL: [HookKind; 3] = [HookKind::Sync, HookKind::Finalize, HookKind::Customize];
 
+    /// Its name, as in its path (`/{controller}/sync`) and a manifest's
+    /// `spec.hooks`.
     pub fn as_str(self) -> &'static str {
         match self {
             HookKind::Sync => "sync",
@@ -32,6 +41,8 @@ impl HookKind {
         }
     }
 
+    /// The kind named `name` (`sync`, `finalize`, `customize`); `None`
+    /// for any other name.
     pub fn parse(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|h| h.as_str() == name)
     }
@@ -51,12 +62,22 @@ pub type Handler = Arc<dyn Fn(&[u8], Timestamp) -> Result<Vec<u8>, HookError> + 
 /// does exist, so a typo is easy to fix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LookupError {
+    /// No controller has that name.
     #[error("unknown controller {name:?}; known controllers: {known}")]
-    UnknownController { name: String, known: String },
+    UnknownController {
+        /// The name asked for.
+        name: String,
+        /// Every controller's name, comma-separated.
+        known: String,
+    },
+    /// The controller has no hook of that name.
     #[error("controller {controller:?} has no {hook:?} hook; it has: {known}")]
     UnknownHook {
+        /// The controller.
         controller: String,
+        /// The hook asked for.
         hook: String,
+        /// The hooks it has, comma-separated.
         known: String,
     },
 }
@@ -99,13 +120,20 @@ pub fn all_crds(table: &[Controller]) -> Vec<CustomResourceDefinition> {
 /// What went wrong running a hook on a request.
 #[derive(Debug, thiserror::Error)]
 pub enum HookError {
+    /// The request is not one the hook can read: not JSON, or not of its
+    /// types (the service answers 400 or 422).
     #[error(transparent)]
     Decode(#[from] DecodeError),
+    /// The answer could not be encoded as JSON (a map with keys that are
+    /// not strings, say).
     #[error("encoding the response failed: {0}")]
     Encode(#[from] serde_json::Error),
     /// The hook returned an error instead of an answer.
     #[error("the hook failed: {message}")]
-    Failed { message: String },
+    Failed {
+        /// The error's message.
+        message: String,
+    },
 }
 
 /// Decodes the request, runs the pure hook, encodes the response.
@@ -127,6 +155,8 @@ where
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the hook panicked: {message}")]
 pub struct Panicked {
+    /// What `panic!` was given, or a placeholder for a payload that is
+    /// not text.
     pub message: String,
 }
 

@@ -34,7 +34,10 @@ pub trait ParentType:
     + HasStatus<Status = Self::StatusType>
     + 'static
 {
+    /// Its spec: what a hook reads in `req.parent.spec`.
     type SpecType: DeserializeOwned;
+    /// Its status: what a hook answers ([`crate::Answer`]), and reads back
+    /// in `req.parent.status`.
     type StatusType: DeserializeOwned + Serialize;
 
     /// The type, as manifests name it.
@@ -64,6 +67,7 @@ pub type Parent<P> = ParentObject<<P as ParentType>::SpecType, <P as ParentType>
 /// A status that holds conditions: with it, [`Request::conditions`] keeps
 /// each condition's transition time while its status does not change.
 pub trait HasConditions {
+    /// The conditions the status holds now.
     fn conditions(&self) -> &[Condition];
 }
 
@@ -71,6 +75,8 @@ pub trait HasConditions {
 /// `P`, with children of the types `C` and related objects of the types
 /// `R` (each `()`, one type, or a tuple of up to four).
 pub struct Request<P: ParentType, C: ObjectSet = Nothing, R: ObjectSet = Nothing> {
+    /// The parent: its metadata, its spec (or why it does not fit its
+    /// type) and its current status.
     pub parent: Parent<P>,
     /// The children, by type: `req.children.of::<Deployment>()`.
     pub children: ObjectsBy<C>,
@@ -117,6 +123,37 @@ impl<P: ParentType, C: ObjectSet, R: ObjectSet> WireRequest<P, C, R> {
 
 impl<P: ParentType, C: ObjectSet, R: ObjectSet> Request<P, C, R> {
     /// The request in `body`, as Metacontroller sends it, at `now`.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use metahook_core::Request;
+    /// # use kube::CustomResource;
+    /// # use schemars::JsonSchema;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
+    /// # #[kube(group = "example.com", version = "v1", kind = "Note", namespaced, status = "NoteStatus")]
+    /// # pub struct NoteSpec { text: String }
+    /// # #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+    /// # pub struct NoteStatus {}
+    ///
+    /// let body = br#"{
+    ///     "parent": {
+    ///         "apiVersion": "example.com/v1", "kind": "Note",
+    ///         "metadata": {"name": "n", "namespace": "ns"}, "spec": {"text": 3}
+    ///     },
+    ///     "children": {"ConfigMap.v1": {"ns/n": {"metadata": {"name": "n", "namespace": "ns"}}}}
+    /// }"#;
+    /// let now = "2026-11-22T03:00:00Z".parse()?;
+    /// let req = Request::<Note, ConfigMap>::from_json(body, now)?;
+    /// assert!(req.children.of::<ConfigMap>().get("n").is_some());
+    /// // A spec that does not fit its type is for the hook to report.
+    /// let invalid = req.parent.spec.unwrap_err();
+    /// assert_eq!(invalid.path, "spec.text");
+    /// // A body that is no request is refused, saying where.
+    /// let err = Request::<Note, ConfigMap>::from_json(br#"{"parent": 1}"#, now).unwrap_err();
+    /// assert!(err.to_string().starts_with("unexpected request shape at `parent`"), "{err}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn from_json(body: &[u8], now: Timestamp) -> Result<Self, DecodeError> {
         decode::<WireRequest<P, C, R>>(body).map(|wire| wire.at(now))
     }
@@ -137,6 +174,40 @@ impl<P: ParentType, C: ObjectSet, R: ObjectSet> Request<P, C, R> {
     /// each condition's `lastTransitionTime` is carried over from the
     /// parent's current status while its status is unchanged (now
     /// otherwise), and `observedGeneration` is the parent's generation.
+    ///
+    /// ```
+    /// use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+    /// use metahook_core::{HasConditions, Request, Wanted};
+    /// # use kube::CustomResource;
+    /// # use schemars::JsonSchema;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
+    /// # #[kube(group = "example.com", version = "v1", kind = "Note", namespaced, status = "NoteStatus")]
+    /// # pub struct NoteSpec { text: String }
+    /// # #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+    /// # pub struct NoteStatus { conditions: Vec<Condition> }
+    /// impl HasConditions for NoteStatus {
+    ///     fn conditions(&self) -> &[Condition] {
+    ///         &self.conditions
+    ///     }
+    /// }
+    ///
+    /// // Ready since 03:00, as the current status says.
+    /// let parent = serde_json::from_value(serde_json::json!({
+    ///     "metadata": {"name": "n", "generation": 2},
+    ///     "spec": {"text": "hi"},
+    ///     "status": {"conditions": [{
+    ///         "type": "Ready", "status": "True", "reason": "Copied", "message": "",
+    ///         "lastTransitionTime": "2026-11-22T03:00:00Z",
+    ///     }]},
+    /// }))?;
+    /// let req: Request<Note> = Request::new(parent, "2026-11-22T04:00:00Z".parse()?);
+    /// let ready = Wanted::new("Ready", true, "Copied", "every copy written".to_owned());
+    /// let [ready] = <[Condition; 1]>::try_from(req.conditions([ready])).unwrap();
+    /// assert_eq!(ready.last_transition_time.0.to_string(), "2026-11-22T03:00:00Z");
+    /// assert_eq!(ready.observed_generation, Some(2));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn conditions(&self, wanted: impl IntoIterator<Item = Wanted>) -> Vec<Condition>
     where
         P::StatusType: HasConditions,
@@ -170,7 +241,10 @@ impl<P: ParentType, C: ObjectSet, R: ObjectSet> fmt::Debug for Request<P, C, R> 
 
 /// A `customize` request (docs/metacontroller.md §1.6): the parent alone.
 pub struct Customize<P: ParentType> {
+    /// The parent, as in [`Request::parent`]. The answer must follow from
+    /// it alone: it is remembered until the parent's spec changes.
     pub parent: Parent<P>,
+    /// When the request is answered.
     pub now: Timestamp,
 }
 
@@ -215,10 +289,17 @@ impl<P: ParentType> fmt::Debug for Customize<P> {
 /// (docs/metacontroller.md §6): the decorated object `T`, whole, and its
 /// attachments of the types `A`.
 pub struct Decorate<T, A: ObjectSet = Nothing, R: ObjectSet = Nothing> {
+    /// The decorated object, whole.
     pub object: T,
+    /// The attachments this decorator made for it, by type:
+    /// `req.attachments.of::<ConfigMap>()`.
     pub attachments: ObjectsBy<A>,
+    /// The objects the `customize` hook's rules selected, by type.
     pub related: ObjectsBy<R>,
+    /// Whether this is the `finalize` hook's call (the object is being
+    /// deleted).
     pub finalizing: bool,
+    /// When the request is answered.
     pub now: Timestamp,
 }
 

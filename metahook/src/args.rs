@@ -55,8 +55,11 @@ pub fn api(args: &DriverArgs) -> Option<ApiSettings> {
 /// Why the driver's settings cannot work.
 #[derive(Debug, thiserror::Error)]
 pub enum DriverSettingsError {
+    /// A rate (`--kube-qps`, `--events-qps`) that makes no budget.
     #[error("the API request budget is invalid")]
     Budget(#[from] BudgetError),
+    /// Leader election timings out of order: the retry period must be
+    /// shorter than the renew deadline, and that than the lease duration.
     #[error("the leader election's timings are invalid")]
     Leader(#[from] LeaderError),
 }

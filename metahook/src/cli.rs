@@ -10,6 +10,8 @@ use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// The command line of a metahook binary: a subcommand, or `serve`'s
+/// flags alone.
 #[derive(Debug, Parser)]
 #[command(
     name = "metahook",
@@ -18,6 +20,8 @@ use std::time::Duration;
     args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
+    /// The subcommand; without one, metahook serves with the flags in
+    /// `serve`.
     #[command(subcommand)]
     pub command: Option<Command>,
     /// With no subcommand, metahook serves.
@@ -25,6 +29,7 @@ pub struct Cli {
     pub serve: ServeArgs,
 }
 
+/// What to run.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the hooks over HTTP (the default); with `--drive`, also drive
@@ -42,8 +47,10 @@ pub enum Command {
     Render(RenderArgs),
 }
 
+/// `serve`: the hook service's settings, and the driver's for `--drive`.
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
+    /// Where to listen, how long to drain, how to log.
     #[command(flatten)]
     pub process: ProcessArgs,
     /// Largest request body accepted; Metacontroller sends every child whole.
@@ -95,6 +102,7 @@ pub struct ServeArgs {
     /// KUBECONFIG or ~/.kube/config.
     #[arg(long, env = "METAHOOK_DRIVE")]
     pub drive: bool,
+    /// The driver's settings, for `--drive`.
     #[command(flatten)]
     pub driver: DriverArgs,
 }
@@ -118,8 +126,10 @@ pub struct ProcessArgs {
 /// `metahook drive`: the driver alone.
 #[derive(Debug, Clone, Args)]
 pub struct DriveArgs {
+    /// Where to listen, how long to drain, how to log.
     #[command(flatten)]
     pub process: ProcessArgs,
+    /// The driver's settings.
     #[command(flatten)]
     pub driver: DriverArgs,
 }
@@ -308,12 +318,19 @@ fn positive_rate(text: &str) -> Result<f64, String> {
     }
 }
 
+/// How log lines are written (`--log-format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
+    // Documented with `#[doc = concat!(..)]`, which clap does not read: it
+    // takes a doc comment as the value's help, and help on a value turns
+    // every `--help` into its long layout.
+    #[doc = concat!("Lines for a person to read, coloured on a terminal.")]
     Text,
+    #[doc = concat!("One JSON object per line, for a log collector.")]
     Json,
 }
 
+/// `crds`: where the CRDs go, and whose.
 #[derive(Debug, Clone, Args)]
 pub struct CrdsArgs {
     /// Write one `<name>.yaml` per CRD into this directory instead of
@@ -326,6 +343,7 @@ pub struct CrdsArgs {
     pub driver: bool,
 }
 
+/// `render`: the hook, the request, and what to print of the answer.
 #[derive(Debug, Clone, Args)]
 pub struct RenderArgs {
     /// Controller name, e.g. `hello`.

@@ -6,17 +6,24 @@ use metahook_core::Controller;
 use std::io::Write;
 use std::path::PathBuf;
 
+/// Why `crds` wrote no CRDs, or not all of them.
 #[derive(Debug, thiserror::Error)]
 pub enum CrdsError {
+    /// A CRD could not be written as YAML.
     #[error("serialising CRD {name} to YAML failed")]
     Yaml {
+        /// The CRD's name: `notes.example.com`.
         name: String,
+        /// What the YAML writer said.
         #[source]
         source: serde_saphyr::SerializeError,
     },
+    /// A file, or standard output, could not be written.
     #[error("writing {path} failed")]
     Write {
+        /// The file (`<stdout>` for standard output).
         path: PathBuf,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
@@ -58,6 +65,8 @@ fn named(crds: &[CustomResourceDefinition]) -> Result<Vec<(String, String)>, Crd
         .collect()
 }
 
+/// `crds`: the CRDs `controllers` own (or, with `--driver`, the driver's)
+/// printed as one YAML stream, or written one file each into `--out-dir`.
 pub fn run(args: &CrdsArgs, controllers: &[Controller]) -> Result<(), CrdsError> {
     let files = if args.driver {
         driver_files()?

@@ -47,7 +47,7 @@
 //!     metahook::main([Controller::composite::<Note>("note")
 //!         .child::<ConfigMap>(UpdateStrategy::InPlace)
 //!         .sync(sync)
-//!         .crd(<Note as kube::CustomResourceExt>::crd())])
+//!         .crd_of::<Note>()])
 //! }
 //! ```
 //!
@@ -77,6 +77,7 @@
 //! - [`crds`]: `crds`, the CRD YAML from the Rust types; [`render`]:
 //!   `render`, one hook on a request file, offline.
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 pub mod args;
 pub mod cli;
@@ -97,26 +98,38 @@ use std::time::Duration;
 /// What failed, by command.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// `serve`: the hook server could not start (an address taken, TLS
+    /// files unreadable) or failed.
     #[error("serving failed")]
     Serve(#[from] metahook_service::ServeError),
+    /// `render` printed no answer.
     #[error("rendering failed")]
     Render(#[from] render::RenderError),
+    /// `crds` could not write the CRDs.
     #[error("writing the CRDs failed")]
     Crds(#[from] crds::CrdsError),
+    /// Logging could not be set up.
     #[error("setting up logging failed")]
     Telemetry(#[from] telemetry::TelemetryError),
+    /// The driver's flags make no settings that can work.
     #[error("the driver's settings are invalid")]
     DriverSettings(#[from] args::DriverSettingsError),
+    /// `serve --drive` or `drive`: the driver, or a server beside it,
+    /// stopped with an error.
     #[error("driving failed")]
     Drive(#[from] side_by_side::SideBySideError),
+    /// `serve` was given `--api-listen` without `--drive`.
     #[error("--api-listen serves the driver's records: it needs --drive (or `metahook drive`)")]
     ApiWithoutDriver,
+    /// `serve` was given `--debug-driver-listen` without `--drive`.
     #[error(
         "--debug-driver-listen serves the driver's view: it needs --drive (or `metahook drive`)"
     )]
     DebugWithoutDriver,
+    /// A controller's declaration cannot work ([`Controller::check`]).
     #[error(transparent)]
     Declaration(#[from] DeclarationError),
+    /// Two controllers have this name.
     #[error("two controllers are named {0:?}: a controller's name is its hooks' path")]
     DuplicateController(String),
 }
@@ -137,6 +150,32 @@ pub fn main<C: Into<Controller>>(controllers: impl IntoIterator<Item = C>) -> Ex
 /// The controllers, checked ([`Controller::check`], one name each) and
 /// kept for the life of the process: every server and driver of it reads
 /// them.
+///
+/// ```
+/// use metahook::{Controller, Error};
+/// # use kube::CustomResource;
+/// # use schemars::JsonSchema;
+/// # use serde::{Deserialize, Serialize};
+/// # #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
+/// # #[kube(group = "example.com", version = "v1", kind = "Note", namespaced, status = "NoteStatus")]
+/// # pub struct NoteSpec { text: String }
+/// # #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+/// # pub struct NoteStatus {}
+/// # fn sync(_: &metahook::Request<Note>) -> metahook::Answer<NoteStatus> {
+/// #     metahook::Answer::new(NoteStatus {})
+/// # }
+///
+/// let note = || Controller::composite::<Note>("note").sync(sync);
+/// let table = metahook::table([note()])?;
+/// assert_eq!(table[0].name(), "note");
+/// // One controller per name: a controller's name is its hooks' path.
+/// let twice = metahook::table([note(), note()]);
+/// assert!(matches!(twice, Err(Error::DuplicateController(name)) if name == "note"));
+/// // A declaration that cannot work is refused before anything starts.
+/// let no_sync = metahook::table([Controller::composite::<Note>("note")]);
+/// assert!(matches!(no_sync, Err(Error::Declaration(_))));
+/// # Ok::<(), Error>(())
+/// ```
 pub fn table<C: Into<Controller>>(
     controllers: impl IntoIterator<Item = C>,
 ) -> Result<&'static [Controller], Error> {
@@ -183,7 +222,40 @@ pub fn controllers_help(controllers: &[Controller]) -> String {
     format!("Controllers:\n{}", each.join("\n"))
 }
 
-/// Runs the command line for `controllers`.
+/// Runs the command line for `controllers`: what [`main`] does once it
+/// has parsed it, for a `main` of your own.
+///
+/// `crds --out-dir DIR`, run as the command line runs it:
+///
+/// ```
+/// use clap::Parser;
+/// use metahook::Controller;
+/// use metahook::cli::Cli;
+/// use std::ffi::OsStr;
+/// # use kube::CustomResource;
+/// # use schemars::JsonSchema;
+/// # use serde::{Deserialize, Serialize};
+/// # #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
+/// # #[kube(group = "example.com", version = "v1", kind = "Note", namespaced, status = "NoteStatus")]
+/// # pub struct NoteSpec { text: String }
+/// # #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+/// # pub struct NoteStatus {}
+/// # fn sync(_: &metahook::Request<Note>) -> metahook::Answer<NoteStatus> {
+/// #     metahook::Answer::new(NoteStatus {})
+/// # }
+///
+/// let table = metahook::table([Controller::composite::<Note>("note").sync(sync).crd_of::<Note>()])?;
+/// let dir = std::env::temp_dir().join(format!("metahook-doc-crds-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// let args = ["metahook", "crds", "--out-dir"].map(OsStr::new);
+/// let cli = Cli::try_parse_from(args.into_iter().chain([dir.as_os_str()]))?;
+/// metahook::run(cli, table)?;
+/// let note = std::fs::read_to_string(dir.join("notes.example.com.yaml"))?;
+/// assert!(note.starts_with("# Generated by `metahook crds`"));
+/// assert!(note.contains("kind: CustomResourceDefinition"));
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn run(cli: Cli, controllers: &'static [Controller]) -> Result<(), Error> {
     match cli.command {
         None => serve(cli.serve, controllers),

@@ -27,23 +27,34 @@ use std::time::Duration;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 
+/// Why `serve --drive` or `drive` stopped other than at a signal.
 #[derive(Debug, thiserror::Error)]
 pub enum SideBySideError {
+    /// The driver could not start (a manifest, the cluster out of reach)
+    /// or stopped (its Lease lost).
     #[error("the driver failed")]
     Drive(#[from] DriveError),
+    /// The HTTP server (hooks, health, metrics) could not start or failed.
     #[error(transparent)]
     Serve(#[from] ServeError),
+    /// The driver's runtime or thread could not start.
     #[error("starting the driver's runtime failed")]
     Runtime(#[source] std::io::Error),
+    /// SIGTERM and SIGINT could not be watched.
     #[error("watching SIGTERM and SIGINT failed")]
     Signals(#[source] std::io::Error),
+    /// The driver's thread panicked.
     #[error("the driver's thread panicked")]
     Panicked,
+    /// The aggregated API (`--api-listen`) could not start.
     #[error("starting the aggregated API failed")]
     Api(#[from] metahook_apiserver::StartError),
+    /// `/debug/driver` (`--debug-driver-listen`) could not listen.
     #[error("listening on {addr} for /debug/driver failed")]
     DebugListen {
+        /// The address it was given.
         addr: std::net::SocketAddr,
+        /// Why.
         #[source]
         source: std::io::Error,
     },

@@ -4,10 +4,12 @@
 use crate::cli::LogFormat;
 use tracing_subscriber::EnvFilter;
 
+/// Logging could not be set up: this process already has a logger.
 #[derive(Debug, thiserror::Error)]
 #[error("a global logger is already installed")]
 pub struct TelemetryError(#[source] tracing_subscriber::util::TryInitError);
 
+/// Installs the process' logger, writing `format` to standard output.
 pub fn init(format: LogFormat) -> Result<(), TelemetryError> {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;

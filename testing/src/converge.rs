@@ -36,52 +36,86 @@ use std::time::Duration;
 /// Why a convergence check could not run, or failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ConvergeError {
+    /// The declaration makes no manifest the driver can drive.
     #[error("the controller's declaration is not one the driver can drive")]
     Config(#[source] ConfigError),
+    /// The controller, named here, is a DecoratorController.
     #[error("{0}: a DecoratorController's convergence is not checked here")]
     Decorator(String),
+    /// The controller, named here, has a child type that rolls
+    /// (`RollingRecreate`, `RollingInPlace`).
     #[error("{0}: a child type rolls; rolling updates are not checked here")]
     Rolling(String),
+    /// No parent was given, or not one of the controller's parent type:
+    /// what is wrong with it.
     #[error("the parent is not a Kubernetes object of the controller's parent type: {0}")]
     Parent(String),
+    /// A hook gave no answer: the request is not one it reads, or it
+    /// failed.
     #[error("pass {pass}: the {hook} hook failed")]
     Hook {
+        /// The pass, from 1.
         pass: usize,
+        /// The hook.
         hook: HookKind,
+        /// Why.
         #[source]
         source: HookError,
     },
+    /// A hook panicked.
     #[error("pass {pass}: the {hook} hook panicked: {message}")]
     Panicked {
+        /// The pass, from 1.
         pass: usize,
+        /// The hook.
         hook: HookKind,
+        /// What the panic said.
         message: String,
     },
+    /// A hook's answer is not one the driver takes (a key the protocol
+    /// does not have, a value of the wrong type).
     #[error("pass {pass}: the driver would not take the {hook} hook's answer")]
     Answer {
+        /// The pass, from 1.
         pass: usize,
+        /// The hook.
         hook: HookKind,
+        /// What the driver found wrong.
         #[source]
         source: DecodeResponseError,
     },
+    /// The driver would not act on the answer: a desired child without a
+    /// name, of a type not declared, or whose labels the parent's selector
+    /// does not match.
     #[error("pass {pass}: the driver would not act on the answer")]
     Plan {
+        /// The pass, from 1.
         pass: usize,
+        /// What the driver found wrong.
         #[source]
         source: PlanError,
     },
+    /// A rule of the customize hook's answer is invalid (names with a
+    /// selector, say).
     #[error("pass {pass}: the customize hook's rules")]
     Related {
+        /// The pass, from 1.
         pass: usize,
+        /// What is wrong with the rule.
         #[source]
         source: RelatedError,
     },
+    /// An object in the cluster (one given, or one a pass wrote) is not a
+    /// Kubernetes object the driver can read.
     #[error("pass {pass}: an object the store holds is not a Kubernetes object")]
     Object {
+        /// The pass, from 1.
         pass: usize,
+        /// Why it could not be read.
         #[source]
         source: serde_json::Error,
     },
+    /// The controller never settled.
     #[error(transparent)]
     NotSettled(#[from] NotSettled),
 }
@@ -93,7 +127,9 @@ pub enum ConvergeError {
     writes.iter().map(|w| format!("  {w}")).collect::<Vec<_>>().join("\n")
 )]
 pub struct NotSettled {
+    /// The controller's name.
     pub controller: String,
+    /// The passes it was allowed ([`Converge::max_passes`]).
     pub passes: usize,
     /// Each write of the last pass: what, and which fields made it.
     pub writes: Vec<String>,
@@ -102,6 +138,8 @@ pub struct NotSettled {
 /// One pass: what it wrote, and the hook's answer.
 #[derive(Debug, Clone)]
 pub struct Pass {
+    /// The hook it called: `None` when it called none (the parent was
+    /// gone, or is not this controller's).
     pub hook: Option<HookKind>,
     /// Each write, described with the fields it changed.
     pub writes: Vec<String>,

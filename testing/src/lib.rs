@@ -53,6 +53,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 mod converge;
 pub mod kubernetes;

@@ -11,12 +11,16 @@ use serde_json::{Map, Value, json};
 /// Why a hook gave no answer.
 #[derive(Debug, thiserror::Error)]
 pub enum CallError {
+    /// The controller has no hook of this kind.
     #[error("the controller has no {0} hook")]
     NoHook(HookKind),
+    /// The request is not one the hook reads, or the hook failed.
     #[error(transparent)]
     Hook(#[from] HookError),
+    /// The hook panicked, saying this.
     #[error("the hook panicked: {0}")]
     Panicked(String),
+    /// The request could not be encoded, or the answer is not JSON.
     #[error("the answer is not JSON")]
     Answer(#[source] serde_json::Error),
 }
@@ -72,6 +76,46 @@ impl Situation {
     }
 
     /// `controller`'s `hook` on this request at `now`: its answer.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use metahook_core::{Answer, Controller, HookKind, Request, UpdateStrategy};
+    /// use metahook_testing::Situation;
+    /// use serde_json::json;
+    /// # use kube::CustomResource;
+    /// # use schemars::JsonSchema;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
+    /// # #[kube(group = "example.com", version = "v1", kind = "Note", namespaced, status = "NoteStatus")]
+    /// # pub struct NoteSpec { text: String }
+    /// # #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+    /// # pub struct NoteStatus { copies: usize }
+    ///
+    /// fn sync(req: &Request<Note, ConfigMap>) -> Answer<NoteStatus> {
+    ///     let copies = req.children.of::<ConfigMap>().len();
+    ///     Answer::new(NoteStatus { copies }).child(json!({
+    ///         "apiVersion": "v1", "kind": "ConfigMap",
+    ///         "metadata": {"name": req.parent.metadata.name},
+    ///     }))
+    /// }
+    /// let notes = Controller::composite::<Note>("note")
+    ///     .child::<ConfigMap>(UpdateStrategy::InPlace)
+    ///     .sync(sync)
+    ///     .build();
+    ///
+    /// let mut note = Note::new("hello", NoteSpec { text: "hi".to_owned() });
+    /// note.metadata.namespace = Some("default".to_owned());
+    /// let copy = json!({
+    ///     "apiVersion": "v1", "kind": "ConfigMap",
+    ///     "metadata": {"name": "hello", "namespace": "default"},
+    /// });
+    /// let answer = Situation::of(note)
+    ///     .child(copy)
+    ///     .answer(&notes, HookKind::Sync, "2026-11-22T03:00:00Z".parse()?)?;
+    /// assert_eq!(answer["status"]["copies"], 1);
+    /// assert_eq!(answer["children"][0]["metadata"]["name"], "hello");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn answer(
         &self,
         controller: &Controller,

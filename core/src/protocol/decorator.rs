@@ -34,8 +34,11 @@ pub struct DecoratorRequest<O, A, R = IgnoredObject> {
     /// key, `{}` when there are none).
     #[serde(default = "ObjectMap::empty")]
     pub attachments: ObjectMap<A>,
+    /// The objects the customize hook's rules selected.
     #[serde(default = "ObjectMap::empty")]
     pub related: ObjectMap<R>,
+    /// `true` for the finalize hook (the object is being deleted), `false`
+    /// for sync.
     #[serde(default)]
     pub finalizing: bool,
 }
@@ -50,16 +53,24 @@ pub struct DecoratorRequest<O, A, R = IgnoredObject> {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DecoratorResponse<S, A> {
+    /// `labels`: label edits on the object.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, Option<String>>,
+    /// `annotations`: annotation edits on the object.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub annotations: BTreeMap<String, Option<String>>,
+    /// `status`: the object's whole new status, or `None` to leave it.
     #[serde(default = "Option::default", skip_serializing_if = "Option::is_none")]
     pub status: Option<S>,
+    /// `attachments`: every attachment the object should have.
     #[serde(default = "Vec::new")]
     pub attachments: Vec<A>,
+    /// `resyncAfterSeconds`: call the hook again after this many seconds,
+    /// even if nothing changes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resync_after_seconds: Option<f64>,
+    /// `finalized`: for finalize, `true` lets the object go (the
+    /// decorator's finalizer is removed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub finalized: Option<bool>,
 }

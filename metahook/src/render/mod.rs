@@ -13,47 +13,74 @@ use metahook_driver::config::ControllerConfig;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
+/// Why `render` printed no answer.
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
+    /// The request file (or `--response`'s) could not be read.
     #[error("reading {path} failed")]
     Read {
+        /// The file (`-` for standard input).
         path: PathBuf,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
+    /// The file is neither JSON nor YAML.
     #[error("{path} is neither JSON nor YAML")]
     Yaml {
+        /// The file (`-` for standard input).
         path: PathBuf,
+        /// Where the YAML reader gave up, and why.
         #[source]
         source: Box<serde_saphyr::Error>,
     },
+    /// No controller, or no hook, of the name given.
     #[error(transparent)]
     Lookup(#[from] LookupError),
+    /// The hook gave no answer: the request is not one it reads, or it
+    /// failed.
     #[error("the {controller} {hook} hook rejected the request")]
     Hook {
+        /// The controller.
         controller: String,
+        /// The hook.
         hook: HookKind,
+        /// Why.
         #[source]
         source: HookError,
     },
+    /// Standard output could not be written.
     #[error("writing the response failed")]
     Write(#[source] std::io::Error),
+    /// The plan (`--plan`) could not be encoded as JSON.
     #[error("encoding the plan failed")]
     Encode(#[source] serde_json::Error),
+    /// `--plan` was asked of a customize hook: its answer is rules, not
+    /// writes.
     #[error("a {0} hook's answer is not a plan: --plan takes sync or finalize")]
     NoPlan(HookKind),
+    /// `--plan` made no plan: the controller is one it does not cover (a
+    /// decorator, children that roll), or the driver would not act on the
+    /// request or the answer.
     #[error("planning the {controller} controller's answer failed")]
     Plan {
+        /// The controller.
         controller: String,
+        /// Why.
         #[source]
         source: metahook_driver::preview::PreviewError,
     },
+    /// The hook named is not `sync`, `finalize` or `customize`.
     #[error("unknown hook {0:?}: sync, finalize or customize")]
     UnknownHook(String),
+    /// `--controllers`: the manifests could not be used, or the webhook
+    /// gave no answer.
     #[error(transparent)]
     Webhook(#[from] webhook::WebhookError),
 }
 
+/// `render`: the hook's answer to the request file, or with `--plan` what
+/// the driver would do with it, on standard output.
 pub fn run(args: &RenderArgs, controllers: &[Controller]) -> Result<(), RenderError> {
     let (path, input) = read_input(args.file.as_ref())?;
     let body = to_json(&path, input)?;
