@@ -57,8 +57,15 @@ fn widget_api(client: &kube::Client, ns: &str) -> Api<kube::api::DynamicObject> 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_users_own_controller_is_served_driven_and_finalized() {
     // Its CRD, from its own Rust types.
-    let crds = Command::new(binary()).arg("crds").output().expect("widget-operator crds");
-    assert!(crds.status.success(), "{}", String::from_utf8_lossy(&crds.stderr));
+    let crds = Command::new(binary())
+        .arg("crds")
+        .output()
+        .expect("widget-operator crds");
+    assert!(
+        crds.status.success(),
+        "{}",
+        String::from_utf8_lossy(&crds.stderr)
+    );
     let crd: Value = serde_saphyr::from_str(&String::from_utf8_lossy(&crds.stdout)).expect("YAML");
     assert_eq!(crd["spec"]["names"]["kind"], "Widget");
     let client = admin().await;
@@ -129,6 +136,9 @@ fn post(port: u16, path: &str, body: &Value) -> Value {
     .expect("sending");
     let mut answer = String::new();
     s.read_to_string(&mut answer).expect("reading");
-    assert!(answer.starts_with("HTTP/1.0 200") || answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        answer.starts_with("HTTP/1.0 200") || answer.starts_with("HTTP/1.1 200"),
+        "{answer}"
+    );
     serde_json::from_str(answer.split_once("\r\n\r\n").map_or("", |(_, b)| b)).expect("JSON")
 }
