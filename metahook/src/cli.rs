@@ -1,5 +1,5 @@
 //! The command line: `serve` (the default, `--drive` to drive the cluster
-//! too), `drive`, `crds`, `render`.
+//! too), `drive`, `crds`, `render`, `chart`, `manifests`, `new`.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use metahook_driver::run::defaults as driver_defaults;
@@ -16,7 +16,7 @@ use std::time::Duration;
 #[command(
     name = "metahook",
     version,
-    about = "Kubernetes operators as pure functions: Metacontroller hooks for Hello, Hikawa and Foo",
+    about = "Kubernetes operators as pure functions: Metacontroller hooks, served, driven, rendered and installed",
     args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
@@ -45,6 +45,19 @@ pub enum Command {
     /// Run one hook on a request file and print the response: what one
     /// reconcile would do, offline.
     Render(RenderArgs),
+    /// Write the Helm chart that installs these controllers: both modes,
+    /// TLS and mutual TLS, shards, NetworkPolicy, ServiceMonitor,
+    /// PodDisruptionBudget, the aggregated API, a schema for every value;
+    /// their CRDs and manifests from their declarations.
+    Chart(ChartArgs),
+    /// Print what installs these controllers without Helm: their CRDs,
+    /// their CompositeController (or DecoratorController) manifests with
+    /// webhooks at a Service, and with --driver the driver's
+    /// least-privilege RBAC.
+    Manifests(ManifestsArgs),
+    /// Write a new crate: a controller of your own on metahook, with its
+    /// tests, its image build and its chart.
+    New(NewArgs),
 }
 
 /// `serve`: the hook service's settings, and the driver's for `--drive`.
@@ -341,6 +354,81 @@ pub struct CrdsArgs {
     /// ControllerRevision, for rolling updates (driver/crds/).
     #[arg(long)]
     pub driver: bool,
+}
+
+/// `chart`: where the chart goes, and what names it.
+#[derive(Debug, Clone, Args)]
+pub struct ChartArgs {
+    /// The chart's directory: created, or brought up to date (its
+    /// templates/, crds/ and metacontroller/ hold only what is generated).
+    #[arg(long)]
+    pub out_dir: PathBuf,
+    /// The chart's name; this program's by default.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// What the chart installs, one paragraph for Chart.yaml.
+    #[arg(long)]
+    pub description: Option<String>,
+    /// The chart's version (SemVer).
+    #[arg(long, default_value = "0.1.0")]
+    pub version: String,
+    /// The image tag the chart deploys unless `image.tag` says otherwise;
+    /// the chart's version by default.
+    #[arg(long)]
+    pub app_version: Option<String>,
+    /// The image repository (`image.repository`); `localhost/<name>` by
+    /// default, as `scripts/image.sh` of a new crate tags it.
+    #[arg(long)]
+    pub image: Option<String>,
+}
+
+/// `manifests`: where the webhooks point, and whether to add the driver's
+/// RBAC.
+#[derive(Debug, Clone, Args)]
+pub struct ManifestsArgs {
+    /// The namespace of the Service the webhooks call, and of the driver's
+    /// ServiceAccount and Lease.
+    #[arg(long, default_value = "default")]
+    pub namespace: String,
+    /// The Service the webhooks call; this program's name by default.
+    #[arg(long)]
+    pub service: Option<String>,
+    /// The Service's port.
+    #[arg(long, default_value_t = 80)]
+    pub port: u16,
+    /// Add what driver mode needs: a ServiceAccount (named as the
+    /// Service), a ClusterRole with exactly the verbs the driver uses on
+    /// each parent and child type (no wildcard), a Role for its Lease, and
+    /// their bindings.
+    #[arg(long)]
+    pub driver: bool,
+}
+
+/// `new`: where, and the names every file follows from.
+#[derive(Debug, Clone, Args)]
+pub struct NewArgs {
+    /// The new crate's directory: new or empty.
+    pub dir: PathBuf,
+    /// The custom resource's kind, UpperCamelCase; from the directory's
+    /// name by default (`gadget-operator` gives `Gadget`).
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// Its API group, a DNS subdomain with a dot.
+    #[arg(long, default_value = "example.com")]
+    pub group: String,
+    /// Its API version.
+    #[arg(long, default_value = "v1alpha1")]
+    pub version: String,
+    /// The crate's, binary's and chart's name; the directory's by default.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Depend on this released version of metahook instead of the checkout
+    /// this binary was built from.
+    #[arg(long, conflicts_with = "metahook_path")]
+    pub metahook_version: Option<String>,
+    /// Depend on the metahook checkout at this path.
+    #[arg(long)]
+    pub metahook_path: Option<PathBuf>,
 }
 
 /// `render`: the hook, the request, and what to print of the answer.

@@ -11,7 +11,11 @@
 //!   without Metacontroller (leader election, shards, the aggregated API);
 //! - `render` / `render --plan`: one hook on a request file, offline, and
 //!   every API call the driver would make of its answer;
-//! - `crds`: the CRDs, from your Rust types.
+//! - `crds`: the CRDs, from your Rust types;
+//! - `chart` / `manifests`: the Helm chart that installs them (both
+//!   modes, TLS, shards, least-privilege RBAC), or the same as plain
+//!   manifests, from their declarations;
+//! - `new`: a new crate with a controller of its own, its tests and image.
 //!
 //! ```no_run
 //! use k8s_openapi::api::core::v1::ConfigMap;
@@ -75,15 +79,20 @@
 //! - [`side_by_side`]: the hook server, the driver and the aggregated API
 //!   in one process; [`debug`]: `/debug/driver`; [`telemetry`]: logging;
 //! - [`crds`]: `crds`, the CRD YAML from the Rust types; [`render`]:
-//!   `render`, one hook on a request file, offline.
+//!   `render`, one hook on a request file, offline;
+//! - [`chart`]: `chart`, the Helm chart; [`manifests`]: `manifests`, what
+//!   it installs, without Helm; [`scaffold`]: `new`.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod args;
+pub mod chart;
 pub mod cli;
 pub mod crds;
 pub mod debug;
+pub mod manifests;
 pub mod render;
+pub mod scaffold;
 pub mod side_by_side;
 pub mod telemetry;
 
@@ -108,6 +117,15 @@ pub enum Error {
     /// `crds` could not write the CRDs.
     #[error("writing the CRDs failed")]
     Crds(#[from] crds::CrdsError),
+    /// `chart` wrote no chart, or not all of it.
+    #[error("writing the chart failed")]
+    Chart(#[from] chart::ChartError),
+    /// `manifests` printed nothing, or not everything.
+    #[error("printing the manifests failed")]
+    Manifests(#[from] manifests::ManifestsError),
+    /// `new` wrote nothing.
+    #[error("writing the new crate failed")]
+    New(#[from] scaffold::NewError),
     /// Logging could not be set up.
     #[error("setting up logging failed")]
     Telemetry(#[from] telemetry::TelemetryError),
@@ -193,18 +211,23 @@ pub fn table<C: Into<Controller>>(
     Ok(Box::leak(controllers.into_boxed_slice()))
 }
 
-/// The command line of this process, its help naming `controllers`.
-fn parse(controllers: &[Controller]) -> Cli {
-    let program = std::env::args_os()
+/// This program's name, as it was run: a binary of yours names its chart,
+/// Service and help after itself.
+fn program_name() -> String {
+    std::env::args_os()
         .next()
         .and_then(|arg| {
             std::path::Path::new(&arg)
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
         })
-        .unwrap_or_else(|| "metahook".to_owned());
+        .unwrap_or_else(|| "metahook".to_owned())
+}
+
+/// The command line of this process, its help naming `controllers`.
+fn parse(controllers: &[Controller]) -> Cli {
     let matches = Cli::command()
-        .bin_name(program)
+        .bin_name(program_name())
         .after_help(controllers_help(controllers))
         .get_matches();
     Cli::from_arg_matches(&matches).unwrap_or_else(|err| err.exit())
@@ -263,6 +286,9 @@ pub fn run(cli: Cli, controllers: &'static [Controller]) -> Result<(), Error> {
         Some(Command::Drive(args)) => drive_only(args, controllers),
         Some(Command::Crds(args)) => Ok(crds::run(&args, controllers)?),
         Some(Command::Render(args)) => Ok(render::run(&args, controllers)?),
+        Some(Command::Chart(args)) => Ok(chart::run(&args, &program_name(), controllers)?),
+        Some(Command::Manifests(args)) => Ok(manifests::run(&args, &program_name(), controllers)?),
+        Some(Command::New(args)) => Ok(scaffold::run(&args)?),
     }
 }
 

@@ -334,14 +334,16 @@ def pod_log(cluster: Cluster, namespace: str, name: str) -> str:
     return kubectl(cluster, "logs", "-n", namespace, name, "--all-containers", check=False).stdout
 
 
-def check_started_by_the_kubelet(cluster: Cluster, pod: dict) -> dict:
+def check_started_by_the_kubelet(cluster: Cluster, pod: dict, image: str | None = None) -> dict:
     """The pod ran on the node: scheduled there, a containerd container of
-    metahook's image, running, ready, an address on the node's bridge."""
+    metahook's image (or `image`), running, ready, an address on the node's
+    bridge."""
     name = pod["metadata"]["name"]
     assert pod["spec"].get("nodeName") == NODE_NAME, f"{name} is not on {NODE_NAME}: {pod['spec'].get('nodeName')}"
     [status] = pod["status"]["containerStatuses"]
     assert status["containerID"].startswith("containerd://"), status
-    assert status["image"].endswith(split_image(cluster.image)[1]), (status["image"], cluster.image)
+    image = image or cluster.image
+    assert status["image"].endswith(split_image(image)[1]), (status["image"], image)
     assert "running" in status["state"] and status["ready"] is True, status
     assert re.fullmatch(r"10\.244\.0\.\d+", pod["status"].get("podIP", "")), pod["status"].get("podIP")
     return status
@@ -387,11 +389,11 @@ def process_security(pid: int) -> dict[str, Any]:
     }
 
 
-def check_security_context(cluster: Cluster, pod: dict) -> dict[str, Any]:
+def check_security_context(cluster: Cluster, pod: dict, binary: str = "/usr/local/bin/metahook") -> dict[str, Any]:
     """The chart's securityContext as the running process has it: uid and
     gid 65532 (and the fsGroup among its groups), no capabilities, no
     privilege escalation (no_new_privs), seccomp filtering (RuntimeDefault),
-    a read-only root filesystem; and it is metahook's binary."""
+    a read-only root filesystem; and it is metahook's binary (or `binary`)."""
     [status] = pod["status"]["containerStatuses"]
     pid = container_pid(cluster, status["containerID"])
     seen = process_security(pid)
@@ -404,7 +406,7 @@ def check_security_context(cluster: Cluster, pod: dict) -> dict[str, Any]:
     assert seen["no_new_privs"] == "1", f"{name}: NoNewPrivs {seen['no_new_privs']}"
     assert seen["seccomp"] == "2", f"{name}: Seccomp mode {seen['seccomp']} (2 is filtering)"
     assert seen["root_options"] and "ro" in seen["root_options"], f"{name}: / mounted {seen['root_options']}"
-    assert seen["cmdline"][0] == b"/usr/local/bin/metahook" and seen["cmdline"][1] == b"serve", seen["cmdline"]
+    assert seen["cmdline"][0] == binary.encode() and seen["cmdline"][1] == b"serve", seen["cmdline"]
     return seen
 
 

@@ -1,0 +1,145 @@
+//! The @@KIND@@ controller: a `@@KIND@@` keeps its message, repeated as many
+//! times as it asks, in a ConfigMap of its own; its status says whether
+//! the ConfigMap holds it. Deleted, it waits until the ConfigMap is gone.
+//!
+//! Each hook is a plain function from what is observed to what should
+//! exist; metahook serves it, drives it and renders it (`src/main.rs`).
+#![forbid(unsafe_code)]
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta};
+use kube::CustomResource;
+use metahook::{Answer, Controller, HasConditions, Request, UpdateStrategy, Wanted};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A @@KIND@@: `message`, `copies` times, in a ConfigMap.
+#[derive(CustomResource, Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[kube(
+    group = "@@GROUP@@",
+    version = "@@VERSION@@",
+    kind = "@@KIND@@",
+    namespaced,
+    status = "@@KIND@@Status"
+)]
+pub struct @@KIND@@Spec {
+    pub message: String,
+    /// How many times the message is written (0 to 10).
+    #[schemars(range(min = 0, max = 10))]
+    pub copies: u32,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+pub struct @@KIND@@Status {
+    /// What the ConfigMap holds now.
+    #[serde(default)]
+    pub written: String,
+    #[serde(default, deserialize_with = "metahook::conditions::firsts")]
+    pub conditions: Vec<Condition>,
+}
+
+impl HasConditions for @@KIND@@Status {
+    fn conditions(&self) -> &[Condition] {
+        &self.conditions
+    }
+}
+
+/// What the hooks are given: the @@KIND@@ and its ConfigMaps.
+pub type Sync = Request<@@KIND@@, ConfigMap>;
+
+/// The text the ConfigMap should hold.
+fn text(spec: &@@KIND@@Spec) -> String {
+    vec![spec.message.as_str(); spec.copies.min(10) as usize].join(" ")
+}
+
+fn config_map(name: &str, text: String) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.to_owned()),
+            ..ObjectMeta::default()
+        },
+        data: Some(BTreeMap::from([("text".to_owned(), text)])),
+        ..ConfigMap::default()
+    }
+}
+
+/// What the observed ConfigMap holds.
+fn written(req: &Sync) -> String {
+    req.children
+        .of::<ConfigMap>()
+        .get(&req.parent.metadata.name)
+        .and_then(|c| c.data.as_ref()?.get("text").cloned())
+        .unwrap_or_default()
+}
+
+/// The ConfigMap, and a status saying whether it holds the message.
+pub fn sync(req: &Sync) -> Answer<@@KIND@@Status> {
+    let name = &req.parent.metadata.name;
+    let written = written(req);
+    let (want, ready) = match &req.parent.spec {
+        Ok(spec) => {
+            let want = text(spec);
+            let ready = if written == want {
+                Wanted::new(
+                    "Ready",
+                    true,
+                    "Written",
+                    "the ConfigMap holds the message".to_owned(),
+                )
+            } else {
+                Wanted::new(
+                    "Ready",
+                    false,
+                    "Writing",
+                    "the ConfigMap is being written".to_owned(),
+                )
+            };
+            (Some(want), ready)
+        }
+        Err(why) => (
+            None,
+            Wanted::new(
+                "Ready",
+                false,
+                "InvalidSpec",
+                format!("the spec is invalid: {why}"),
+            ),
+        ),
+    };
+    let status = @@KIND@@Status {
+        conditions: req.conditions([ready]),
+        written: written.clone(),
+    };
+    match want {
+        Some(want) => Answer::new(status).child(config_map(name, want)),
+        // Nothing is lost: an invalid spec keeps what is there.
+        None if req.children.of::<ConfigMap>().is_empty() => Answer::new(status),
+        None => Answer::new(status).child(config_map(name, written)),
+    }
+}
+
+/// Desires nothing, and lets the @@KIND@@ go once its ConfigMap is gone.
+pub fn finalize(req: &Sync) -> Answer<@@KIND@@Status> {
+    let gone = req.children.of::<ConfigMap>().is_empty();
+    let status = @@KIND@@Status {
+        written: written(req),
+        conditions: req.conditions([Wanted::new(
+            "Ready",
+            false,
+            "Deleting",
+            "the @@KIND@@ is being deleted".to_owned(),
+        )]),
+    };
+    Answer::new(status).finalized(gone)
+}
+
+/// The @@KIND@@ controller, declared.
+pub fn controller() -> Controller {
+    Controller::composite::<@@KIND@@>("@@KIND_LOWER@@")
+        .child::<ConfigMap>(UpdateStrategy::InPlace)
+        .sync(sync)
+        .finalize(finalize)
+        .crd_of::<@@KIND@@>()
+        .build()
+}

@@ -1,0 +1,491 @@
+//! `chart --out-dir DIR`: the Helm chart that installs the controllers —
+//! metahook's own chart (`metahook/chart/`: both modes, TLS and mutual TLS
+//! with a generated or cert-manager CA, shards, NetworkPolicy,
+//! ServiceMonitor, PodDisruptionBudget, the aggregated API, a schema for
+//! every value) with the controllers' CRDs (`crds/`), their
+//! CompositeController manifests (`metacontroller/`), one switch each in
+//! `values.yaml`, and the chart's name, description and image.
+//!
+//! metahook's own chart, at the repository's root, is this output for
+//! Hello, Hikawa and Foo (`tests/chart_generated.rs` fails when they
+//! differ): one chart to maintain.
+
+use crate::cli::ChartArgs;
+use crate::crds::CrdsError;
+use metahook_core::{Controller, Webhooks};
+use std::path::{Path, PathBuf};
+
+/// The chart's templates and top-level files, with `@@…@@` where a chart
+/// of its own differs.
+const TEMPLATE_FILES: &[(&str, &str)] = &[
+    ("Chart.yaml", include_str!("../chart/Chart.yaml")),
+    ("values.yaml", include_str!("../chart/values.yaml")),
+    (
+        "values.schema.json",
+        include_str!("../chart/values.schema.json"),
+    ),
+    (
+        "templates/NOTES.txt",
+        include_str!("../chart/templates/NOTES.txt"),
+    ),
+    (
+        "templates/_helpers.tpl",
+        include_str!("../chart/templates/_helpers.tpl"),
+    ),
+    (
+        "templates/aggregated-api-cert-manager.yaml",
+        include_str!("../chart/templates/aggregated-api-cert-manager.yaml"),
+    ),
+    (
+        "templates/aggregated-api-rbac.yaml",
+        include_str!("../chart/templates/aggregated-api-rbac.yaml"),
+    ),
+    (
+        "templates/aggregated-api.yaml",
+        include_str!("../chart/templates/aggregated-api.yaml"),
+    ),
+    (
+        "templates/compositecontrollers.yaml",
+        include_str!("../chart/templates/compositecontrollers.yaml"),
+    ),
+    (
+        "templates/configmap.yaml",
+        include_str!("../chart/templates/configmap.yaml"),
+    ),
+    (
+        "templates/deployment.yaml",
+        include_str!("../chart/templates/deployment.yaml"),
+    ),
+    (
+        "templates/hooks-tls-cert-manager.yaml",
+        include_str!("../chart/templates/hooks-tls-cert-manager.yaml"),
+    ),
+    (
+        "templates/hooks-tls.yaml",
+        include_str!("../chart/templates/hooks-tls.yaml"),
+    ),
+    (
+        "templates/lease.yaml",
+        include_str!("../chart/templates/lease.yaml"),
+    ),
+    (
+        "templates/networkpolicy.yaml",
+        include_str!("../chart/templates/networkpolicy.yaml"),
+    ),
+    (
+        "templates/poddisruptionbudget.yaml",
+        include_str!("../chart/templates/poddisruptionbudget.yaml"),
+    ),
+    (
+        "templates/rbac.yaml",
+        include_str!("../chart/templates/rbac.yaml"),
+    ),
+    (
+        "templates/service.yaml",
+        include_str!("../chart/templates/service.yaml"),
+    ),
+    (
+        "templates/serviceaccount.yaml",
+        include_str!("../chart/templates/serviceaccount.yaml"),
+    ),
+    (
+        "templates/servicemonitor.yaml",
+        include_str!("../chart/templates/servicemonitor.yaml"),
+    ),
+];
+
+/// The directories the chart's generated files fill: a file there that is
+/// not generated any more (a controller removed) goes.
+const GENERATED_DIRS: [&str; 3] = ["templates", "crds", "metacontroller"];
+
+/// What names a chart of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChartSettings {
+    /// The chart's name (a DNS label, at most 53 characters: Helm adds
+    /// suffixes to it in object names).
+    pub name: String,
+    /// One paragraph: what it installs.
+    pub description: String,
+    /// The chart's version (SemVer).
+    pub version: String,
+    /// The image tag it deploys unless `image.tag` says otherwise.
+    pub app_version: String,
+    /// The image repository (`image.repository`).
+    pub image: String,
+    /// Where the project lives, for Chart.yaml (home, sources, keywords,
+    /// license annotation); none for a chart that says nothing of it.
+    pub project: Option<Project>,
+}
+
+/// A project's page, keywords and license, for Chart.yaml.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Project {
+    /// Its home page, also the chart's source.
+    pub home: String,
+    /// Artifact Hub's keywords.
+    pub keywords: Vec<String>,
+    /// An SPDX license identifier.
+    pub license: String,
+}
+
+/// A chart value that cannot work, or a write that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ChartError {
+    /// The chart's name cannot name objects.
+    #[error(
+        "the chart's name {0:?} must be a DNS label of at most 53 characters (lowercase letters, digits, '-'): Helm names objects after it"
+    )]
+    Name(String),
+    /// A version is not SemVer, as Helm requires.
+    #[error("the chart's {field} {value:?} is not a SemVer version (e.g. 0.1.0)")]
+    Version {
+        /// `version` or `appVersion`.
+        field: &'static str,
+        /// The version given.
+        value: String,
+    },
+    /// The image repository is not one.
+    #[error(
+        "the image repository {0:?} is not an image reference (no spaces, no tag: the tag is appVersion)"
+    )]
+    Image(String),
+    /// No controller was given.
+    #[error("there is no controller to install")]
+    NoController,
+    /// A CRD could not be written.
+    #[error(transparent)]
+    Crds(#[from] CrdsError),
+    /// A file could not be written.
+    #[error("writing {path} failed")]
+    Write {
+        /// The file, or the directory that could not be made.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A controller's manifest could not be written as YAML.
+    #[error("encoding the {0} controller's manifest failed")]
+    Manifest(String, #[source] serde_saphyr::SerializeError),
+}
+
+/// A DNS label (RFC 1123) of at most `max` bytes: what Kubernetes names
+/// namespaces and Services with, and Helm releases and charts.
+pub(crate) fn dns_label(s: &str, max: usize) -> bool {
+    !s.is_empty()
+        && s.len() <= max
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+}
+
+impl ChartSettings {
+    /// Refuses a value the chart cannot work with, naming it.
+    pub fn check(&self) -> Result<(), ChartError> {
+        if !dns_label(&self.name, 53) {
+            return Err(ChartError::Name(self.name.clone()));
+        }
+        for (field, value) in [
+            ("version", &self.version),
+            ("appVersion", &self.app_version),
+        ] {
+            if !semver(value) {
+                return Err(ChartError::Version {
+                    field,
+                    value: value.clone(),
+                });
+            }
+        }
+        let image_ok = !self.image.is_empty()
+            && !self.image.contains(char::is_whitespace)
+            && !self
+                .image
+                .rsplit('/')
+                .next()
+                .is_some_and(|last| last.contains(':') || last.contains('@'));
+        if !image_ok {
+            return Err(ChartError::Image(self.image.clone()));
+        }
+        Ok(())
+    }
+}
+
+/// `MAJOR.MINOR.PATCH`, with an optional `-pre` and `+build`.
+fn semver(text: &str) -> bool {
+    let core = text.split(['-', '+']).next().unwrap_or_default();
+    let parts: Vec<&str> = core.split('.').collect();
+    parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// `chart`: the chart for `controllers`, written to `--out-dir`; what is
+/// not given is named after `program`.
+pub fn run(args: &ChartArgs, program: &str, controllers: &[Controller]) -> Result<(), ChartError> {
+    let name = args.name.clone().unwrap_or_else(|| program.to_owned());
+    let names: Vec<&str> = controllers.iter().map(Controller::name).collect();
+    let settings = ChartSettings {
+        description: args.description.clone().unwrap_or_else(|| {
+            format!(
+                "The {} controller{} of {name}: Kubernetes operators as pure functions, \
+                 with Metacontroller or metahook's bundled driver.",
+                names.join(", "),
+                if names.len() == 1 { "" } else { "s" },
+            )
+        }),
+        version: args.version.clone(),
+        app_version: args
+            .app_version
+            .clone()
+            .unwrap_or_else(|| args.version.clone()),
+        image: args
+            .image
+            .clone()
+            .unwrap_or_else(|| format!("localhost/{name}")),
+        project: None,
+        name,
+    };
+    let files = files(controllers, &settings)?;
+    write(&args.out_dir, &files)?;
+    eprintln!(
+        "wrote the {} chart to {} ({} files)",
+        settings.name,
+        args.out_dir.display(),
+        files.len()
+    );
+    Ok(())
+}
+
+/// Every file of the chart for `controllers`, by its path in the chart.
+pub fn files(
+    controllers: &[Controller],
+    settings: &ChartSettings,
+) -> Result<Vec<(String, String)>, ChartError> {
+    settings.check()?;
+    if controllers.is_empty() {
+        return Err(ChartError::NoController);
+    }
+    let names: Vec<&str> = controllers.iter().map(Controller::name).collect();
+    let mut out = Vec::new();
+    for (path, template) in TEMPLATE_FILES {
+        let text = match *path {
+            "Chart.yaml" => chart_yaml(template, settings),
+            "values.yaml" => template
+                .replace("@@NAME@@", &settings.name)
+                .replace("@@IMAGE@@", &settings.image)
+                .replace(
+                    "@@CONTROLLERS@@\n",
+                    &names
+                        .iter()
+                        .map(|n| format!("  {n}:\n    enabled: true\n"))
+                        .collect::<String>(),
+                ),
+            "values.schema.json" => template
+                .replace(
+                    "@@CONTROLLER_NAMES@@",
+                    &format!(
+                        "[{}]",
+                        names
+                            .iter()
+                            .map(|n| format!("\"{n}\""))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )
+                .replace(
+                    "@@CONTROLLER_PROPERTIES@@",
+                    &names
+                        .iter()
+                        .map(|n| {
+                            format!("        \"{n}\": {{\"$ref\": \"#/definitions/controller\"}}")
+                        })
+                        .collect::<Vec<_>>()
+                        .join(",\n"),
+                ),
+            _ => (*template).to_owned(),
+        };
+        out.push(((*path).to_owned(), text));
+    }
+    for (file, yaml) in crate::crds::files(controllers)? {
+        out.push((format!("crds/{file}"), yaml));
+    }
+    for controller in controllers {
+        let manifest = controller.manifest(&Webhooks::default());
+        let yaml = serde_saphyr::to_string(&Ordered(&manifest))
+            .map_err(|e| ChartError::Manifest(controller.name().to_owned(), e))?;
+        out.push((
+            format!("metacontroller/{}.yaml", controller.name()),
+            format!(
+                "# The {} controller, as its declaration writes it; do not edit. The chart\n# points its webhooks at the release's Service.\n{yaml}",
+                controller.name()
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+/// A manifest with its keys in the order a person reads one (what it is,
+/// what it watches, what it owns, how it is called), not alphabetical.
+pub(crate) struct Ordered<'a>(pub(crate) &'a serde_json::Value);
+
+/// Where a key goes; keys not named here follow, alphabetically.
+const KEY_ORDER: [&str; 15] = [
+    "apiVersion",
+    "kind",
+    "metadata",
+    "name",
+    "namespace",
+    "spec",
+    "parentResource",
+    "resources",
+    "childResources",
+    "attachments",
+    "resource",
+    "updateStrategy",
+    "generateSelector",
+    "resyncPeriodSeconds",
+    "hooks",
+];
+
+impl serde::Serialize for Ordered<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self.0 {
+            serde_json::Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                let rank = |k: &str| {
+                    KEY_ORDER
+                        .iter()
+                        .position(|o| *o == k)
+                        .unwrap_or(KEY_ORDER.len())
+                };
+                keys.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.cmp(b)));
+                let mut out = serializer.serialize_map(Some(keys.len()))?;
+                for key in keys {
+                    out.serialize_entry(key, &Ordered(&map[key]))?;
+                }
+                out.end()
+            }
+            serde_json::Value::Array(items) => {
+                let mut out = serializer.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    out.serialize_element(&Ordered(item))?;
+                }
+                out.end()
+            }
+            scalar => scalar.serialize(serializer),
+        }
+    }
+}
+
+/// Chart.yaml: the name, the description folded at 80 columns, the
+/// versions, the project.
+fn chart_yaml(template: &str, settings: &ChartSettings) -> String {
+    let mut lines = Vec::new();
+    let mut line = String::from(" ");
+    for word in settings.description.split_whitespace() {
+        if line.len() + 1 + word.len() > 80 && line.len() > 1 {
+            lines.push(std::mem::replace(&mut line, String::from(" ")));
+        }
+        line.push(' ');
+        line.push_str(word);
+    }
+    lines.push(line);
+    let project = match &settings.project {
+        None => String::new(),
+        Some(p) => {
+            let keywords: String = p.keywords.iter().map(|k| format!("  - {k}\n")).collect();
+            format!(
+                "home: {home}\nsources:\n  - {home}\nkeywords:\n{keywords}annotations:\n  artifacthub.io/license: {license}\n",
+                home = p.home,
+                license = p.license
+            )
+        }
+    };
+    template
+        .replace("@@NAME@@", &settings.name)
+        .replace("@@DESCRIPTION@@", &lines.join("\n"))
+        .replace("@@VERSION@@", &settings.version)
+        .replace("@@APP_VERSION@@", &settings.app_version)
+        .replace("@@PROJECT@@", &project)
+}
+
+/// Writes `files` under `dir`, and removes from the directories the chart
+/// generates the files it no longer does.
+pub fn write(dir: &Path, files: &[(String, String)]) -> Result<(), ChartError> {
+    let write_err = |path: &Path| {
+        let path = path.to_owned();
+        move |source| ChartError::Write { path, source }
+    };
+    for sub in GENERATED_DIRS {
+        let sub = dir.join(sub);
+        let Ok(entries) = std::fs::read_dir(&sub) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let relative = path
+                .strip_prefix(dir)
+                .map(|p| p.to_string_lossy().replace('\\', "/"))
+                .unwrap_or_default();
+            let generated = files.iter().any(|(p, _)| *p == relative);
+            let is_yaml = path
+                .extension()
+                .is_some_and(|x| x == "yaml" || x == "tpl" || x == "txt");
+            if !generated && is_yaml {
+                std::fs::remove_file(&path).map_err(write_err(&path))?;
+            }
+        }
+    }
+    for (relative, text) in files {
+        let path = dir.join(relative);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(write_err(parent))?;
+        }
+        std::fs::write(&path, text).map_err(write_err(&path))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> ChartSettings {
+        ChartSettings {
+            name: "widget-operator".to_owned(),
+            description: "Widgets.".to_owned(),
+            version: "0.1.0".to_owned(),
+            app_version: "0.1.0".to_owned(),
+            image: "registry.example/widget-operator".to_owned(),
+            project: None,
+        }
+    }
+
+    #[test]
+    fn values_that_cannot_work_are_refused_by_name() {
+        assert!(settings().check().is_ok());
+        let bad = |edit: fn(&mut ChartSettings)| {
+            let mut s = settings();
+            edit(&mut s);
+            s.check().unwrap_err().to_string()
+        };
+        assert!(bad(|s| s.name = "Widget_Operator".to_owned()).contains("\"Widget_Operator\""));
+        assert!(bad(|s| s.name = "a".repeat(54)).contains("53"));
+        assert!(bad(|s| s.version = "1.0".to_owned()).contains("version \"1.0\""));
+        assert!(bad(|s| s.app_version = "latest".to_owned()).contains("appVersion"));
+        assert!(bad(|s| s.image = "widget:1.0".to_owned()).contains("no tag"));
+        assert!(bad(|s| s.image = String::new()).contains("image repository"));
+    }
+
+    #[test]
+    fn a_description_folds_at_eighty_columns() {
+        let mut s = settings();
+        s.description = "word ".repeat(40);
+        let chart = chart_yaml("description: >-\n@@DESCRIPTION@@\n", &s);
+        assert!(chart.lines().all(|l| l.len() <= 80), "{chart}");
+        assert_eq!(chart.matches("word").count(), 40);
+    }
+}

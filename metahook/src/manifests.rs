@@ -1,0 +1,333 @@
+//! `manifests`: what installs the controllers without Helm, as one YAML
+//! stream for `kubectl apply -f -`: their CRDs, their CompositeController
+//! or DecoratorController manifests with webhooks at a Service, and with
+//! `--driver` the driver's RBAC.
+//!
+//! The ClusterRole is the one the chart's `templates/rbac.yaml` derives
+//! from the same manifests, rule for rule (`tests/chart/test_manifests.py`
+//! renders both and compares): exactly the verbs the driver uses, per
+//! resource, no wildcard.
+
+use crate::cli::ManifestsArgs;
+use crate::crds::{CrdsError, to_yaml};
+use metahook_core::{Controller, Shape, TypeRef, Webhooks};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+
+/// Why `manifests` printed nothing, or not everything.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestsError {
+    /// A CRD could not be written as YAML.
+    #[error(transparent)]
+    Crds(#[from] CrdsError),
+    /// A manifest could not be written as YAML.
+    #[error("encoding the {kind} {name:?} failed")]
+    Yaml {
+        /// Its kind: `ClusterRole`.
+        kind: String,
+        /// Its name.
+        name: String,
+        /// What the YAML writer said.
+        #[source]
+        source: serde_saphyr::SerializeError,
+    },
+    /// The namespace or Service name is not a DNS label.
+    #[error(
+        "the {what} {value:?} must be a DNS label (lowercase letters, digits, '-'; at most 63)"
+    )]
+    Name {
+        /// `namespace` or `Service name`.
+        what: &'static str,
+        /// The name given.
+        value: String,
+    },
+    /// Standard output could not be written.
+    #[error("writing the manifests failed")]
+    Write(#[source] std::io::Error),
+}
+
+/// Where the manifests point, and what they add.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestSettings {
+    /// The Service the webhooks call; also the driver's ServiceAccount,
+    /// ClusterRole and bindings.
+    pub service: String,
+    /// Their namespace.
+    pub namespace: String,
+    /// The Service's port.
+    pub port: u16,
+    /// With the driver's RBAC, for its Lease of this name.
+    pub driver_lease: Option<String>,
+}
+
+/// `manifests`, printed.
+pub fn run(
+    args: &ManifestsArgs,
+    program: &str,
+    controllers: &[Controller],
+) -> Result<(), ManifestsError> {
+    let settings = ManifestSettings {
+        service: args.service.clone().unwrap_or_else(|| program.to_owned()),
+        namespace: args.namespace.clone(),
+        port: args.port,
+        driver_lease: args
+            .driver
+            .then(|| metahook_driver::run::defaults::LEASE_NAME.to_owned()),
+    };
+    let text = stream(controllers, &settings)?;
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .map_err(ManifestsError::Write)
+}
+
+/// Every document, `---` between them.
+pub fn stream(
+    controllers: &[Controller],
+    settings: &ManifestSettings,
+) -> Result<String, ManifestsError> {
+    for (what, value) in [
+        ("namespace", &settings.namespace),
+        ("Service name", &settings.service),
+    ] {
+        if !crate::chart::dns_label(value, 63) {
+            return Err(ManifestsError::Name {
+                what,
+                value: value.clone(),
+            });
+        }
+    }
+    let mut docs = Vec::new();
+    for crd in metahook_core::registry::all_crds(controllers) {
+        docs.push(to_yaml(&crd)?);
+    }
+    let webhooks = Webhooks {
+        service: settings.service.clone(),
+        namespace: settings.namespace.clone(),
+        port: settings.port,
+    };
+    for controller in controllers {
+        docs.push(yaml(&controller.manifest(&webhooks))?);
+    }
+    if let Some(lease) = &settings.driver_lease {
+        for object in driver_rbac(controllers, &settings.service, &settings.namespace, lease) {
+            docs.push(yaml(&object)?);
+        }
+    }
+    Ok(docs.iter().map(|d| format!("---\n{d}")).collect::<String>())
+}
+
+fn yaml(object: &Value) -> Result<String, ManifestsError> {
+    serde_saphyr::to_string(&crate::chart::Ordered(object)).map_err(|source| ManifestsError::Yaml {
+        kind: object["kind"].as_str().unwrap_or_default().to_owned(),
+        name: object["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+        source,
+    })
+}
+
+/// The resources a driver of `controllers` reads and writes, by API group:
+/// the parents (or decorated objects), and the children (or attachments).
+fn resources_by_group(
+    controllers: &[Controller],
+) -> (
+    BTreeMap<String, BTreeSet<String>>,
+    BTreeMap<String, BTreeSet<String>>,
+) {
+    let mut parents: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut children: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let add = |map: &mut BTreeMap<String, BTreeSet<String>>, t: &TypeRef| {
+        map.entry(t.group().to_owned())
+            .or_default()
+            .insert(t.plural.to_string());
+    };
+    for controller in controllers {
+        match controller.shape() {
+            Shape::Composite {
+                parent,
+                children: c,
+                ..
+            } => {
+                add(&mut parents, parent);
+                c.iter().for_each(|c| add(&mut children, &c.type_ref));
+            }
+            Shape::Decorator {
+                resource,
+                attachments,
+            } => {
+                add(&mut parents, resource);
+                attachments
+                    .iter()
+                    .for_each(|c| add(&mut children, &c.type_ref));
+            }
+        }
+    }
+    (parents, children)
+}
+
+/// The ClusterRole's rules: what the driver does to each type
+/// (`templates/rbac.yaml` says why each verb).
+pub fn cluster_role_rules(controllers: &[Controller]) -> Vec<Value> {
+    let (parents, children) = resources_by_group(controllers);
+    let mut rules = Vec::new();
+    for (group, resources) in &parents {
+        let with =
+            |sub: &str| -> Vec<String> { resources.iter().map(|r| format!("{r}/{sub}")).collect() };
+        rules.push(json!({"apiGroups": [group], "resources": resources, "verbs": ["get", "list", "watch", "patch"]}));
+        rules.push(json!({"apiGroups": [group], "resources": with("status"), "verbs": ["patch"]}));
+        rules.push(
+            json!({"apiGroups": [group], "resources": with("finalizers"), "verbs": ["update"]}),
+        );
+    }
+    for (group, resources) in &children {
+        rules.push(json!({"apiGroups": [group], "resources": resources, "verbs": ["get", "list", "watch", "create", "patch", "delete"]}));
+    }
+    rules.push(json!({"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]}));
+    rules
+}
+
+/// The driver's ServiceAccount, ClusterRole and binding, and the Role and
+/// binding for its Lease.
+fn driver_rbac(controllers: &[Controller], name: &str, namespace: &str, lease: &str) -> Vec<Value> {
+    let subject = json!([{"kind": "ServiceAccount", "name": name, "namespace": namespace}]);
+    let election = format!("{name}-leader-election");
+    vec![
+        json!({
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": name, "namespace": namespace},
+        }),
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": name},
+            "rules": cluster_role_rules(controllers),
+        }),
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+            "subjects": subject,
+        }),
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": election, "namespace": namespace},
+            "rules": [
+                {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
+                {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": [lease],
+                 "verbs": ["get", "list", "watch", "update"]},
+            ],
+        }),
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": election, "namespace": namespace},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": election},
+            "subjects": subject,
+        }),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> ManifestSettings {
+        ManifestSettings {
+            service: "seeds".to_owned(),
+            namespace: "ops".to_owned(),
+            port: 8080,
+            driver_lease: Some("seeds-lease".to_owned()),
+        }
+    }
+
+    fn docs(text: &str) -> Vec<Value> {
+        text.split("---\n")
+            .filter(|d| !d.trim().is_empty())
+            .map(|d| serde_saphyr::from_str(d).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn webhooks_point_at_the_service_and_rbac_names_every_type_and_no_wildcard() {
+        let controllers = metahook_seeds::controllers();
+        let all = docs(&stream(controllers, &settings()).unwrap());
+        let kinds: Vec<&str> = all.iter().map(|d| d["kind"].as_str().unwrap()).collect();
+        assert_eq!(
+            kinds
+                .iter()
+                .filter(|k| **k == "CustomResourceDefinition")
+                .count(),
+            5
+        );
+        assert_eq!(
+            kinds
+                .iter()
+                .filter(|k| **k == "CompositeController")
+                .count(),
+            3
+        );
+        for cc in all.iter().filter(|d| d["kind"] == "CompositeController") {
+            for hook in cc["spec"]["hooks"].as_object().unwrap().values() {
+                let service = &hook["webhook"]["service"];
+                assert_eq!(service["name"], "seeds");
+                assert_eq!(service["namespace"], "ops");
+                assert_eq!(service["port"], 8080);
+            }
+        }
+        let role = all.iter().find(|d| d["kind"] == "ClusterRole").unwrap();
+        let text = serde_json::to_string(role).unwrap();
+        assert!(!text.contains('*'), "{text}");
+        let rules = role["rules"].as_array().unwrap();
+        let verbs_of = |resource: &str| -> Vec<String> {
+            rules
+                .iter()
+                .filter(|r| {
+                    r["resources"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|x| x == resource)
+                })
+                .flat_map(|r| {
+                    r["verbs"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|v| v.as_str().unwrap().to_owned())
+                })
+                .collect()
+        };
+        assert_eq!(verbs_of("helloes"), ["get", "list", "watch", "patch"]);
+        assert_eq!(verbs_of("helloes/status"), ["patch"]);
+        assert_eq!(verbs_of("foos/finalizers"), ["update"]);
+        assert_eq!(
+            verbs_of("deployments"),
+            ["get", "list", "watch", "create", "patch", "delete"]
+        );
+        assert_eq!(
+            verbs_of("zundokos"),
+            ["get", "list", "watch", "create", "patch", "delete"]
+        );
+        let lease = all.iter().find(|d| d["kind"] == "Role").unwrap();
+        assert_eq!(lease["rules"][1]["resourceNames"], json!(["seeds-lease"]));
+        let binding = all
+            .iter()
+            .find(|d| d["kind"] == "ClusterRoleBinding")
+            .unwrap();
+        assert_eq!(binding["subjects"][0]["namespace"], "ops");
+    }
+
+    #[test]
+    fn a_name_that_cannot_be_an_object_name_is_refused() {
+        let mut s = settings();
+        s.namespace = "Ops".to_owned();
+        let err = stream(metahook_seeds::controllers(), &s).unwrap_err();
+        assert!(err.to_string().contains("\"Ops\""), "{err}");
+    }
+}

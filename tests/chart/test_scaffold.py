@@ -1,0 +1,265 @@
+"""From `metahook new` to `helm install`, as a user goes, twice side by side
+with different names (so nothing is hard-wired to the first): each crate
+written by `metahook new` into target/scaffolds/, its own test command
+(scripts/test.sh: fmt, clippy, its snapshot and convergence tests, its
+chart generated) passing with no edit, its image built the daemonless way
+(its scripts/image.sh) and loaded into the node, its generated chart
+installed in driver mode and next to the real Metacontroller (v4.17.2,
+metacontroller_pod.py). In each mode one of its objects converges (the
+ConfigMap holds the message, the status says Ready), is deleted, and goes
+only once finalized; the release's ServiceAccount was refused nothing (the
+API server's audit log) and its ClusterRole names no wildcard.
+
+The crates build in the repository's target/ (CARGO_TARGET_DIR): the
+checkout's Cargo.lock is theirs, so their dependencies build once, for
+both, and a CI cache of target/ keeps them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import helm_python
+import pytest
+
+from chartcluster import (Cluster, Installed, api_path, audit_records, check_security_context,  # noqa: F401
+                          check_started_by_the_kubelet, cluster, describe, install, rbac_refusal, report,
+                          split_image, uninstall, unique, wait_ready_pods, waiter)
+from conftest import ROOT, load_yaml_documents
+from metacontroller_pod import METACONTROLLER_NS, metacontroller  # noqa: F401
+
+pytestmark = pytest.mark.cluster
+
+SCAFFOLDS_DIR = ROOT / "target" / "scaffolds"
+# Building a crate from cold (its release build above all) on two busy cores.
+BUILD_TIMEOUT_SECONDS = 3600
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What a user asks `metahook new` for."""
+    name: str
+    kind: str
+    group: str
+    version: str
+    # Left to `new`'s default (from the name) when None.
+    kind_flag: bool
+
+    @property
+    def plural(self) -> str:
+        return self.kind.lower() + "s"
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}"
+
+
+SPECS = [
+    # The kind from the directory's name, as `metahook new gadget-operator` gives it.
+    Spec("gadget-operator", "Gadget", "tools.example.com", "v1alpha1", kind_flag=False),
+    Spec("lamp-keeper", "Lamp", "lights.acme.io", "v2", kind_flag=True),
+]
+
+
+@dataclass
+class Built:
+    spec: Spec
+    dir: Path
+    image: str
+    chart: helm_python.Chart
+
+    @property
+    def binary(self) -> str:
+        return f"/usr/local/bin/{self.spec.name}"
+
+    def image_values(self) -> dict:
+        repository, tag = split_image(self.image)
+        return {"image": {"repository": repository, "tag": tag, "pullPolicy": "Never"}}
+
+
+def run(args: list[str], cwd: Path, what: str, timeout: int = BUILD_TIMEOUT_SECONDS) -> str:
+    """Runs a user's command; a failure shows the end of what it said."""
+    env = dict(os.environ, CARGO_TARGET_DIR=str(ROOT / "target"))
+    # The crate's own insta settings, not this run's.
+    env.pop("INSTA_UPDATE", None)
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, (f"{what}: `{' '.join(args)}` exited {done.returncode}\n"
+                                  f"{done.stdout[-4000:]}\n{done.stderr[-6000:]}")
+    return done.stdout
+
+
+def metahook_binary() -> Path:
+    """The metahook scripts/image.sh built (tests/e2e/run.sh runs it first)."""
+    binary = ROOT / "target" / "release" / "metahook"
+    assert binary.is_file(), f"no {binary}: scripts/image.sh builds it"
+    return binary
+
+
+def scaffold(spec: Spec) -> Path:
+    """`metahook new` into a fresh directory, and what it wrote checked for
+    the names asked for and no other."""
+    SCAFFOLDS_DIR.mkdir(parents=True, exist_ok=True)
+    crate = SCAFFOLDS_DIR / spec.name
+    # The crate is written anew each run; its target/ is the repository's.
+    shutil.rmtree(crate, ignore_errors=True)
+    args = [str(metahook_binary()), "new", str(crate), "--group", spec.group, "--version", spec.version]
+    if spec.kind_flag:
+        args += ["--kind", spec.kind]
+    run(args, SCAFFOLDS_DIR, "metahook new", timeout=120)
+    others = [s for s in SPECS if s != spec]
+    for path in crate.rglob("*"):
+        if path.is_file():
+            text = path.read_text()
+            relative = path.relative_to(crate)
+            assert "@@" not in text and "@@" not in str(relative), f"{relative} kept a marker"
+            for other in others:
+                for word in (other.kind, other.name, other.group, "widget", "Widget"):
+                    assert word not in text, f"{relative} names {word!r}, not asked for"
+    lib = (crate / "src" / "lib.rs").read_text()
+    assert f'group = "{spec.group}"' in lib and f'kind = "{spec.kind}"' in lib, lib[:2000]
+    assert f'name = "{spec.name}"' in (crate / "Cargo.toml").read_text()
+    return crate
+
+
+@pytest.fixture(scope="module", params=SPECS, ids=[s.name for s in SPECS])
+def built(request: pytest.FixtureRequest, cluster: Cluster) -> Iterator[Built]:
+    spec: Spec = request.param
+    crate = scaffold(spec)
+    # The crate's own test command, unedited: it also writes chart/.
+    out = run([str(crate / "scripts" / "test.sh")], crate, f"{spec.name}: scripts/test.sh")
+    assert "chart/: generated from the declaration" in out, out[-2000:]
+    # Its image, the daemonless way, then into the node's containerd.
+    image = run([str(crate / "scripts" / "image.sh")], crate, f"{spec.name}: scripts/image.sh").split()[-1]
+    assert image.startswith(f"localhost/{spec.name}:"), image
+    archive = crate / "target" / "images" / f"{spec.name}.tar"
+    run([str(ROOT / "tests" / "cluster" / "load-image.sh"), str(cluster.dir), str(archive)], ROOT,
+        "loading the image into the node", timeout=600)
+    with helm_python.Chart.load(crate / "chart") as chart:
+        yield Built(spec, crate, image, chart)
+
+
+@dataclass
+class Release:
+    installed: Installed
+    work: str
+    audit_offset: int
+
+
+@contextlib.contextmanager
+def released(cluster: Cluster, built: Built, mode: str) -> Iterator[Release]:
+    """The crate's chart installed in `mode`; a work namespace for its
+    objects; both gone afterwards (the work first, while the controller
+    still runs its finalizer)."""
+    release, namespace, work = unique(built.spec.name[:20]), unique(f"scaffold-{mode}"), unique("scaffold-work")
+    cluster.admin.create("/api/v1/namespaces", {"metadata": {"name": work}})
+    offset = cluster.audit_log.stat().st_size
+    try:
+        installed = install(cluster, built.chart, {"mode": mode, **built.image_values()}, release, namespace)
+        yield Release(installed, work, offset)
+    finally:
+        strip_finalizers(cluster, built, work)
+        cluster.admin.delete(f"/api/v1/namespaces/{work}")
+        uninstall(cluster, release, namespace)
+        cluster.admin.delete(f"/api/v1/namespaces/{namespace}")
+
+
+def strip_finalizers(cluster: Cluster, built: Built, work: str) -> None:
+    """An object a failed test left keeps its finalizer, which no controller
+    removes once the release is gone: taken off, so the namespace goes."""
+    spec = built.spec
+    for obj in cluster.admin.items(api_path(spec.api_version, spec.plural, work)):
+        cluster.admin.call("PATCH", api_path(spec.api_version, spec.plural, work, obj["metadata"]["name"]),
+                           {"metadata": {"finalizers": None}}, content_type="application/merge-patch+json")
+
+
+def converge_delete_finalize(cluster: Cluster, built: Built, release: Release) -> None:
+    """One object: converged (its ConfigMap holds the message three times,
+    its status says so and Ready), then deleted: held by the controller's
+    finalizer until its finalize hook lets it go, its ConfigMap gone too."""
+    spec, admin, work = built.spec, cluster.admin, release.work
+    wait = waiter(cluster, release.installed.namespace, release.installed.selector,
+                  also=lambda: report(cluster, work) + report(cluster, METACONTROLLER_NS))
+    path = api_path(spec.api_version, spec.plural, work, "greeting")
+    admin.create(api_path(spec.api_version, spec.plural, work),
+                 {"apiVersion": spec.api_version, "kind": spec.kind, "metadata": {"name": "greeting"},
+                  "spec": {"message": "hi", "copies": 3}})
+    config_map = api_path("v1", "configmaps", work, "greeting")
+    wait("the ConfigMap to hold the message",
+         lambda: ((admin.get(config_map) or {}).get("data") or {}).get("text") == "hi hi hi")
+
+    def ready() -> dict | None:
+        obj = admin.get(path) or {}
+        status = obj.get("status") or {}
+        conditions = {c["type"]: c["status"] for c in status.get("conditions", [])}
+        return obj if status.get("written") == "hi hi hi" and conditions.get("Ready") == "True" else None
+
+    obj = wait(f"the {spec.kind}'s status: written and Ready", ready)
+    owners = (admin.get(config_map) or {})["metadata"].get("ownerReferences", [])
+    assert [o["uid"] for o in owners if o.get("controller")] == [obj["metadata"]["uid"]], owners
+    # Metacontroller's finalizer, which the driver uses too.
+    finalizer = f"metacontroller.io/compositecontroller-{spec.kind.lower()}"
+    assert finalizer in obj["metadata"].get("finalizers", []), obj["metadata"]
+    admin.delete(path)
+    wait(f"the {spec.kind} to be finalized and gone", lambda: admin.get(path) is None)
+    wait("its ConfigMap to be gone", lambda: admin.get(config_map) is None)
+
+
+def no_refusal_and_no_wildcard(cluster: Cluster, release: Release) -> int:
+    """Nothing the release's ServiceAccount asked for was refused (every
+    request of it in the audit log, whatever its client), and no rule of
+    its roles has a wildcard. Returns how many requests it made."""
+    installed = release.installed
+    account = installed.one("ServiceAccount")["metadata"]["name"]
+    username = f"system:serviceaccount:{installed.namespace}:{account}"
+    records = audit_records(cluster.audit_log, release.audit_offset, username, agent=None)
+    refused = [describe(r) for r in records if rbac_refusal(r)]
+    assert refused == [], f"{username} was refused:\n" + "\n".join(refused[:20])
+    for kind in ("ClusterRole", "Role"):
+        for role in installed.all(kind):
+            assert "*" not in json.dumps(role["rules"]), f"{kind} {role['metadata']['name']}: {role['rules']}"
+    return len(records)
+
+
+def test_driver_mode(cluster: Cluster, built: Built) -> None:
+    """Without Metacontroller: the crate's binary drives, with the
+    ClusterRole its chart derived from its declaration."""
+    with released(cluster, built, "driver") as release:
+        [pod] = wait_ready_pods(cluster, release.installed, 1)
+        check_started_by_the_kubelet(cluster, pod, built.image)
+        check_security_context(cluster, pod, built.binary)
+        role = release.installed.one("ClusterRole")
+        resources = {r for rule in role["rules"] for r in rule["resources"]}
+        assert {built.spec.plural, f"{built.spec.plural}/status", "configmaps"} <= resources, role["rules"]
+        # `manifests --driver` gives the same rules without Helm.
+        binary = ROOT / "target" / "release" / built.spec.name
+        plain = load_yaml_documents(run([str(binary), "manifests", "--driver"], built.dir, "manifests", timeout=60))
+        [plain_role] = [d for d in plain if d["kind"] == "ClusterRole"]
+        assert plain_role["rules"] == role["rules"], (plain_role["rules"], role["rules"])
+        converge_delete_finalize(cluster, built, release)
+        requests = no_refusal_and_no_wildcard(cluster, release)
+        assert requests > 0, "the audit log shows no request of the driver's ServiceAccount: it was not read"
+
+
+def test_metacontroller_mode(cluster: Cluster, built: Built, metacontroller: dict) -> None:
+    """Next to the real Metacontroller: it calls the crate's hooks through
+    the CompositeController the chart rendered, at the release's Service."""
+    with released(cluster, built, "metacontroller") as release:
+        pods = wait_ready_pods(cluster, release.installed, 2)
+        for pod in pods:
+            check_started_by_the_kubelet(cluster, pod, built.image)
+            check_security_context(cluster, pod, built.binary)
+        [cc] = release.installed.all("CompositeController")
+        service = release.installed.one("Service")["metadata"]["name"]
+        for hook in ("sync", "finalize"):
+            webhook = cc["spec"]["hooks"][hook]["webhook"]
+            assert webhook["service"]["name"] == service, webhook
+            assert webhook["path"] == f"/{built.spec.kind.lower()}/{hook}", webhook
+        converge_delete_finalize(cluster, built, release)
+        no_refusal_and_no_wildcard(cluster, release)
