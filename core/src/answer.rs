@@ -251,7 +251,8 @@ impl RelatedResourceRule {
         RelatedResourceRule {
             api_version: type_ref.api_version.into_owned(),
             resource: type_ref.plural.into_owned(),
-            // No selector selects nothing: the empty one, everything.
+            // `{}`: every object, said outright (a rule with no selector
+            // selects every object too: docs/metacontroller.md §1.6).
             label_selector: Some(LabelSelector::default()),
             ..RelatedResourceRule::default()
         }
