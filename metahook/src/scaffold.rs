@@ -17,7 +17,11 @@ use std::path::{Path, PathBuf};
 const FILES: &[(&str, &str, bool)] = &[
     // Not `Cargo.toml`: a folder with one is a crate of its own, left out
     // of this one when it is packaged.
-    ("Cargo.toml", include_str!("../scaffold/Cargo.toml.in"), false),
+    (
+        "Cargo.toml",
+        include_str!("../scaffold/Cargo.toml.in"),
+        false,
+    ),
     ("README.md", include_str!("../scaffold/README.md"), false),
     ("Dockerfile", include_str!("../scaffold/Dockerfile"), false),
     (".gitignore", include_str!("../scaffold/.gitignore"), false),

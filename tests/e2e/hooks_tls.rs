@@ -174,21 +174,19 @@ fn mtls_manifest_as(
     ca_secret: &str,
     client_secret: &str,
 ) -> String {
-    let text = controller_manifest_at(controller, port, None)
-        .replace("\"http://127.0.0.1:", "\"https://127.0.0.1:");
-    let mut out = String::new();
-    for line in text.lines() {
-        out.push_str(line);
-        out.push('\n');
-        if line.trim_start().starts_with("url:") {
-            let indent = &line[..line.len() - line.trim_start().len()];
-            out.push_str(&format!(
-                "{indent}caBundle:\n{indent}  secretRef: {{name: {ca_secret}, namespace: {ns}}}\n\
-                 {indent}clientTLS:\n{indent}  secretRef: {{name: {client_secret}, namespace: {ns}}}\n"
-            ));
-        }
+    let mut object = controller_manifest_value(controller, port, None);
+    let hooks = object["spec"]["hooks"]
+        .as_object_mut()
+        .unwrap_or_else(|| panic!("{controller}: no spec.hooks"));
+    for hook in hooks.values_mut() {
+        let webhook = &mut hook["webhook"];
+        let url = webhook["url"].as_str().unwrap_or_default();
+        webhook["url"] = json!(url.replacen("http://", "https://", 1));
+        webhook["caBundle"] = json!({"secretRef": {"name": ca_secret, "namespace": ns}});
+        webhook["clientTLS"] = json!({"secretRef": {"name": client_secret, "namespace": ns}});
     }
-    assert!(out.contains("clientTLS"), "{out}");
+    let out = serde_saphyr::to_string(&object).unwrap_or_else(|e| panic!("{controller}: {e}"));
+    assert!(out.contains("clientTLS") && out.contains("https://127.0.0.1:"), "{out}");
     out
 }
 

@@ -10,7 +10,7 @@ use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::{Client, Config};
-use serde_json::json;
+use serde_json::{json, Value};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -540,48 +540,52 @@ pub fn kubectl(args: &[&str]) -> std::process::Output {
         .unwrap_or_else(|e| panic!("running {}: {e}", bin.to_string_lossy()))
 }
 
-/// `metacontroller/<controller>.yaml` as text, with its webhooks pointed
-/// at `http://127.0.0.1:<port>` (`service:` and its three lines become one
-/// `url:`), and each hook's timeout set to `timeout` if given: the
-/// CompositeControllers are written for a hook service inside the cluster,
-/// the tests run `metahook serve` on loopback.
-pub fn controller_manifest_at(controller: &str, port: u16, timeout: Option<&str>) -> String {
+/// `metacontroller/<controller>.yaml` with its webhooks pointed at
+/// `http://127.0.0.1:<port>` (each `service:` replaced by a `url:`), and
+/// each hook's timeout set to `timeout` if given: the CompositeControllers
+/// are written for a hook service inside the cluster, the tests run
+/// `metahook serve` on loopback.
+pub fn controller_manifest_value(controller: &str, port: u16, timeout: Option<&str>) -> Value {
     let manifest = match controller {
         "hello" => include_str!("../../metacontroller/hello.yaml"),
         "hikawa" => include_str!("../../metacontroller/hikawa.yaml"),
         "foo" => include_str!("../../metacontroller/foo.yaml"),
         other => panic!("no metacontroller/{other}.yaml"),
     };
-    let indent_of = |line: &str| line[..line.len() - line.trim_start().len()].to_owned();
-    let mut text = String::new();
-    let mut lines = manifest.lines();
-    let mut hooks = 0;
-    while let Some(line) = lines.next() {
-        if line.trim() == "service:" {
-            for _ in 0..3 {
-                lines.next();
-            }
-            let path_line = lines.next().expect("the webhook's path after its service");
-            let hook_path = path_line.trim().trim_start_matches("path:").trim();
-            assert!(
-                hook_path.starts_with(&format!("/{controller}/")),
-                "{controller}: a webhook path after its service, not {path_line:?}"
-            );
-            text.push_str(&format!(
-                "{}url: \"http://127.0.0.1:{port}{hook_path}\"\n",
-                indent_of(line)
-            ));
-            hooks += 1;
-        } else if let (Some(t), true) = (timeout, line.trim().starts_with("timeout:")) {
-            text.push_str(&format!("{}timeout: {t}\n", indent_of(line)));
-        } else {
-            text.push_str(line);
-            text.push('\n');
+    let mut object: Value = serde_saphyr::from_str(manifest)
+        .unwrap_or_else(|e| panic!("metacontroller/{controller}.yaml: {e}"));
+    let hooks = object["spec"]["hooks"]
+        .as_object_mut()
+        .unwrap_or_else(|| panic!("{controller}: no spec.hooks"));
+    assert!(!hooks.is_empty(), "{controller}: no hooks");
+    for (kind, hook) in hooks.iter_mut() {
+        let webhook = hook["webhook"]
+            .as_object_mut()
+            .unwrap_or_else(|| panic!("{controller}: hook {kind} has no webhook"));
+        assert!(
+            webhook.remove("service").is_some(),
+            "{controller}: hook {kind} has no service"
+        );
+        let path = webhook
+            .remove("path")
+            .and_then(|p| p.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        assert!(
+            path.starts_with(&format!("/{controller}/")),
+            "{controller}: hook {kind}'s path is {path:?}"
+        );
+        webhook.insert("url".into(), json!(format!("http://127.0.0.1:{port}{path}")));
+        if let Some(t) = timeout {
+            webhook.insert("timeout".into(), json!(t));
         }
     }
-    assert!(hooks > 0, "{controller}: no webhook rewritten:\n{text}");
-    assert!(!text.contains("service:"), "{text}");
-    text
+    object
+}
+
+/// [`controller_manifest_value`] as YAML text.
+pub fn controller_manifest_at(controller: &str, port: u16, timeout: Option<&str>) -> String {
+    let object = controller_manifest_value(controller, port, timeout);
+    serde_saphyr::to_string(&object).unwrap_or_else(|e| panic!("{controller} as YAML: {e}"))
 }
 
 /// A directory holding `metacontroller/hello.yaml` as

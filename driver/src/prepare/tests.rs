@@ -139,19 +139,20 @@ fn a_hook_decodes_strictly_as_its_mode_or_version_says() {
         let hooks = &prepared[0].hooks;
         (hooks.sync.strict, hooks.finalize.as_ref().map(|f| f.strict))
     };
+    // The sync hook's own webhook; finalize stays as it is.
     let hello = include_str!("../../../metacontroller/hello.yaml");
     assert_eq!(strict(hello), (true, Some(true)));
     let loose = hello.replacen(
-        "timeout: 10s",
-        "timeout: 10s\n        responseUnMarshallMode: loose",
+        "path: /hello/sync",
+        "path: /hello/sync\n        responseUnMarshallMode: loose",
         1,
     );
     assert_eq!(strict(&loose), (false, Some(true)));
     let v1 = hello.replace("version: v2", "version: v1");
     assert_eq!(strict(&v1), (false, Some(false)));
     let v1_strict = v1.replacen(
-        "timeout: 10s",
-        "timeout: 10s\n        responseUnMarshallMode: strict",
+        "path: /hello/sync",
+        "path: /hello/sync\n        responseUnMarshallMode: strict",
         1,
     );
     assert_eq!(strict(&v1_strict), (true, Some(false)));
