@@ -186,7 +186,10 @@ fn mtls_manifest_as(
         webhook["clientTLS"] = json!({"secretRef": {"name": client_secret, "namespace": ns}});
     }
     let out = serde_saphyr::to_string(&object).unwrap_or_else(|e| panic!("{controller}: {e}"));
-    assert!(out.contains("clientTLS") && out.contains("https://127.0.0.1:"), "{out}");
+    assert!(
+        out.contains("clientTLS") && out.contains("https://127.0.0.1:"),
+        "{out}"
+    );
     out
 }
 

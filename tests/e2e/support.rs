@@ -10,7 +10,7 @@ use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::{Client, Config};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -574,7 +574,10 @@ pub fn controller_manifest_value(controller: &str, port: u16, timeout: Option<&s
             path.starts_with(&format!("/{controller}/")),
             "{controller}: hook {kind}'s path is {path:?}"
         );
-        webhook.insert("url".into(), json!(format!("http://127.0.0.1:{port}{path}")));
+        webhook.insert(
+            "url".into(),
+            json!(format!("http://127.0.0.1:{port}{path}")),
+        );
         if let Some(t) = timeout {
             webhook.insert("timeout".into(), json!(t));
         }
