@@ -1,7 +1,8 @@
 //! `chart --out-dir DIR`: the Helm chart that installs the controllers —
 //! metahook's own chart (`metahook/chart/`: both modes, TLS and mutual TLS
 //! with a generated or cert-manager CA, shards, NetworkPolicy,
-//! ServiceMonitor, PodDisruptionBudget, the aggregated API, a schema for
+//! ServiceMonitor, alerts and a Grafana dashboard (`monitoring/`),
+//! PodDisruptionBudget, the aggregated API, a schema for
 //! every value) with the controllers' CRDs (`crds/`), their
 //! CompositeController manifests (`metacontroller/`), one switch each in
 //! `values.yaml`, and the chart's name, description and image.
@@ -92,11 +93,27 @@ const TEMPLATE_FILES: &[(&str, &str)] = &[
         "templates/servicemonitor.yaml",
         include_str!("../chart/templates/servicemonitor.yaml"),
     ),
+    (
+        "templates/prometheusrule.yaml",
+        include_str!("../chart/templates/prometheusrule.yaml"),
+    ),
+    (
+        "templates/grafana-dashboard.yaml",
+        include_str!("../chart/templates/grafana-dashboard.yaml"),
+    ),
+    (
+        "monitoring/alerts.yaml",
+        include_str!("../chart/monitoring/alerts.yaml"),
+    ),
+    (
+        "monitoring/dashboard.json",
+        include_str!("../chart/monitoring/dashboard.json"),
+    ),
 ];
 
 /// The directories the chart's generated files fill: a file there that is
 /// not generated any more (a controller removed) goes.
-const GENERATED_DIRS: [&str; 3] = ["templates", "crds", "metacontroller"];
+const GENERATED_DIRS: [&str; 4] = ["templates", "crds", "metacontroller", "monitoring"];
 
 /// What names a chart of its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -433,7 +450,7 @@ pub fn write(dir: &Path, files: &[(String, String)]) -> Result<(), ChartError> {
             let generated = files.iter().any(|(p, _)| *p == relative);
             let is_yaml = path
                 .extension()
-                .is_some_and(|x| x == "yaml" || x == "tpl" || x == "txt");
+                .is_some_and(|x| x == "yaml" || x == "tpl" || x == "txt" || x == "json");
             if !generated && is_yaml {
                 std::fs::remove_file(&path).map_err(write_err(&path))?;
             }

@@ -202,6 +202,7 @@ def _json_schema(name: str) -> dict:
 CUSTOM_SCHEMAS = {
     ("metacontroller.k8s.io/v1alpha1", "CompositeController"): _json_schema("compositecontroller.schema.json"),
     ("monitoring.coreos.com/v1", "ServiceMonitor"): _json_schema("servicemonitor.schema.json"),
+    ("monitoring.coreos.com/v1", "PrometheusRule"): _json_schema("prometheusrule.schema.json"),
     ("cert-manager.io/v1", "Certificate"): _json_schema("certificate.schema.json"),
     ("cert-manager.io/v1", "Issuer"): _json_schema("issuer.schema.json"),
 }

@@ -66,7 +66,9 @@ EVERYTHING = {
     "metrics": {"serviceMonitor": {"enabled": True, "interval": "15s", "scrapeTimeout": "5s",
                                    "labels": {"release": "prometheus"},
                                    "relabelings": [{"action": "replace", "targetLabel": "team", "replacement": "platform"}],
-                                   "metricRelabelings": [{"action": "drop", "sourceLabels": ["__name__"], "regex": "go_.*"}]}},
+                                   "metricRelabelings": [{"action": "drop", "sourceLabels": ["__name__"], "regex": "go_.*"}]},
+                "prometheusRule": {"enabled": True, "labels": {"release": "prometheus"}},
+                "grafanaDashboard": {"enabled": True, "annotations": {"grafana_folder": "Operators"}}},
     "commonLabels": {"example.com/team": "platform"},
     "commonAnnotations": {"example.com/owner": "platform@example.com"},
     "podLabels": {"example.com/pod": "yes"},
@@ -1869,12 +1871,13 @@ def test_packaged_chart_has_no_rust_sources_or_dev_files(package: Path) -> None:
         assert needed in names, needed
     assert {f"metacontroller/{c}.yaml" for c in CONTROLLERS} <= set(names)
     assert {f"crds/{p.name}" for p in crd_files()} <= set(names)
+    assert {"monitoring/alerts.yaml", "monitoring/dashboard.json"} <= set(names)
     # Nothing else: the chart's own directories, its files, and top-level
     # documents (README.md, LICENSE, CHANGELOG.md...).
     chart_files = {"Chart.yaml", "values.yaml", "values.schema.json", ".helmignore"}
     unexpected = [
         n for n in names
-        if not n.startswith(("templates/", "crds/", "metacontroller/"))
+        if not n.startswith(("templates/", "crds/", "metacontroller/", "monitoring/"))
         and n not in chart_files
         and not re.fullmatch(r"[A-Z][A-Z_-]*(\.md|\.txt)?", n)
     ]

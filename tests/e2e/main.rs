@@ -26,6 +26,7 @@ mod hooks_tls;
 mod leader;
 mod leader_terms;
 mod metacontroller;
+mod monitoring;
 mod python_hooks;
 mod restart;
 mod rolling;
