@@ -8,22 +8,14 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/go-env.sh"
 cd "$cluster_src"
 
-unformatted="$(gofmt -l .)"
-if [ -n "$unformatted" ]; then
-    echo "tests/cluster: not gofmt-formatted:" >&2
-    echo "$unformatted" >&2
-    exit 1
-fi
+require_gofmt tests/cluster
 
 copy="$(mktemp -d)"
 node_copy="$(mktemp -d)"
 trap 'rm -rf "$copy" "$node_copy"' EXIT
 cp go.mod go.sum ./*.go "$copy/"
 PIN_DIR="$copy" ./pin.sh >/dev/null
-if ! diff -u go.mod "$copy/go.mod" || ! diff -u go.sum "$copy/go.sum"; then
-    echo "tests/cluster: go.mod/go.sum differ from what pin.sh generates; run tests/cluster/pin.sh and commit" >&2
-    exit 1
-fi
+require_same_go_mod tests/cluster "$copy" "pin.sh generates; run tests/cluster/pin.sh and commit"
 
 go vet ./...
 go test ./...
@@ -34,10 +26,7 @@ cd "$cluster_src/node"
 cp -r . "$node_copy/"
 # Quiet unless it fails: `go get` names every module it adds.
 PIN_DIR="$node_copy" ./pin.sh >"$node_copy/pin.log" 2>&1 || { cat "$node_copy/pin.log" >&2; exit 1; }
-if ! diff -u go.mod "$node_copy/go.mod" || ! diff -u go.sum "$node_copy/go.sum"; then
-    echo "tests/cluster/node: go.mod/go.sum differ from what pin.sh generates; run tests/cluster/node/pin.sh and commit" >&2
-    exit 1
-fi
+require_same_go_mod tests/cluster/node "$node_copy" "pin.sh generates; run tests/cluster/node/pin.sh and commit"
 go vet ./...
 go test ./...
 echo "tests/cluster/node: gofmt, pin, vet and tests ok"

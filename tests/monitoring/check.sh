@@ -10,20 +10,12 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/../cluster/go-env.sh"
 bin="$("$here/build.sh")"
 cd "$here"
-unformatted="$(gofmt -l .)"
-if [ -n "$unformatted" ]; then
-    echo "tests/monitoring: not gofmt-formatted:" >&2
-    echo "$unformatted" >&2
-    exit 1
-fi
+require_gofmt tests/monitoring
 copy="$(mktemp -d)"
 trap 'rm -rf "$copy"' EXIT
 cp -r . "$copy/"
 (cd "$copy" && go mod tidy)
-if ! diff -u go.mod "$copy/go.mod" || ! diff -u go.sum "$copy/go.sum"; then
-    echo "tests/monitoring: go.mod/go.sum are not tidy; run go mod tidy there and commit" >&2
-    exit 1
-fi
+require_same_go_mod tests/monitoring "$copy" "go mod tidy writes; run it there and commit"
 go vet ./...
 go test ./...
 chart="$root/metahook/chart/monitoring"

@@ -5,21 +5,13 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../../cluster/go-env.sh"
 cd "$root/tests/examples/jsonnet-hooks"
 
-unformatted="$(gofmt -l .)"
-if [ -n "$unformatted" ]; then
-    echo "tests/examples/jsonnet-hooks: not gofmt-formatted:" >&2
-    echo "$unformatted" >&2
-    exit 1
-fi
+require_gofmt tests/examples/jsonnet-hooks
 copy="$(mktemp -d)"
 trap 'rm -rf "$copy"' EXIT
 cp go.mod go.sum ./*.go "$copy/"
 # Quiet unless it fails: `go get` names every module it adds.
 PIN_DIR="$copy" ./pin.sh >"$copy/pin.log" 2>&1 || { cat "$copy/pin.log" >&2; exit 1; }
-if ! diff -u go.mod "$copy/go.mod" || ! diff -u go.sum "$copy/go.sum"; then
-    echo "tests/examples/jsonnet-hooks: go.mod/go.sum differ from what pin.sh generates; run its pin.sh and commit" >&2
-    exit 1
-fi
+require_same_go_mod tests/examples/jsonnet-hooks "$copy" "pin.sh generates; run its pin.sh and commit"
 go vet ./...
 go test ./...
 echo "tests/examples/jsonnet-hooks: gofmt, pin, vet and tests ok"
