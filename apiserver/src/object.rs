@@ -155,6 +155,7 @@ pub(crate) mod tests {
                 observed: 1,
             },
             conditions: Vec::new(),
+            trace_id: None,
         }
     }
 

@@ -17,6 +17,7 @@ use metahook_core::registry::{self, Handler, HookError};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tracing::Instrument as _;
 
 mod close_delimited;
 pub mod etag;
@@ -200,9 +201,18 @@ impl HookCaller {
         request: Vec<u8>,
     ) -> Result<Vec<u8>, HookCallError> {
         let start = Instant::now();
+        // A child of the reconcile's span: in a trace, the hook call (and,
+        // through `traceparent`, the hook server's request below it).
+        let span = tracing::info_span!(
+            "hook call",
+            controller = %controller,
+            hook = target.kind.as_str(),
+            otel.kind = "client",
+        );
         let result = match &target.endpoint {
             Endpoint::InProcess(handler) => {
                 self.in_process_call(target.kind, handler.clone(), request)
+                    .instrument(span)
                     .await
             }
             Endpoint::Http {
@@ -212,6 +222,7 @@ impl HookCaller {
                 etag,
             } => {
                 self.http_call(url, *timeout, auth, etag.as_deref(), request)
+                    .instrument(span)
                     .await
             }
         };
@@ -295,6 +306,9 @@ impl HookCaller {
         }
         if let Some((tag, _)) = &kept {
             req = req.header(http::header::IF_NONE_MATCH, tag.as_str());
+        }
+        if let Some(headers) = req.headers_mut() {
+            crate::otel::inject(headers);
         }
         let req = req
             .body(Full::new(Bytes::from(request)))

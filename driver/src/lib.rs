@@ -33,7 +33,7 @@
 //! remembers what it applied ([`memory`]) and publishes [`events`];
 //! afterwards [`backoff`] and the parent's [`records`].
 //!
-//! **Being seen**: [`metrics`], [`records`] through [`view`]
+//! **Being seen**: [`metrics`], [`otel`] (trace IDs and `traceparent`), [`records`] through [`view`]
 //! (`/debug/driver` and the aggregated API), [`preview`] (`metahook render
 //! --plan`).
 
@@ -55,6 +55,7 @@ pub mod leader;
 pub mod memory;
 pub mod metrics;
 pub mod model;
+pub mod otel;
 pub mod plan;
 pub mod prepare;
 pub mod pressure;

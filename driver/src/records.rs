@@ -58,6 +58,10 @@ pub struct Record {
     /// when it answered with any.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
+    /// The OpenTelemetry trace of this reconcile (32 hex digits), when
+    /// traces are exported (`OTEL_EXPORTER_OTLP_ENDPOINT`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
 }
 
 /// One condition of the status the hook asked for.

@@ -167,7 +167,15 @@ pub(crate) async fn reconcile_isolated(
         return Ok(Action::await_change());
     };
     let name = key_of(key.namespace.as_deref(), &key.name);
-    let span = tracing::info_span!("reconcile", controller = %ctx.name(), parent = %name);
+    let span = tracing::info_span!(
+        "reconcile",
+        controller = %ctx.name(),
+        parent = %name,
+        trace_id = tracing::field::Empty,
+    );
+    if let Some(id) = crate::otel::trace_id(&span) {
+        span.record("trace_id", id);
+    }
     let run = std::panic::AssertUnwindSafe(
         reconcile::reconcile(parent, Arc::clone(&ctx)).instrument(span),
     );

@@ -126,8 +126,8 @@ pub enum Error {
     /// `new` wrote nothing.
     #[error("writing the new crate failed")]
     New(#[from] scaffold::NewError),
-    /// Logging could not be set up.
-    #[error("setting up logging failed")]
+    /// Logging or trace export could not be set up.
+    #[error("setting up logging and traces failed")]
     Telemetry(#[from] telemetry::TelemetryError),
     /// The driver's flags make no settings that can work.
     #[error("the driver's settings are invalid")]
@@ -293,7 +293,7 @@ pub fn run(cli: Cli, controllers: &'static [Controller]) -> Result<(), Error> {
 }
 
 fn serve(args: cli::ServeArgs, controllers: &'static [Controller]) -> Result<(), Error> {
-    telemetry::init(args.process.log_format)?;
+    let _telemetry = telemetry::init(args.process.log_format)?;
     let settings = args::service(&args);
     if args.drive {
         let driver = args::driver(&args.driver, HookMode::InProcess, settings.shutdown_timeout)?;
@@ -319,7 +319,7 @@ fn serve(args: cli::ServeArgs, controllers: &'static [Controller]) -> Result<(),
 /// `drive`: hooks over HTTP; the local server answers health and metrics
 /// only (an empty controller table).
 fn drive_only(args: cli::DriveArgs, controllers: &'static [Controller]) -> Result<(), Error> {
-    telemetry::init(args.process.log_format)?;
+    let _telemetry = telemetry::init(args.process.log_format)?;
     let settings = args::health_only(&args);
     let driver = args::driver(&args.driver, HookMode::Http, settings.shutdown_timeout)?;
     let api = args::api(&args.driver);

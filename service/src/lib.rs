@@ -63,6 +63,8 @@ pub mod tls;
 mod tls_listener;
 mod tls_refusals;
 mod token;
+mod trace_context;
+pub use trace_context::continue_traces;
 
 pub use budget::MemoryBudget;
 pub use errors::RequestError;
@@ -411,7 +413,7 @@ pub struct RequestSpan;
 impl RootSpanBuilder for RequestSpan {
     fn on_request_start(request: &ServiceRequest) -> Span {
         let request_id = request.extensions().get::<RequestId>().copied();
-        tracing::info_span!(
+        let span = tracing::info_span!(
             "HTTP request",
             http.method = %request.method(),
             http.target = %request.path(),
@@ -419,7 +421,11 @@ impl RootSpanBuilder for RequestSpan {
             http.status_code = tracing::field::Empty,
             request_id = request_id.map(tracing::field::display),
             exception.message = tracing::field::Empty,
-        )
+            otel.kind = "server",
+            trace_id = tracing::field::Empty,
+        );
+        trace_context::continue_caller(&span, request.headers());
+        span
     }
 
     fn on_request_end<B: MessageBody>(

@@ -1719,7 +1719,7 @@ def test_values_schema_is_strict(chart: helm_python.Chart) -> None:
         "/global", "/podSecurityContext", "/securityContext", "/affinity", "/networkPolicy/metacontrollerPodSelector",
         "/tolerations/items", "/extraEnv/items", "/networkPolicy/metricsFrom/items", "/networkPolicy/apiFrom/items",
         "/topologySpreadConstraints/items/labelSelector", "/metrics/serviceMonitor/relabelings/items",
-        "/metrics/serviceMonitor/metricRelabelings/items",
+        "/metrics/serviceMonitor/metricRelabelings/items", "/tracing/egress/items",
     }
     schema = chart.schema
     loose = []

@@ -1,4 +1,5 @@
-"""The monitoring the chart ships, rendered by real Helm: the alerts of
+"""The monitoring the chart ships, rendered by real Helm: traces (the OTEL_*
+variables, the collector let through the NetworkPolicy), the alerts of
 monitoring/alerts.yaml as a PrometheusRule that promtool (built from
 Prometheus' Go module by tests/monitoring/build.sh) accepts as rendered, a
 runbook section for each alert, the Grafana dashboard as a ConfigMap for the
@@ -145,3 +146,33 @@ def test_the_service_monitor_copies_the_shard_label_the_alerts_group_by(chart: h
     assert shards == {"a", "b"}
     # Prometheus turns the label's name into the one the rules use.
     assert re.sub(r"[^a-zA-Z0-9_]", "_", SHARD_LABEL) in ALERTS.read_text()
+
+
+def test_traces_are_off_unless_an_endpoint_is_given(default: Rendered, chart: helm_python.Chart) -> None:
+    assert not [name for name in default.env() if name.startswith("OTEL_")]
+    for mode in ("metacontroller", "driver"):
+        out = render(chart, {"mode": mode, "tracing": {"otlpEndpoint": "http://otel.monitoring:4318"}})
+        for deployment in out.all("Deployment"):
+            [container] = deployment["spec"]["template"]["spec"]["containers"]
+            env = {e["name"]: e.get("value") for e in container["env"]}
+            assert env["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://otel.monitoring:4318", mode
+            assert env["OTEL_SERVICE_NAME"] == out.release, mode
+    named = render(chart, {"tracing": {"otlpEndpoint": "http://otel:4318", "serviceName": "hooks"}})
+    assert named.env()["OTEL_SERVICE_NAME"] == "hooks"
+
+
+def test_a_traced_hook_service_may_reach_its_collector_and_nothing_else(chart: helm_python.Chart) -> None:
+    closed = render(chart, {"tracing": {"otlpEndpoint": "http://otel.monitoring:4318"}})
+    assert closed.one("NetworkPolicy")["spec"]["egress"] == []
+    rule = {"to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}],
+            "ports": [{"port": 4318, "protocol": "TCP"}]}
+    opened = render(chart, {"tracing": {"otlpEndpoint": "http://otel.monitoring:4318", "egress": [rule]}})
+    spec = opened.one("NetworkPolicy")["spec"]
+    assert "Egress" in spec["policyTypes"]
+    assert spec["egress"] == [rule]
+
+
+@pytest.mark.parametrize("endpoint", ["otel:4318", "ftp://otel:4318", "http://otel :4318"])
+def test_an_endpoint_that_is_not_a_url_is_refused(chart: helm_python.Chart, endpoint: str) -> None:
+    with pytest.raises(helm_python.HelmError, match="otlpEndpoint"):
+        render(chart, {"tracing": {"otlpEndpoint": endpoint}})

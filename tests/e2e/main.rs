@@ -33,4 +33,5 @@ mod rolling;
 mod scenarios;
 mod shards;
 mod support;
+mod tracing;
 mod widget;

@@ -122,7 +122,7 @@ async fn tls_refusals_scrape(kubeconfig: &Path, scratch: &Path) -> String {
 
 /// tests/monitoring/build.sh: promtool and metricnames, built (or found
 /// up to date) under target/monitoring/.
-fn monitoring_tools() -> PathBuf {
+pub(crate) fn monitoring_tools() -> PathBuf {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let out = Command::new(root.join("tests/monitoring/build.sh"))
         .output()

@@ -239,8 +239,26 @@ pub fn spawn(kubeconfig: &Path, args: &[&str]) -> Metahook {
 }
 
 fn spawn_on(kubeconfig: &Path, args: &[&str], port: u16) -> Metahook {
+    spawn_with_env(kubeconfig, args, port, &[])
+}
+
+/// As [`spawn`], listening on `port`, with `env` set (a value of `None`
+/// removes the variable).
+pub fn spawn_with_env(
+    kubeconfig: &Path,
+    args: &[&str],
+    port: u16,
+    env: &[(&str, Option<&str>)],
+) -> Metahook {
     let listen = format!("127.0.0.1:{port}");
-    let child = Command::new(env!("CARGO_BIN_EXE_metahook"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_metahook"));
+    for (name, value) in env {
+        match value {
+            Some(v) => command.env(name, v),
+            None => command.env_remove(name),
+        };
+    }
+    let child = command
         .args(args)
         .args(["--listen", &listen])
         .env("KUBECONFIG", kubeconfig)

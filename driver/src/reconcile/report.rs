@@ -130,6 +130,7 @@ fn record(
                 observed: trace.observed,
             },
             conditions: trace.conditions,
+            trace_id: crate::otel::trace_id(&tracing::Span::current()),
         },
     );
     // A parent deleted while this reconcile ran has had its record

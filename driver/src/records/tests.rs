@@ -94,6 +94,7 @@ fn records_are_one_per_parent_and_go_with_it() {
         requeue: None,
         children: ChildCount::default(),
         conditions: Vec::new(),
+        trace_id: None,
     };
     let key = |name: &str, ns: &str| {
         ParentKey::new_with(

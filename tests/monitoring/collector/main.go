@@ -1,0 +1,55 @@
+// Command collector is an OpenTelemetry Collector with only what the
+// tracing test needs: the OTLP receiver and the file exporter (each span
+// batch as a JSON line), built from the collector's own Go modules as
+// `ocb` would build one. tests/e2e/tracing.rs runs it.
+package main
+
+import (
+	"log"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/otelcol"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/otlpreceiver"
+	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
+)
+
+func factories() (otelcol.Factories, error) {
+	receivers, err := otelcol.MakeFactoryMap[receiver.Factory](otlpreceiver.NewFactory())
+	if err != nil {
+		return otelcol.Factories{}, err
+	}
+	exporters, err := otelcol.MakeFactoryMap[exporter.Factory](fileexporter.NewFactory())
+	if err != nil {
+		return otelcol.Factories{}, err
+	}
+	return otelcol.Factories{
+		Receivers: receivers,
+		Exporters: exporters,
+		Telemetry: otelconftelemetry.NewFactory(),
+	}, nil
+}
+
+func main() {
+	settings := otelcol.CollectorSettings{
+		BuildInfo: component.BuildInfo{
+			Command:     "collector",
+			Description: "OTLP in, JSON lines out: metahook's tracing test",
+			Version:     "test",
+		},
+		Factories: factories,
+		ConfigProviderSettings: otelcol.ConfigProviderSettings{
+			ResolverSettings: confmap.ResolverSettings{
+				ProviderFactories: []confmap.ProviderFactory{fileprovider.NewFactory()},
+				DefaultScheme:     "file",
+			},
+		},
+	}
+	if err := otelcol.NewCommand(settings).Execute(); err != nil {
+		log.Fatal(err)
+	}
+}
