@@ -66,18 +66,3 @@ fn the_checked_in_chart_is_what_the_generator_writes_for_the_seeds() {
         }
     }
 }
-
-/// A new crate builds its image as metahook builds its own: the same
-/// library, one copy kept in the scaffold (`metahook new` writes it).
-#[test]
-fn a_new_crates_image_library_is_metahooks_own() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let ours = std::fs::read_to_string(root.join("scripts/lib/scratch-image.sh")).expect("ours");
-    let theirs =
-        std::fs::read_to_string(root.join("metahook/scaffold/scripts/lib/scratch-image.sh"))
-            .expect("the scaffold's");
-    assert!(
-        ours == theirs,
-        "metahook/scaffold/scripts/lib/scratch-image.sh differs from scripts/lib/scratch-image.sh: copy it"
-    );
-}

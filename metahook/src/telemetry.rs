@@ -73,21 +73,13 @@ pub fn init(format: LogFormat) -> Result<Telemetry, TelemetryError> {
     } else {
         None
     };
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
     let result = match &traces {
         // Without traces, one filter for the whole subscriber: per-layer
         // filtering costs every request a little (bench/callgrind.sh).
-        None => {
-            let registry = tracing_subscriber::registry().with(filter);
-            match format {
-                LogFormat::Text => registry
-                    .with(tracing_subscriber::fmt::layer().with_ansi(ansi))
-                    .try_init(),
-                LogFormat::Json => registry
-                    .with(tracing_subscriber::fmt::layer().json().flatten_event(true))
-                    .try_init(),
-            }
-        }
+        None => tracing_subscriber::registry()
+            .with(filter)
+            .with(log_lines(format))
+            .try_init(),
         Some(provider) => {
             opentelemetry::global::set_text_map_propagator(
                 opentelemetry_sdk::propagation::TraceContextPropagator::new(),
@@ -102,28 +94,29 @@ pub fn init(format: LogFormat) -> Result<Telemetry, TelemetryError> {
             let otel = tracing_opentelemetry::layer()
                 .with_tracer(provider.tracer("metahook"))
                 .with_filter(spans);
-            let registry = tracing_subscriber::registry().with(otel);
-            match format {
-                LogFormat::Text => registry
-                    .with(
-                        tracing_subscriber::fmt::layer()
-                            .with_ansi(ansi)
-                            .with_filter(filter),
-                    )
-                    .try_init(),
-                LogFormat::Json => registry
-                    .with(
-                        tracing_subscriber::fmt::layer()
-                            .json()
-                            .flatten_event(true)
-                            .with_filter(filter),
-                    )
-                    .try_init(),
-            }
+            tracing_subscriber::registry()
+                .with(otel)
+                .with(log_lines(format).with_filter(filter))
+                .try_init()
         }
     };
     result.map_err(TelemetryError::AlreadyInstalled)?;
     Ok(Telemetry { traces })
+}
+
+/// The log lines on standard output, as text or JSON: the layer that is
+/// not asked for is `None`, which every callback skips.
+fn log_lines<S>(format: LogFormat) -> impl tracing_subscriber::Layer<S> + Send + Sync
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    let text = matches!(format, LogFormat::Text).then(|| {
+        tracing_subscriber::fmt::layer()
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
+    });
+    let json = matches!(format, LogFormat::Json)
+        .then(|| tracing_subscriber::fmt::layer().json().flatten_event(true));
+    tracing_subscriber::Layer::and_then(text, json)
 }
 
 /// Spans batched and sent over OTLP/HTTP (protobuf) as the `OTEL_*`

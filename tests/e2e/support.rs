@@ -205,7 +205,7 @@ pub async fn start_drive(kubeconfig: &Path, controllers: &Path) -> Metahook {
 }
 
 /// Waits until `metahook` is ready (`true`) or has exited (`false`).
-async fn ready_or_exited(metahook: &mut Metahook) -> bool {
+pub async fn ready_or_exited(metahook: &mut Metahook) -> bool {
     let started = std::time::Instant::now();
     loop {
         if readyz(metahook.port) {

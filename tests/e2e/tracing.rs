@@ -194,15 +194,10 @@ async fn run_pair(
 /// Waits until `metahook` answers `/readyz`, failing if it exits.
 async fn wait_ready(metahook: &mut Metahook) {
     let port = metahook.port;
-    let child = &mut metahook.child;
-    wait_for("metahook to be ready", || {
-        let exited = matches!(child.try_wait(), Ok(Some(_)));
-        async move {
-            assert!(!exited, "metahook on port {port} exited at start");
-            readyz(port).then_some(())
-        }
-    })
-    .await;
+    assert!(
+        ready_or_exited(metahook).await,
+        "metahook on port {port} exited at start"
+    );
 }
 
 /// SIGTERM, then waits (bounded) for the process to exit.
