@@ -66,6 +66,8 @@ clippy() {
     cargo clippy --test e2e --locked -- -D warnings
 }
 step "cargo clippy -D warnings" clippy
+# Public docs without a warning: a broken link, or one to a private item.
+step "cargo doc -D warnings" env RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --locked
 step "cargo test" cargo test --workspace --locked
 widget() {
   # A controller of someone's own (examples/widget): a workspace of its own
