@@ -3,7 +3,8 @@
 
 A file uses another when it names an item there: `crate::a::b::Item`,
 `super::Item`, `self::child::f`, a `use` of any of those (braces expanded),
-or a child module's path. A path that stops at a `pub use` re-export is
+or a child module's path, bare (`child::f`). Methods called on a value of a
+type defined elsewhere are not seen: this reads text, not types. A path that stops at a `pub use` re-export is
 followed to where the item is defined, so a module that only re-exports is
 no link in a chain. Test code is left out: a module declared under
 `#[cfg(test)]`, and everything from an inline `#[cfg(test)] mod` on.
@@ -28,6 +29,7 @@ USE_RE = re.compile(r"\b(?:pub(?:\([^)]*\))?\s+)?use\s+([^;]+);", re.S)
 MOD_RE = re.compile(rf"^\s*(#\[cfg\(test\)\]\s*)?(?:pub(?:\([^)]*\))?\s+)?mod\s+({IDENT})\s*;", re.M)
 PATH_ATTR_RE = re.compile(r'#\[path\s*=\s*"([^"]+)"\]\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;')
 TEST_MOD_RE = re.compile(rf"#\[cfg\(test\)\]\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+{IDENT}\s*\{{")
+BARE_RE = re.compile(rf"\b({IDENT})((?:::{IDENT})+)")
 REEXPORT_RE = re.compile(r"\bpub(?:\([^)]*\))?\s+use\s+([^;]+);", re.S)
 
 
@@ -176,6 +178,12 @@ class Crate:
                     absolute = self.absolute(module, segs)
                     if absolute is not None:
                         uses.add(absolute)
+            # A child module named bare in code (`report::reconciled(..)`).
+            children = {m[-1] for m in self.files if m[:-1] == module and len(m) == len(module) + 1}
+            for m in BARE_RE.finditer(text):
+                if m.group(1) in children and text[max(0, m.start() - 2) : m.start()] != "::":
+                    segs = tuple(s for s in m.group(0).split("::") if s)
+                    uses.add(module + segs)
             for m in PATH_RE.finditer(text):
                 segs = (m.group(1),) + tuple(s for s in m.group(2).split("::") if s)
                 absolute = self.absolute(module, segs)
