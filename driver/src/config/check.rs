@@ -118,7 +118,7 @@ impl Check<'_> {
         let field = "spec.parentResource";
         self.known(&parent.other, field)?;
         if let Some(selector) = &parent.label_selector {
-            crate::selector::parse(selector)
+            crate::decide::selector::parse(selector)
                 .map_err(|e| self.invalid(&join(field, "labelSelector"), e.to_string()))?;
         }
         let revision_field_paths = match parent.revision_history {

@@ -69,7 +69,7 @@ impl Check<'_> {
     ) -> Result<ParentResource, ConfigError> {
         self.known(&resource.other, field)?;
         if let Some(selector) = &resource.label_selector {
-            crate::selector::parse(selector)
+            crate::decide::selector::parse(selector)
                 .map_err(|e| self.invalid(&join(field, "labelSelector"), e.to_string()))?;
         }
         let annotation_selector = match resource.annotation_selector {
@@ -81,7 +81,7 @@ impl Check<'_> {
                     match_labels: a.match_annotations,
                     match_expressions: a.match_expressions,
                 };
-                crate::selector::parse(&selector)
+                crate::decide::selector::parse(&selector)
                     .map_err(|e| self.invalid(&path, e.to_string()))?;
                 Some(selector)
             }

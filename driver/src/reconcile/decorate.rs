@@ -4,12 +4,12 @@
 //! prelude, the related objects and the report are the composite's.
 
 use super::{Again, ReconcileError, Trace};
-use crate::context::Context;
-use crate::execute::ExecuteErrors;
-use crate::model::ApiType;
-use crate::plan;
-use crate::records::{Condition, Step};
-use crate::wire;
+use crate::controller::context::Context;
+use crate::decide::model::ApiType;
+use crate::decide::plan;
+use crate::hook::wire;
+use crate::observe::records::{Condition, Step};
+use crate::write::execute::ExecuteErrors;
 use kube::api::DynamicObject;
 use metahook_core::HookKind;
 use std::sync::Arc;

@@ -14,7 +14,7 @@
 //!    status, the finalizer's removal) and executes it — a status change
 //!    may wait for a later pass: after a pass that changed a child, for
 //!    `--status-settle-ms`; while the API budget holds back converging
-//!    writes ([`crate::pressure`]), at most [`STATUS_DEFERRAL`];
+//!    writes ([`crate::client::pressure`]), at most [`STATUS_DEFERRAL`];
 //! 5. reports: log, metrics, a Warning Event for a failure worth one, the
 //!    parent's record (`report`).
 //!
@@ -22,7 +22,7 @@
 //! follows from its answer are `decorate`'s.
 //!
 //! Deciding is the planner's (`plan/`, pure); acting is the executor's.
-//! Which changes queue a parent, and the loop, are `worker.rs`'s.
+//! Which changes queue a parent, and the loop, are `controller/worker.rs`'s.
 
 mod decorate;
 mod error;
@@ -32,15 +32,15 @@ mod rolling;
 
 pub use error::ReconcileError;
 
-use crate::context::Context;
-use crate::execute::ExecuteErrors;
-use crate::hook_call::HookTarget;
-use crate::model::{ApiType, Driven};
-use crate::plan::{self, Next, StatusPace};
-use crate::queue::ParentKey;
-use crate::records::{Condition, ParentRef, Requeue, Step};
-use crate::triggers::parent_key;
-use crate::wire::{self, TypedObjects};
+use crate::controller::context::Context;
+use crate::controller::queue::ParentKey;
+use crate::controller::triggers::parent_key;
+use crate::decide::model::{ApiType, Driven};
+use crate::decide::plan::{self, Next, StatusPace};
+use crate::hook::call::HookTarget;
+use crate::hook::wire::{self, TypedObjects};
+use crate::observe::records::{Condition, ParentRef, Requeue, Step};
+use crate::write::execute::ExecuteErrors;
 use kube::api::DynamicObject;
 use kube::runtime::controller::Action;
 use metahook_core::HookKind;

@@ -3,10 +3,10 @@
 //! the backoff reset on success, and the parent's record replaced.
 
 use super::{Again, ReconcileError, Trace};
-use crate::context::Context;
-use crate::plan::EventType;
-use crate::queue::ParentKey;
-use crate::records::{ChildCount, Outcome, Record, Requeue};
+use crate::controller::context::Context;
+use crate::controller::queue::ParentKey;
+use crate::decide::plan::EventType;
+use crate::observe::records::{ChildCount, Outcome, Record, Requeue};
 use kube::api::DynamicObject;
 use std::time::Duration;
 
@@ -130,7 +130,7 @@ fn record(
                 observed: trace.observed,
             },
             conditions: trace.conditions,
-            trace_id: crate::otel::trace_id(&tracing::Span::current()),
+            trace_id: crate::observe::otel::trace_id(&tracing::Span::current()),
         },
     );
     // A parent deleted while this reconcile ran has had its record

@@ -2,7 +2,7 @@
 //! what a failed hook does (nothing), what a 429 does (a delayed retry, no
 //! event, no backoff), what any other failure does (backoff and a Warning),
 //! what a good answer writes, and the record each leaves; and the loop
-//! (`worker.rs`) that runs them.
+//! (`controller/worker.rs`) that runs them.
 
 mod decorator;
 
@@ -10,24 +10,24 @@ use super::{
     OWNER_KIND_RETRY, OWNER_KIND_TRIES, ReconcileError, STATUS_DEFERRAL, error_policy, reconcile,
     status_pace,
 };
-use crate::backoff::backoff;
-use crate::cache::Caches;
+use crate::client::pressure::Pressure;
 use crate::config::HookVersion;
-use crate::context::{Context, HookTargets, Shared};
-use crate::customized::Discover;
-use crate::events::EventPublisher;
-use crate::hook_call::{Endpoint, HookCaller, HookTarget};
-use crate::metrics::DriverMetrics;
-use crate::pressure::Pressure;
-use crate::queue::ParentKey;
-use crate::records::Outcome;
-use crate::scripted_api::{
+use crate::controller::backoff::backoff;
+use crate::controller::cache::Caches;
+use crate::controller::context::{Context, HookTargets, Shared};
+use crate::controller::customized::Discover;
+use crate::controller::queue::ParentKey;
+use crate::controller::triggers::parent_key;
+use crate::controller::worker;
+use crate::hook::call::{Endpoint, HookCaller, HookTarget};
+use crate::observe::metrics::DriverMetrics;
+use crate::observe::records::Outcome;
+use crate::test_support::scripted_api::{
     ApiHandle, Seen, answer, bounded, mock_client, namespace_terminating_body, no_further_request,
     scripted, status_body,
 };
 use crate::test_support::{Demo, Obj, parent};
-use crate::triggers::parent_key;
-use crate::worker;
+use crate::write::events::EventPublisher;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::core::DynamicObject;
 use kube::runtime::controller::Action;
@@ -160,9 +160,11 @@ fn runtime_with_children(
     caches.preload(&ctl.children[0].resource, children);
     let metrics = Arc::new(DriverMetrics::default());
     let discover: Discover = Arc::new(|_: &str, _: &str| Box::pin(async { None }));
-    let per_object =
-        crate::throttle::Budget::new(crate::events::EVENTS_QPS, crate::events::EVENTS_BURST)
-            .unwrap();
+    let per_object = crate::client::throttle::Budget::new(
+        crate::write::events::EVENTS_QPS,
+        crate::write::events::EVENTS_BURST,
+    )
+    .unwrap();
     let events = Arc::new(EventPublisher::new(
         client.clone(),
         "metahook",
@@ -508,8 +510,8 @@ async fn an_owner_kind_the_api_server_has_yet_to_learn_is_retried_soon_and_quiet
     // API server's 30 s; then it is a failure like any other.
     let refused = || {
         let status: kube::core::Status = serde_json::from_value(refusal.clone()).unwrap();
-        ReconcileError::Children(crate::execute::ExecuteErrors(vec![
-            crate::execute::ExecuteError::ApplyChild {
+        ReconcileError::Children(crate::write::execute::ExecuteErrors(vec![
+            crate::write::execute::ExecuteError::ApplyChild {
                 kind: "Deployment".to_owned(),
                 name: "web".to_owned(),
                 source: kube::Error::Api(Box::new(status)),
@@ -624,7 +626,9 @@ async fn customize_rules_select_related_objects_from_the_caches() {
     );
     // The answer is cached for the parent, and dropped once it is deleted.
     assert_eq!(ctx.customized.answers().len(), 1);
-    parents.notify(&crate::cache::Change::Deleted(Arc::new(settled_parent())));
+    parents.notify(&crate::controller::cache::Change::Deleted(Arc::new(
+        settled_parent(),
+    )));
     assert_eq!(ctx.customized.answers().len(), 0);
 }
 
@@ -807,7 +811,7 @@ async fn each_reconcile_leaves_a_record_of_its_plan_and_outcome() {
 
 #[test]
 fn a_status_waits_while_the_budget_is_short_or_a_changed_child_settles() {
-    use crate::plan::StatusPace::{Deferrable, Now, Settle};
+    use crate::decide::plan::StatusPace::{Deferrable, Now, Settle};
     let second = Duration::from_secs(1);
     let at = |ms: u64| Some(Duration::from_millis(ms));
     // Not waiting yet: with a settle window, only a pass that changes a

@@ -2,17 +2,17 @@
 //! scripted API server: the hook sees `object` and `attachments`, and its
 //! answer becomes the object's patch and the attachment's apply, recorded.
 
-use crate::cache::Caches;
+use crate::client::pressure::Pressure;
 use crate::config::HookVersion;
-use crate::context::{Context, HookTargets, Shared};
-use crate::customized::Discover;
-use crate::hook_call::{Endpoint, HookCaller, HookTarget};
-use crate::metrics::DriverMetrics;
-use crate::pressure::Pressure;
-use crate::records::Outcome;
-use crate::scripted_api::{answer, mock_client, no_further_request, scripted};
+use crate::controller::cache::Caches;
+use crate::controller::context::{Context, HookTargets, Shared};
+use crate::controller::customized::Discover;
+use crate::controller::triggers::parent_key;
+use crate::hook::call::{Endpoint, HookCaller, HookTarget};
+use crate::observe::metrics::DriverMetrics;
+use crate::observe::records::Outcome;
+use crate::test_support::scripted_api::{answer, mock_client, no_further_request, scripted};
 use crate::test_support::{Obj, decorator};
-use crate::triggers::parent_key;
 use kube::runtime::controller::Action;
 use metahook_core::HookKind;
 use serde_json::{Value, json};

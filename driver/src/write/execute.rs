@@ -1,0 +1,592 @@
+//! The executor: performs a plan's operations against the API server, in
+//! order, and decides nothing. Which errors end a reconcile, and which are
+//! swallowed, follows docs/metacontroller.md §5.
+
+use crate::decide::model::Driven;
+use crate::decide::plan::{EventType, Op, RevisionWrite, Target, Written, WrittenMetadata};
+use crate::decide::revisions::revision_type;
+use crate::observe::metrics::DriverMetrics;
+use crate::write::events::{EventPublisher, Published};
+use crate::write::memory::ApplyMemory;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::ResourceExt;
+use kube::api::{
+    Api, DeleteParams, DynamicObject, Patch, PatchParams, Preconditions, PropagationPolicy,
+};
+use kube::{Client, Resource as _};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+mod error;
+
+use error::status_code;
+pub use error::{ExecuteError, ExecuteErrors, namespace_terminating};
+
+/// The field manager of every server-side apply.
+pub const FIELD_MANAGER: &str = "metahook";
+
+/// After a plan: the parent as it now is (a finalizer change returns it),
+/// and the errors of operations that do not stop a plan.
+#[derive(Debug)]
+pub struct Executed {
+    pub parent: DynamicObject,
+    pub errors: Vec<ExecuteError>,
+}
+
+#[derive(Clone)]
+pub struct Executor {
+    client: Client,
+    events: Option<Arc<EventPublisher>>,
+    memory: Arc<ApplyMemory>,
+    metrics: Arc<DriverMetrics>,
+}
+
+fn patch_from(value: Value) -> Result<json_patch::Patch, ExecuteError> {
+    serde_json::from_value(value).map_err(ExecuteError::BuildPatch)
+}
+
+/// Owner references from `before` to `after`, on the object with UID
+/// `uid` only: a stale cache fails the `test`s instead of overwriting.
+fn owners_patch(
+    uid: &str,
+    before: Option<Vec<OwnerReference>>,
+    after: Vec<OwnerReference>,
+) -> Result<json_patch::Patch, ExecuteError> {
+    patch_from(json!([
+        {"op": "test", "path": "/metadata/uid", "value": uid},
+        {"op": "test", "path": "/metadata/ownerReferences", "value": before},
+        {"op": "add", "path": "/metadata/ownerReferences", "value": after},
+    ]))
+}
+
+impl Executor {
+    /// `events`: where Events go (none in tests that do not script them).
+    pub fn new(
+        client: Client,
+        events: Option<Arc<EventPublisher>>,
+        memory: Arc<ApplyMemory>,
+        metrics: Arc<DriverMetrics>,
+    ) -> Self {
+        Executor {
+            client,
+            events,
+            memory,
+            metrics,
+        }
+    }
+
+    /// What this executor last applied: the planner's input.
+    pub fn memory(&self) -> &Arc<ApplyMemory> {
+        &self.memory
+    }
+
+    fn parent_api(&self, ctl: &Driven, parent: &DynamicObject) -> Api<DynamicObject> {
+        match parent.metadata.namespace.as_deref() {
+            Some(ns) if ctl.parent.namespaced => {
+                Api::namespaced_with(self.client.clone(), ns, &ctl.parent.api)
+            }
+            _ => Api::all_with(self.client.clone(), &ctl.parent.api),
+        }
+    }
+
+    fn child_api(
+        &self,
+        ctl: &Driven,
+        type_index: usize,
+        namespace: Option<&str>,
+    ) -> Result<(Api<DynamicObject>, String), ExecuteError> {
+        let child = ctl
+            .children
+            .get(type_index)
+            .ok_or(ExecuteError::UnknownChildType(type_index))?;
+        let api = match namespace {
+            Some(ns) if child.resource.namespaced => {
+                Api::namespaced_with(self.client.clone(), ns, &child.resource.api)
+            }
+            _ => Api::all_with(self.client.clone(), &child.resource.api),
+        };
+        Ok((api, child.resource.api.kind.clone()))
+    }
+
+    /// Counts one API call by its status code (200 for success, 0 when no
+    /// response came).
+    fn count<T>(
+        &self,
+        ctl: &Driven,
+        operation: &'static str,
+        kind: &str,
+        result: &Result<T, kube::Error>,
+    ) {
+        let code = match result {
+            Ok(_) => 200,
+            Err(e) => status_code(e).unwrap_or(0),
+        };
+        self.metrics
+            .api_operation(ctl.name(), operation, kind, code);
+    }
+
+    /// Performs `ops` in order. A finalizer change or a failed parent check
+    /// ends the plan with an error; other failures are collected and the
+    /// remaining operations still run (the status is written even when a
+    /// child operation failed). An Event that tells of a write is published
+    /// only if that write went through.
+    pub async fn execute(
+        &self,
+        ctl: &Driven,
+        mut parent: DynamicObject,
+        ops: Vec<Op>,
+    ) -> Result<Executed, ExecuteError> {
+        let parent_name = parent.name_any();
+        let parent_key = format!(
+            "{} {}",
+            ctl.parent.api.kind,
+            crate::decide::model::namespaced_name(&parent)
+        );
+        let parent_uid = parent.uid().unwrap_or_default();
+        let parent_kind = ctl.parent.api.kind.clone();
+        // The version the plan read: what a later pass's cache shows until
+        // it sees this plan's writes.
+        let planned_on = parent.resource_version().unwrap_or_default();
+        let mut errors = Vec::new();
+        let mut written = std::collections::HashSet::new();
+        for op in ops {
+            match op {
+                Op::AddFinalizer { before, after } => {
+                    parent = self
+                        .set_finalizers(ctl, &parent, before, after, true)
+                        .await?;
+                }
+                Op::RemoveFinalizer { before, after } => {
+                    parent = self
+                        .set_finalizers(ctl, &parent, before, after, false)
+                        .await?;
+                }
+                Op::VerifyParent => {
+                    let api = self.parent_api(ctl, &parent);
+                    let live = api.get_opt(&parent_name).await;
+                    self.count(ctl, "get_parent", &parent_kind, &live);
+                    match live {
+                        Ok(Some(live))
+                            if live.metadata.uid.as_deref() == Some(parent_uid.as_str())
+                                && live.metadata.deletion_timestamp.is_none() => {}
+                        Ok(_) => return Err(ExecuteError::ParentChanged { parent: parent_key }),
+                        Err(source) => {
+                            return Err(ExecuteError::VerifyParent {
+                                parent: parent_key,
+                                source,
+                            });
+                        }
+                    }
+                }
+                Op::Adopt {
+                    child,
+                    before,
+                    after,
+                } => {
+                    if let Err(e) = self.set_owners(ctl, &child, before, after, true).await {
+                        errors.push(e);
+                    }
+                }
+                Op::Release {
+                    child,
+                    before,
+                    after,
+                } => {
+                    if let Err(e) = self.set_owners(ctl, &child, before, after, false).await {
+                        errors.push(e);
+                    }
+                }
+                Op::DeleteChild { child, .. } => match self.delete_child(ctl, &child).await {
+                    Ok(()) => {
+                        written.insert(Written::Child {
+                            type_index: child.type_index,
+                            name: child.name,
+                        });
+                    }
+                    Err(e) => errors.push(e),
+                },
+                Op::ApplyChild {
+                    type_index,
+                    namespace,
+                    name,
+                    body,
+                    fingerprint,
+                } => {
+                    let (api, kind) = self.child_api(ctl, type_index, namespace.as_deref())?;
+                    let params = PatchParams::apply(FIELD_MANAGER).force();
+                    let result = api.patch(&name, &params, &Patch::Apply(&body)).await;
+                    self.count(ctl, "apply", &kind, &result);
+                    match result {
+                        Ok(applied) => {
+                            self.memory.record(
+                                type_index,
+                                namespace.as_deref(),
+                                &name,
+                                fingerprint,
+                                &applied,
+                            );
+                            written.insert(Written::Child { type_index, name });
+                        }
+                        // Conflict and NotFound are swallowed: the watch
+                        // event that follows syncs again
+                        // (docs/metacontroller.md §5).
+                        Err(e) if matches!(status_code(&e), Some(404 | 409)) => {
+                            tracing::debug!(%kind, %name, error = %e, "apply swallowed");
+                        }
+                        Err(source) => errors.push(ExecuteError::ApplyChild { kind, name, source }),
+                    }
+                }
+                Op::Revision(write) => {
+                    // Every revision is written before any child is
+                    // touched: a failure ends the plan.
+                    self.write_revision(ctl, &parent, write).await?;
+                }
+                Op::WriteStatus { status } => {
+                    // `add` on an existing member replaces it: the whole
+                    // status is replaced, as Metacontroller does; the `test`
+                    // makes sure it is still the same object.
+                    let patch = patch_from(json!([
+                        {"op": "test", "path": "/metadata/uid", "value": parent_uid},
+                        {"op": "add", "path": "/status", "value": status},
+                    ]))?;
+                    let api = self.parent_api(ctl, &parent);
+                    let result = api
+                        .patch_status(
+                            &parent_name,
+                            &PatchParams::default(),
+                            &Patch::Json::<()>(patch),
+                        )
+                        .await;
+                    self.count(ctl, "write_status", &parent_kind, &result);
+                    match result {
+                        Ok(updated) => {
+                            self.memory.record_status(
+                                &parent_uid,
+                                parent
+                                    .metadata
+                                    .resource_version
+                                    .as_deref()
+                                    .unwrap_or_default(),
+                                status,
+                            );
+                            written.insert(Written::Status);
+                            parent = updated;
+                        }
+                        // Gone (404), replaced (the UID test fails: 422), or
+                        // changed under us (409): the next event re-syncs.
+                        Err(e) if matches!(status_code(&e), Some(404 | 409 | 422)) => {
+                            tracing::debug!(parent = %parent_key, error = %e, "status write swallowed");
+                        }
+                        Err(source) => errors.push(ExecuteError::WriteStatus {
+                            parent: parent_key.clone(),
+                            source,
+                        }),
+                    }
+                }
+                Op::PatchObject { patch, .. } => {
+                    let patch = patch_from(Value::Array(patch))?;
+                    let api = self.parent_api(ctl, &parent);
+                    let result = api
+                        .patch(
+                            &parent_name,
+                            &PatchParams::default(),
+                            &Patch::Json::<()>(patch),
+                        )
+                        .await;
+                    self.count(ctl, "patch_object", &parent_kind, &result);
+                    match result {
+                        Ok(updated) => {
+                            self.memory.record_metadata(
+                                &parent_uid,
+                                &planned_on,
+                                WrittenMetadata {
+                                    labels: updated.metadata.labels.clone(),
+                                    annotations: updated.metadata.annotations.clone(),
+                                },
+                            );
+                            // A type without a status subresource has its
+                            // status written here.
+                            written.insert(Written::Status);
+                            parent = updated;
+                        }
+                        // Gone: nothing left to decorate.
+                        Err(e) if status_code(&e) == Some(404) => {
+                            tracing::debug!(parent = %parent_key, error = %e, "object gone");
+                        }
+                        // A failed `test` (422) or a conflict is a stale
+                        // cache: an error, retried quietly
+                        // (`ExecuteError::is_stale_cache`).
+                        Err(source) => errors.push(ExecuteError::PatchObject {
+                            parent: parent_key.clone(),
+                            source,
+                        }),
+                    }
+                }
+                Op::Event {
+                    kind,
+                    reason,
+                    note,
+                    after,
+                } => {
+                    if after.is_none_or(|w| written.contains(&w)) {
+                        self.publish(ctl, &parent, kind, reason, note).await;
+                    } else {
+                        tracing::debug!(parent = %parent_key, %reason, %note, "not published: its write did not go through");
+                    }
+                }
+            }
+        }
+        Ok(Executed { parent, errors })
+    }
+
+    async fn set_finalizers(
+        &self,
+        ctl: &Driven,
+        parent: &DynamicObject,
+        before: Option<Vec<String>>,
+        after: Vec<String>,
+        adding: bool,
+    ) -> Result<DynamicObject, ExecuteError> {
+        // The `test`s make this a compare-and-swap on the cached object: a
+        // stale cache fails (422) and the reconcile is retried.
+        let patch = patch_from(json!([
+            {"op": "test", "path": "/metadata/uid", "value": parent.metadata.uid},
+            {"op": "test", "path": "/metadata/finalizers", "value": before},
+            {"op": "add", "path": "/metadata/finalizers", "value": after},
+        ]))?;
+        let name = parent.name_any();
+        let result = self
+            .parent_api(ctl, parent)
+            .patch(&name, &PatchParams::default(), &Patch::Json::<()>(patch))
+            .await;
+        let operation = if adding {
+            "add_finalizer"
+        } else {
+            "remove_finalizer"
+        };
+        self.count(ctl, operation, &ctl.parent.api.kind, &result);
+        let parent_key = format!(
+            "{} {}",
+            ctl.parent.api.kind,
+            crate::decide::model::namespaced_name(parent)
+        );
+        result.map_err(|source| {
+            if adding {
+                ExecuteError::AddFinalizer {
+                    parent: parent_key,
+                    source,
+                }
+            } else {
+                ExecuteError::RemoveFinalizer {
+                    parent: parent_key,
+                    source,
+                }
+            }
+        })
+    }
+
+    async fn set_owners(
+        &self,
+        ctl: &Driven,
+        child: &Target,
+        before: Option<Vec<OwnerReference>>,
+        after: Vec<OwnerReference>,
+        adopting: bool,
+    ) -> Result<(), ExecuteError> {
+        let (api, kind) = self.child_api(ctl, child.type_index, child.namespace.as_deref())?;
+        let patch = owners_patch(&child.uid, before, after)?;
+        let result = api
+            .patch(
+                &child.name,
+                &PatchParams::default(),
+                &Patch::Json::<()>(patch),
+            )
+            .await;
+        let operation = if adopting { "adopt" } else { "release" };
+        self.count(ctl, operation, &kind, &result);
+        let name = child.name.clone();
+        match result {
+            Ok(_) => Ok(()),
+            // Releasing something already gone is done
+            // (docs/metacontroller.md §3.5).
+            Err(e) if !adopting && matches!(status_code(&e), Some(404 | 410)) => Ok(()),
+            Err(source) if adopting => Err(ExecuteError::AdoptChild { kind, name, source }),
+            Err(source) => Err(ExecuteError::ReleaseChild { kind, name, source }),
+        }
+    }
+
+    async fn delete_child(&self, ctl: &Driven, child: &Target) -> Result<(), ExecuteError> {
+        let (api, kind) = self.child_api(ctl, child.type_index, child.namespace.as_deref())?;
+        // Explicit Background propagation so that, e.g., a Job's pods go too;
+        // the UID precondition makes sure a same-named successor survives.
+        let params = DeleteParams {
+            propagation_policy: Some(PropagationPolicy::Background),
+            preconditions: Some(Preconditions {
+                uid: Some(child.uid.clone()),
+                resource_version: None,
+            }),
+            ..DeleteParams::default()
+        };
+        let result = api.delete(&child.name, &params).await;
+        self.count(ctl, "delete", &kind, &result);
+        match result {
+            Ok(_) => {
+                self.memory
+                    .forget(child.type_index, child.namespace.as_deref(), &child.name);
+                Ok(())
+            }
+            Err(e) if status_code(&e) == Some(404) => Ok(()),
+            Err(source) => Err(ExecuteError::DeleteChild {
+                kind,
+                name: child.name.clone(),
+                source,
+            }),
+        }
+    }
+
+    /// Creates, updates, deletes, adopts or releases one of the parent's
+    /// ControllerRevisions.
+    async fn write_revision(
+        &self,
+        ctl: &Driven,
+        parent: &DynamicObject,
+        write: RevisionWrite,
+    ) -> Result<(), ExecuteError> {
+        let namespace = parent.namespace().unwrap_or_default();
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(self.client.clone(), &namespace, &revision_type().api);
+        let kind = "ControllerRevision";
+        let (verb, name, result) = match write {
+            RevisionWrite::Create { body } => {
+                let name = body
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+                let object: DynamicObject =
+                    serde_json::from_value(body).map_err(ExecuteError::BuildPatch)?;
+                let result = api.create(&Default::default(), &object).await.map(drop);
+                self.count(ctl, "create_revision", kind, &result);
+                ("creating", name, result)
+            }
+            RevisionWrite::Update {
+                name,
+                resource_version,
+                children,
+            } => {
+                // The resource version makes the merge patch a
+                // compare-and-swap: a stale cache fails (409).
+                let patch = json!({
+                    "metadata": {"resourceVersion": resource_version},
+                    "children": children,
+                });
+                let result = api
+                    .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await
+                    .map(drop);
+                self.count(ctl, "update_revision", kind, &result);
+                ("updating", name, result)
+            }
+            RevisionWrite::SetOwners {
+                name,
+                uid,
+                before,
+                after,
+                adopt,
+            } => {
+                let patch = owners_patch(&uid, before, after)?;
+                let result = api
+                    .patch(&name, &PatchParams::default(), &Patch::Json::<()>(patch))
+                    .await
+                    .map(drop);
+                let (verb, operation) = if adopt {
+                    ("adopting", "adopt_revision")
+                } else {
+                    ("releasing", "release_revision")
+                };
+                let result = match result {
+                    // Releasing one already gone is done (as for children).
+                    Err(e) if !adopt && matches!(status_code(&e), Some(404 | 410)) => Ok(()),
+                    other => other,
+                };
+                self.count(ctl, operation, kind, &result);
+                (verb, name, result)
+            }
+            RevisionWrite::Delete { name, uid } => {
+                let params = DeleteParams {
+                    preconditions: Some(Preconditions {
+                        uid: Some(uid),
+                        resource_version: None,
+                    }),
+                    ..DeleteParams::default()
+                };
+                let result = match api.delete(&name, &params).await {
+                    Err(e) if status_code(&e) == Some(404) => Ok(()),
+                    other => other.map(drop),
+                };
+                self.count(ctl, "delete_revision", kind, &result);
+                ("deleting", name, result)
+            }
+        };
+        result.map_err(|source| ExecuteError::WriteRevision { verb, name, source })
+    }
+
+    /// Publishes an Event on the parent; a failure is logged, never fatal.
+    pub async fn publish(
+        &self,
+        ctl: &Driven,
+        parent: &DynamicObject,
+        kind: EventType,
+        reason: String,
+        note: String,
+    ) {
+        let Some(events) = &self.events else {
+            return;
+        };
+        let reference = parent.object_ref(&ctl.parent.api);
+        let type_ = match kind {
+            EventType::Normal => "Normal",
+            EventType::Warning => "Warning",
+        };
+        // The API server caps notes at 1 kB and reasons at 128 characters.
+        let result = events
+            .publish(
+                &reference,
+                type_,
+                &truncate(&reason, 128),
+                "Reconcile",
+                &truncate(&note, 1000),
+            )
+            .await;
+        match result {
+            Ok(Published::Sent) => {}
+            Ok(Published::Dropped) => self.metrics.event_dropped(),
+            Err(err) if namespace_terminating(&err) => {
+                tracing::debug!(error = %crate::error_chain(&err), "no event: the namespace is being deleted");
+            }
+            // The API server is out of reach: the failure that made this
+            // Event says so already.
+            Err(err) if !matches!(err, kube::Error::Api(_)) => {
+                tracing::debug!(error = %crate::error_chain(&err), "no event: the API server is out of reach");
+            }
+            Err(err) => {
+                tracing::warn!(error = %crate::error_chain(&err), "publishing an event failed");
+            }
+        }
+    }
+}
+
+/// At most `max` bytes, cut at a character boundary, `…` marking the cut.
+fn truncate(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max.saturating_sub('…'.len_utf8());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+#[cfg(test)]
+mod tests;
