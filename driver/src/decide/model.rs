@@ -1,7 +1,7 @@
 //! A controller as the driver runs it: its validated configuration plus what
 //! discovery said about its parent and child types.
 
-use crate::config::{ControllerConfig, ControllerKind, UpdateStrategy};
+use crate::config::{ControllerConfig, ControllerKind, UpdateStrategy, UpdateStrategyExt};
 use crate::decide::selector::{self, SelectorExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};
 use kube::ResourceExt;

@@ -8,7 +8,7 @@
 //! only, and none that rolls: which child a rolling update moves depends on
 //! the ControllerRevisions in the cluster, which a request does not carry.
 
-use crate::config::{self, ConfigError, ControllerConfig};
+use crate::config::{self, ConfigError, ControllerConfig, UpdateStrategyExt};
 use crate::decide::model::{ApiType, ChildType, Driven};
 use crate::decide::plan::{self, NoMemory, Op, PlanError};
 use crate::hook::wire::{self, DecodeResponseError};

@@ -7,6 +7,7 @@
 use crate::client::connect::{Clients, connect};
 use crate::client::pressure::Pressure;
 use crate::client::throttle::Budget;
+use crate::config::UpdateStrategyExt;
 use crate::controller::cache::Caches;
 use crate::controller::context::{Context, HookTargets, Shared};
 use crate::controller::customized::Discover;

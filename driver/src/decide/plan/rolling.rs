@@ -19,7 +19,7 @@ use super::children::as_desired;
 use super::claim::{Claim, adopted_owners, child_selector, claim_rule, owners_but};
 use super::desired::check_desired;
 use super::{Op, PlanError, RevisionWrite, has_finalizer, is_deleting};
-use crate::config::{ConditionCheck, UpdateStrategy};
+use crate::config::{ConditionCheck, UpdateStrategy, UpdateStrategyExt};
 use crate::decide::model::Driven;
 use crate::decide::revisions::revision_type;
 use crate::decide::selector::SelectorExt;

@@ -3,7 +3,7 @@
 //! replicas writing on the same read one gets a 409 Conflict and knows
 //! someone else got there first.
 
-use super::LeaderSettings;
+use super::settings::LeaderSettings;
 use super::term::{self, Observed, Verdict};
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use kube::Api;

@@ -26,6 +26,7 @@
 
 mod elector;
 pub mod fence;
+mod settings;
 mod term;
 #[cfg(test)]
 mod tests;
@@ -36,6 +37,7 @@ use futures::{Stream, StreamExt};
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client};
+pub use settings::{LeaderError, LeaderSettings};
 use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -45,70 +47,6 @@ use tokio_util::sync::CancellationToken;
 /// server unreachable the release cannot land, and the Lease expires at
 /// the end of its term anyway.
 const RELEASE_WITHIN: Duration = Duration::from_secs(10);
-
-#[derive(Debug, Clone)]
-pub struct LeaderSettings {
-    pub lease_name: String,
-    pub namespace: String,
-    /// This replica's name in the Lease (the pod name).
-    pub identity: String,
-    /// A holder's term: a standby takes over after seeing the Lease
-    /// unrenewed this long (`leaseDurationSeconds`; whole seconds).
-    pub lease_duration: Duration,
-    /// How long after sending its last successful renewal the leader may
-    /// still write; shorter than the term.
-    pub renew_deadline: Duration,
-    /// How often the leader renews, and a standby retries after an error.
-    pub retry_period: Duration,
-}
-
-impl LeaderSettings {
-    /// client-go's and controller-runtime's timings: a 15 s term, a 10 s
-    /// renew deadline, a renewal every 2 s.
-    pub fn new(lease_name: String, namespace: String, identity: String) -> Self {
-        LeaderSettings {
-            lease_name,
-            namespace,
-            identity,
-            lease_duration: Duration::from_secs(15),
-            renew_deadline: Duration::from_secs(10),
-            retry_period: Duration::from_secs(2),
-        }
-    }
-
-    /// The timings keep one leader only if retry period < renew deadline <
-    /// term, and the term is whole seconds (as the Lease writes it).
-    pub fn check(&self) -> Result<(), LeaderError> {
-        let whole = self.lease_duration.subsec_nanos() == 0
-            && self.lease_duration >= Duration::from_secs(1)
-            && i32::try_from(self.lease_duration.as_secs()).is_ok();
-        if whole
-            && self.retry_period > Duration::ZERO
-            && self.retry_period < self.renew_deadline
-            && self.renew_deadline < self.lease_duration
-        {
-            Ok(())
-        } else {
-            Err(LeaderError::Timings {
-                lease_duration: self.lease_duration,
-                renew_deadline: self.renew_deadline,
-                retry_period: self.retry_period,
-            })
-        }
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum LeaderError {
-    #[error(
-        "leader election needs 0 < retry period ({retry_period:?}) < renew deadline ({renew_deadline:?}) < lease duration ({lease_duration:?}, whole seconds)"
-    )]
-    Timings {
-        lease_duration: Duration,
-        renew_deadline: Duration,
-        retry_period: Duration,
-    },
-}
 
 /// A term as leader: renewed in the background until it is lost or
 /// released. The fence it was given lets writes through meanwhile.
