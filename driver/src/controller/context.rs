@@ -70,7 +70,7 @@ pub struct Context {
     pub parents: Arc<TypeCache>,
     /// One cache per child type, in `driven.children`'s order.
     pub children: Vec<Arc<TypeCache>>,
-    /// The ControllerRevisions, when a child type rolls (`decide/plan/rolling.rs`).
+    /// The ControllerRevisions, when a child type rolls (`decide/plan/rolling/`).
     pub revisions: Option<Arc<TypeCache>>,
     /// Where related types' caches are started.
     pub caches: Arc<Caches>,

@@ -1,5 +1,5 @@
 //! Metacontroller's ControllerRevision (`metacontroller.k8s.io/v1alpha1`),
-//! which rolling updates keep a parent's history in (`decide/plan/rolling.rs`):
+//! which rolling updates keep a parent's history in (`decide/plan/rolling/`):
 //! its API type, and its CRD (`driver/crds/`, `metahook crds --driver`), so
 //! the driver needs no Metacontroller install. The same group, kind and
 //! shape as Metacontroller's, so that a cluster moves between the two

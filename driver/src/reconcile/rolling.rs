@@ -3,7 +3,7 @@
 //! adopted, as children are), the hook called
 //! once per revision (concurrently, each with its own parent and related
 //! objects, all with the same children), the rollout planned
-//! (`decide/plan/rolling.rs`) and its ControllerRevisions written — before any
+//! (`decide/plan/rolling/`) and its ControllerRevisions written — before any
 //! child is touched. What follows is a single answer, as without rolling.
 
 use super::{ReconcileError, Trace, call_hook, related};

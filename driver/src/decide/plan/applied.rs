@@ -1,12 +1,8 @@
 //! What the executor remembers of its last apply of each child, and how the
 //! planner uses it not to send the same apply again.
 
-use super::apply::APPLIED;
-use kube::ResourceExt;
-use kube::core::DynamicObject;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::hash::Hasher;
 
 /// What the executor remembers of its last apply of a child; see
 /// [`super::after_hook`] for how it avoids repeating an apply.
@@ -76,43 +72,4 @@ impl AppliedMemory for NoMemory {
     fn applied(&self, _: usize, _: Option<&str>, _: &str) -> Option<Applied> {
         None
     }
-}
-
-/// Whether the observed child is still what the last apply of this same
-/// body produced: same object (UID), and not changed since (generation, or
-/// resourceVersion for types without a generation).
-pub(super) fn still_as_applied(applied: &Applied, fingerprint: u64, obs: &DynamicObject) -> bool {
-    if applied.fingerprint != fingerprint
-        || Some(applied.uid.as_str()) != obs.metadata.uid.as_deref()
-    {
-        return false;
-    }
-    match obs.metadata.generation {
-        Some(g) if g > 0 => g == applied.generation,
-        _ => obs.metadata.resource_version.as_deref() == Some(applied.resource_version.as_str()),
-    }
-}
-
-/// Whether the observed child carries the fingerprint of `body` (so our
-/// field manager owns exactly its fields) and still holds every field of it
-/// with the same value: applying it again would change nothing. What
-/// tells a restarted driver (no memory yet) to leave a child alone.
-/// `live` is `obs` as JSON.
-pub(super) fn carries(obs: &DynamicObject, live: &Value, fingerprint: u64, body: &Value) -> bool {
-    obs.annotations().get(APPLIED).map(String::as_str)
-        == Some(fingerprint_text(fingerprint).as_str())
-        && super::children::contains(live, body)
-}
-
-/// A hash of a body that is the same in every process and release (FNV-1a
-/// over its JSON text): it is written into the child.
-pub(super) fn fingerprint(body: &Value) -> u64 {
-    let mut hasher = fnv::FnvHasher::default();
-    hasher.write(body.to_string().as_bytes());
-    hasher.finish()
-}
-
-/// How a fingerprint is written in [`APPLIED`].
-pub(super) fn fingerprint_text(fingerprint: u64) -> String {
-    format!("{fingerprint:016x}")
 }

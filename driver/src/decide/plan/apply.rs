@@ -6,6 +6,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::ResourceExt;
 use kube::core::DynamicObject;
 use serde_json::Value;
+use std::hash::Hasher;
 
 /// Metacontroller's own annotation from its client-side apply; never sent
 /// with a server-side apply.
@@ -89,16 +90,29 @@ pub(super) fn apply_body(ctl: &Driven, parent: &DynamicObject, desired: &Value) 
 
 /// `body` with its fingerprint in [`APPLIED`], and the fingerprint.
 pub(super) fn with_fingerprint(mut body: Value) -> (Value, u64) {
-    let fingerprint = super::applied::fingerprint(&body);
+    let fingerprint = fingerprint(&body);
     if let Some(Value::Object(meta)) = body.get_mut("metadata")
         && let Some(annotations) = object_at(meta, "annotations")
     {
         annotations.insert(
             APPLIED.to_owned(),
-            Value::from(super::applied::fingerprint_text(fingerprint)),
+            Value::from(fingerprint_text(fingerprint)),
         );
     }
     (body, fingerprint)
+}
+
+/// A hash of a body that is the same in every process and release (FNV-1a
+/// over its JSON text): it is written into the child.
+pub(super) fn fingerprint(body: &Value) -> u64 {
+    let mut hasher = fnv::FnvHasher::default();
+    hasher.write(body.to_string().as_bytes());
+    hasher.finish()
+}
+
+/// How a fingerprint is written in [`APPLIED`].
+pub(super) fn fingerprint_text(fingerprint: u64) -> String {
+    format!("{fingerprint:016x}")
 }
 
 /// The map under `key`, made empty if absent; `None` if it is not a map.

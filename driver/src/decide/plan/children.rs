@@ -2,16 +2,16 @@
 //! each desired child is created, or updated per its type's update strategy
 //! (docs/metacontroller.md §3.3 step 11).
 
-use super::applied::{AppliedMemory, carries, fingerprint_text, still_as_applied};
-use super::apply::{APPLIED, apply_body, with_fingerprint};
+use super::applied::AppliedMemory;
+use super::apply::{apply_body, with_fingerprint};
+use super::compare::{as_desired, carries, contains, still_as_applied};
 use super::desired::Desired;
-use super::{DeleteReason, EventType, Op, Written, is_deleting, target};
+use super::finalizer::is_deleting;
+use super::op::{DeleteReason, EventType, Op, Written, target};
 use crate::config::UpdateStrategy;
 use crate::decide::model::Driven;
 use crate::hook::wire::object_json;
-use kube::ResourceExt;
 use kube::core::DynamicObject;
-use serde_json::Value;
 use std::sync::Arc;
 
 /// Plans the children's writes into `ops`; says whether a child's content
@@ -103,7 +103,7 @@ pub(super) fn manage_children(
         match ctl.children[d.type_index].strategy {
             UpdateStrategy::OnDelete => {}
             // A rolling child differs only once its revision wants it to
-            // (plan/rolling.rs replaced the desired object otherwise).
+            // (plan/rolling/ replaced the desired object otherwise).
             UpdateStrategy::InPlace | UpdateStrategy::RollingInPlace => {
                 if differs() {
                     ops.push(updated(kind, d.type_index, &d.name, "updated"));
@@ -144,54 +144,5 @@ fn updated(kind: &str, type_index: usize, name: &str, what: &str) -> Op {
             type_index,
             name: name.to_owned(),
         }),
-    }
-}
-
-/// Whether the observed child (`live`: `obs` as JSON) already is what
-/// `desired` asks for: it holds every field of it — or it carries the
-/// fingerprint of the apply planned now and holds every field with lists
-/// of named items (containers, volumes, volume mounts, env) matched by
-/// name, so that items the API server or admission added to them (a Pod's
-/// token volume) do not count as a change.
-pub(super) fn as_desired(
-    obs: &DynamicObject,
-    live: &Value,
-    fingerprint: u64,
-    desired: &Value,
-) -> bool {
-    contains(live, desired)
-        || (obs.annotations().get(APPLIED) == Some(&fingerprint_text(fingerprint))
-            && holds(live, desired, true))
-}
-
-/// Whether every field of `desired` is in `observed` with the same value:
-/// maps by key, lists item by item (same length), so fields the server
-/// defaulted do not count as a difference.
-pub fn contains(observed: &Value, desired: &Value) -> bool {
-    holds(observed, desired, false)
-}
-
-/// [`contains`]; with `by_name`, a list whose every desired item has a
-/// `name` is matched item by name, extra live items allowed.
-fn holds(observed: &Value, desired: &Value, by_name: bool) -> bool {
-    let name = |v: &Value| v.get("name").and_then(Value::as_str).map(str::to_owned);
-    match (observed, desired) {
-        (Value::Object(o), Value::Object(d)) => d.iter().all(|(k, dv)| {
-            o.get(k).is_some_and(|ov| holds(ov, dv, by_name))
-                || (dv.is_null() && !o.contains_key(k))
-        }),
-        (Value::Array(o), Value::Array(d))
-            if by_name && !d.is_empty() && d.iter().all(|i| name(i).is_some()) =>
-        {
-            d.iter().all(|di| {
-                o.iter()
-                    .find(|oi| name(oi) == name(di))
-                    .is_some_and(|oi| holds(oi, di, by_name))
-            })
-        }
-        (Value::Array(o), Value::Array(d)) => {
-            o.len() == d.len() && o.iter().zip(d).all(|(ov, dv)| holds(ov, dv, by_name))
-        }
-        _ => observed == desired,
     }
 }

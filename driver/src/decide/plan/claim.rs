@@ -2,7 +2,10 @@
 //! selector, and the claim that adopts and releases (docs/metacontroller.md
 //! §3.5, §3.6).
 
-use super::{Op, PlanError, apply::owner_reference, is_deleting, target};
+use super::apply::owner_reference;
+use super::error::PlanError;
+use super::finalizer::is_deleting;
+use super::op::{Op, target};
 use crate::decide::model::{Driven, controller_of};
 use crate::decide::selector::{self, Selector, SelectorExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};

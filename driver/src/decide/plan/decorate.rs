@@ -11,25 +11,21 @@
 //! deleted when not desired, applied with the object as their controller
 //! owner — unless the object is going and no finalizer of ours holds it.
 
+use super::applied::AppliedMemory;
 use super::children::manage_children;
+use super::desired::{self, DECORATOR_ANNOTATION};
+use super::error::PlanError;
+use super::finalizer::{finalized, gc_holds, has_finalizer, is_deleting};
+use super::op::{Op, Plan};
 use super::status::condition_events;
-use super::{
-    AppliedMemory, EventType, GC_FINALIZERS, Op, Plan, PlanError, desired, has_finalizer,
-    is_deleting, remove_finalizer,
-};
 use crate::decide::model::{Driven, controller_of};
 use crate::hook::wire::decorator::DecoratorAnswer;
 use kube::ResourceExt;
 use kube::core::DynamicObject;
-use metahook_core::HookKind;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Metacontroller's mark on every attachment, naming the decorator: only
-/// objects with it (and the object as controller owner) are attachments.
-pub const DECORATOR_ANNOTATION: &str = "metacontroller.k8s.io/decorator-controller";
 
 /// The attachments of `parent` among `candidates`, per type: controlled by
 /// it (same UID) and marked with this decorator's name. Nothing is adopted
@@ -124,22 +120,14 @@ pub fn decorate(
     let finalizer = ctl.finalizer();
     let has = has_finalizer(parent, &finalizer);
     if answer.finalized == Some(true) && has {
-        ops.push(remove_finalizer(parent, &finalizer));
-        events.push(Op::Event {
-            kind: EventType::Normal,
-            reason: "Finalized".to_owned(),
-            note: format!("The {} hook finalized it", HookKind::Finalize),
-            after: None,
-        });
+        let [remove, event] = finalized(parent, &finalizer);
+        ops.push(remove);
+        events.push(event);
     }
-    let gc_finalizer = parent
-        .finalizers()
-        .iter()
-        .any(|f| GC_FINALIZERS.contains(&f.as_str()));
     // As Metacontroller: judged on the object the hook saw, so the
     // attachments a finalize hook still wants are applied even as the
     // finalizer goes.
-    let finalizer_holds = has && ctl.config.hooks.finalize.is_some() && !gc_finalizer;
+    let finalizer_holds = has && ctl.config.hooks.finalize.is_some() && !gc_holds(parent);
     if !is_deleting(parent) || finalizer_holds {
         manage_children(ctl, parent, observed, existing, &desired, memory, &mut ops);
     }

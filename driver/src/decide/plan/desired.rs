@@ -3,13 +3,18 @@
 //! written (docs/metacontroller.md §3.3 step 10): one bad child fails the
 //! whole reconcile, as in Metacontroller.
 
-use super::{PlanError, child_selector};
+use super::claim::child_selector;
+use super::error::PlanError;
 use crate::decide::model::{ChildType, Driven};
 use crate::decide::selector::{CONTROLLER_UID, SelectorExt};
 use kube::ResourceExt;
 use kube::core::DynamicObject;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+
+/// Metacontroller's mark on every attachment, naming the decorator: only
+/// objects with it (and the object as controller owner) are attachments.
+pub const DECORATOR_ANNOTATION: &str = "metacontroller.k8s.io/decorator-controller";
 
 /// A desired child, checked and normalised.
 pub(super) struct Desired {
@@ -124,7 +129,7 @@ pub(super) fn check_desired(
                 .as_object_mut()
                 .ok_or_else(|| bad("metadata.annotations is not a map"))?
                 .insert(
-                    super::DECORATOR_ANNOTATION.to_owned(),
+                    DECORATOR_ANNOTATION.to_owned(),
                     Value::String(ctl.name().to_owned()),
                 );
         }

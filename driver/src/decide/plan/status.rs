@@ -2,7 +2,7 @@
 //! changed conditions are worth (docs/metacontroller.md §3.3 step 12; the
 //! Events are metahook's own: Metacontroller sends only `SyncError`).
 
-use super::{EventType, Op, Written};
+use super::op::{EventType, Op, Written};
 use kube::core::DynamicObject;
 use serde_json::{Map, Value};
 
@@ -71,7 +71,7 @@ pub(super) fn condition_events(old: Option<&Value>, new: &Value, catching_up: bo
             let kind = match (was.as_deref(), status.as_str()) {
                 // Catching up with what this pass writes.
                 (_, "False") if progress && catching_up => return None,
-                // A rollout's steps (plan/rolling.rs): its end is the news.
+                // A rollout's steps (plan/rolling/): its end is the news.
                 (_, "False") if type_ == "Updated" && ROLLOUT_STEPS.contains(&reason.as_str()) => {
                     return None;
                 }

@@ -180,7 +180,7 @@ fn recreate_leaves_a_child_it_applied_whose_named_lists_only_gained_items() {
         &parent,
         &checked[0].object,
     ));
-    let stamp = super::super::applied::fingerprint_text(fingerprint);
+    let stamp = super::super::apply::fingerprint_text(fingerprint);
     let live = |containers: Value, stamped: bool| {
         let mut c = child("web").data(
             "spec",

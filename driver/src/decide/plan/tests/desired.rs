@@ -86,10 +86,7 @@ fn apply_body_defaults_namespace_and_labels_and_sets_the_owner() {
         .as_object_mut()
         .and_then(|a| a.remove(APPLIED));
     assert_eq!(written, Some(json!(format!("{fingerprint:016x}"))));
-    assert_eq!(
-        *fingerprint,
-        crate::decide::plan::applied::fingerprint(&body)
-    );
+    assert_eq!(*fingerprint, crate::decide::plan::apply::fingerprint(&body));
     assert_eq!(
         body,
         json!({

@@ -16,7 +16,8 @@ mod status;
 use super::*;
 use crate::config::UpdateStrategy;
 use crate::test_support::{Demo, FINALIZER, Obj};
-use serde_json::json;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use serde_json::{Value, json};
 
 /// The plan after the hook, for the common case: nothing related, nothing
 /// remembered from an earlier apply.

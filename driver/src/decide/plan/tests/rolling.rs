@@ -618,10 +618,7 @@ fn a_pod_the_driver_applied_counts_as_updated_whatever_admission_added() {
         &desired[0].object,
     ));
     let with = Obj(without)
-        .annotation(
-            APPLIED,
-            &super::super::applied::fingerprint_text(fingerprint),
-        )
+        .annotation(APPLIED, &super::super::apply::fingerprint_text(fingerprint))
         .arc();
     let mut pods = vec![with];
     pods.extend(others());

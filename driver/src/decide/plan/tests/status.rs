@@ -179,7 +179,7 @@ fn a_new_object_becoming_ready_is_worth_no_event_and_a_problem_is_a_warning() {
 fn a_rollout_says_nothing_until_it_ends() {
     let on = |reason| conditions(&[("Updated", "True", reason)]);
     let step = |reason| conditions(&[("Updated", "False", reason)]);
-    // Steps of a rolling update (plan/rolling.rs), with or without a child
+    // Steps of a rolling update (plan/rolling/), with or without a child
     // written in the same pass: nothing.
     assert_eq!(
         events(
