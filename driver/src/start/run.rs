@@ -7,19 +7,18 @@
 use crate::client::connect::{Clients, connect};
 use crate::client::pressure::Pressure;
 use crate::client::throttle::Budget;
-use crate::config::UpdateStrategyExt;
 use crate::controller::cache::Caches;
-use crate::controller::context::{Context, HookTargets, Shared};
+use crate::controller::context::{Context, Shared};
 use crate::controller::customized::Discover;
 use crate::controller::worker::{self, DEFAULT_RESYNC, Pace};
-use crate::decide::model::{ChildType, Driven};
 use crate::hook::call::HookCaller;
 use crate::observe::metrics::DriverMetrics;
 use crate::observe::view::View;
-use crate::start::discovery::{self, DiscoveryError};
+use crate::start::discovery;
 use crate::start::leader::fence::Fence;
-use crate::start::leader::{self, LeaderError, LeaderSettings};
-use crate::start::prepare::{HookMode, PrepareError, Prepared};
+use crate::start::leader::{self, LeaderSettings};
+use crate::start::prepare::{HookMode, Prepared};
+use crate::start::resolve::resolve_waiting;
 use crate::write::events::EventPublisher;
 use kube::Client;
 use kube::core::{Expression, Selector};
@@ -27,6 +26,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+
+pub use crate::start::error::DriveError;
 
 /// The defaults of the driver's settings: the command line's are these.
 pub mod defaults {
@@ -78,31 +79,6 @@ pub struct DriveSettings {
     pub view: Arc<View>,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum DriveError {
-    #[error(transparent)]
-    Prepare(#[from] PrepareError),
-    #[error("connecting to the Kubernetes API server failed")]
-    Connect(#[source] Box<kube::Error>),
-    #[error("controller {controller}: resolving {what} failed")]
-    Discovery {
-        controller: String,
-        what: &'static str,
-        #[source]
-        source: Box<DiscoveryError>,
-    },
-    #[error(
-        "controller {controller}: rolling updates need a namespaced parent (its ControllerRevisions live in its namespace)"
-    )]
-    RollingClusterParent { controller: String },
-    #[error(transparent)]
-    Leader(#[from] LeaderError),
-    #[error("the lease was lost; stopping so that only one replica drives")]
-    LeaseLost,
-    #[error("the HTTP hook client could not be built")]
-    HttpClient(#[source] std::io::Error),
-}
-
 /// Connects and drives until `stop` (`Ok`) or something fatal; see [`run`].
 pub async fn drive(
     prepared: Vec<Prepared>,
@@ -119,97 +95,6 @@ pub async fn drive(
         .await
         .map_err(|e| DriveError::Connect(Box::new(e)))?;
     run(prepared, settings, clients, metrics, set_ready, stop).await
-}
-
-/// [`resolve_controller`], waiting for types the API server does not serve
-/// yet (a CRD installed after the driver), as Metacontroller waits for
-/// them: retried after 1 s, doubling up to 30 s; the driver is not ready
-/// meanwhile. A parent with no status subresource stays an error.
-async fn resolve_waiting(
-    client: &Client,
-    prepared: Prepared,
-) -> Result<(Driven, HookTargets), DriveError> {
-    let mut wait = Duration::from_secs(1);
-    loop {
-        match resolve_controller(client, prepared.clone()).await {
-            Err(DriveError::Discovery {
-                controller,
-                what,
-                source,
-            }) if source.may_appear() => {
-                tracing::warn!(%controller, field = what, error = %crate::error_chain(&*source), retry_in = ?wait, "a type the controller needs is not served yet");
-                tokio::time::sleep(wait).await;
-                wait = (wait * 2).min(Duration::from_secs(30));
-            }
-            resolved => return resolved,
-        }
-    }
-}
-
-async fn resolve_controller(
-    client: &Client,
-    prepared: Prepared,
-) -> Result<(Driven, HookTargets), DriveError> {
-    let config = prepared.config;
-    let err = |what: &'static str| {
-        let controller = config.name.clone();
-        move |source| DriveError::Discovery {
-            controller,
-            what,
-            source: Box::new(source),
-        }
-    };
-    let (parent_field, children_field) = if config.is_decorator() {
-        ("spec.resources", "spec.attachments")
-    } else {
-        ("spec.parentResource", "spec.childResources")
-    };
-    let (parent, has_status) =
-        discovery::resolve(client, &config.parent.api_version, &config.parent.resource)
-            .await
-            .map_err(err(parent_field))?;
-    // A decorator decorates any type (Pods, ClusterRoles); a composite's
-    // parent must take a status of its own.
-    if !has_status && !config.is_decorator() {
-        return Err(err(parent_field)(DiscoveryError::NoStatus {
-            api_version: config.parent.api_version.clone(),
-            resource: config.parent.resource.clone(),
-        }));
-    }
-    let mut children = Vec::new();
-    for child in &config.children {
-        let (resource, _) = discovery::resolve(client, &child.api_version, &child.resource)
-            .await
-            .map_err(err(children_field))?;
-        children.push(ChildType {
-            resource,
-            strategy: child.update_strategy,
-        });
-    }
-    if children.iter().any(|c| c.strategy.is_rolling()) {
-        // Revisions live in the parent's namespace.
-        if !parent.namespaced {
-            return Err(DriveError::RollingClusterParent {
-                controller: config.name.clone(),
-            });
-        }
-        // Metacontroller's ControllerRevision CRD (driver/crds/, or
-        // Metacontroller's own).
-        let revisions = crate::decide::revisions::revision_type();
-        discovery::resolve(client, &revisions.api.api_version, &revisions.api.plural)
-            .await
-            .map_err(err("ControllerRevisions (rolling updates)"))?;
-    }
-    Ok((
-        Driven {
-            config,
-            parent,
-            children,
-            shard_labels: Vec::new(),
-            status_subresource: has_status,
-        },
-        prepared.hooks,
-    ))
 }
 
 /// Says whether the driver is ready: `Some(caches)` once every cache has

@@ -1,23 +1,29 @@
 //! The executor: performs a plan's operations against the API server, in
 //! order, and decides nothing. Which errors end a reconcile, and which are
 //! swallowed, follows docs/metacontroller.md §5.
+//!
+//! Here the loop over the ops and the writes it makes itself; the guarded
+//! metadata patches (finalizers, owner references) are in `metadata.rs`,
+//! the ControllerRevisions' writes in `revision.rs`, Events in `event.rs`,
+//! the errors in `error.rs`.
 
 use crate::decide::model::Driven;
-use crate::decide::plan::{EventType, Op, RevisionWrite, Target, Written, WrittenMetadata};
-use crate::decide::revisions::revision_type;
+use crate::decide::plan::{Op, Target, Written, WrittenMetadata};
 use crate::observe::metrics::DriverMetrics;
-use crate::write::events::{EventPublisher, Published};
+use crate::write::events::EventPublisher;
 use crate::write::memory::ApplyMemory;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::Client;
 use kube::ResourceExt;
 use kube::api::{
     Api, DeleteParams, DynamicObject, Patch, PatchParams, Preconditions, PropagationPolicy,
 };
-use kube::{Client, Resource as _};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
 mod error;
+mod event;
+mod metadata;
+mod revision;
 
 use error::status_code;
 pub use error::{ExecuteError, ExecuteErrors, namespace_terminating};
@@ -43,20 +49,6 @@ pub struct Executor {
 
 fn patch_from(value: Value) -> Result<json_patch::Patch, ExecuteError> {
     serde_json::from_value(value).map_err(ExecuteError::BuildPatch)
-}
-
-/// Owner references from `before` to `after`, on the object with UID
-/// `uid` only: a stale cache fails the `test`s instead of overwriting.
-fn owners_patch(
-    uid: &str,
-    before: Option<Vec<OwnerReference>>,
-    after: Vec<OwnerReference>,
-) -> Result<json_patch::Patch, ExecuteError> {
-    patch_from(json!([
-        {"op": "test", "path": "/metadata/uid", "value": uid},
-        {"op": "test", "path": "/metadata/ownerReferences", "value": before},
-        {"op": "add", "path": "/metadata/ownerReferences", "value": after},
-    ]))
 }
 
 impl Executor {
@@ -339,82 +331,6 @@ impl Executor {
         Ok(Executed { parent, errors })
     }
 
-    async fn set_finalizers(
-        &self,
-        ctl: &Driven,
-        parent: &DynamicObject,
-        before: Option<Vec<String>>,
-        after: Vec<String>,
-        adding: bool,
-    ) -> Result<DynamicObject, ExecuteError> {
-        // The `test`s make this a compare-and-swap on the cached object: a
-        // stale cache fails (422) and the reconcile is retried.
-        let patch = patch_from(json!([
-            {"op": "test", "path": "/metadata/uid", "value": parent.metadata.uid},
-            {"op": "test", "path": "/metadata/finalizers", "value": before},
-            {"op": "add", "path": "/metadata/finalizers", "value": after},
-        ]))?;
-        let name = parent.name_any();
-        let result = self
-            .parent_api(ctl, parent)
-            .patch(&name, &PatchParams::default(), &Patch::Json::<()>(patch))
-            .await;
-        let operation = if adding {
-            "add_finalizer"
-        } else {
-            "remove_finalizer"
-        };
-        self.count(ctl, operation, &ctl.parent.api.kind, &result);
-        let parent_key = format!(
-            "{} {}",
-            ctl.parent.api.kind,
-            crate::decide::model::namespaced_name(parent)
-        );
-        result.map_err(|source| {
-            if adding {
-                ExecuteError::AddFinalizer {
-                    parent: parent_key,
-                    source,
-                }
-            } else {
-                ExecuteError::RemoveFinalizer {
-                    parent: parent_key,
-                    source,
-                }
-            }
-        })
-    }
-
-    async fn set_owners(
-        &self,
-        ctl: &Driven,
-        child: &Target,
-        before: Option<Vec<OwnerReference>>,
-        after: Vec<OwnerReference>,
-        adopting: bool,
-    ) -> Result<(), ExecuteError> {
-        let (api, kind) = self.child_api(ctl, child.type_index, child.namespace.as_deref())?;
-        let patch = owners_patch(&child.uid, before, after)?;
-        let result = api
-            .patch(
-                &child.name,
-                &PatchParams::default(),
-                &Patch::Json::<()>(patch),
-            )
-            .await;
-        let operation = if adopting { "adopt" } else { "release" };
-        self.count(ctl, operation, &kind, &result);
-        let name = child.name.clone();
-        match result {
-            Ok(_) => Ok(()),
-            // Releasing something already gone is done
-            // (docs/metacontroller.md §3.5).
-            Err(e) if !adopting && matches!(status_code(&e), Some(404 | 410)) => Ok(()),
-            Err(source) if adopting => Err(ExecuteError::AdoptChild { kind, name, source }),
-            Err(source) => Err(ExecuteError::ReleaseChild { kind, name, source }),
-        }
-    }
-
     async fn delete_child(&self, ctl: &Driven, child: &Target) -> Result<(), ExecuteError> {
         let (api, kind) = self.child_api(ctl, child.type_index, child.namespace.as_deref())?;
         // Explicit Background propagation so that, e.g., a Job's pods go too;
@@ -443,149 +359,6 @@ impl Executor {
             }),
         }
     }
-
-    /// Creates, updates, deletes, adopts or releases one of the parent's
-    /// ControllerRevisions.
-    async fn write_revision(
-        &self,
-        ctl: &Driven,
-        parent: &DynamicObject,
-        write: RevisionWrite,
-    ) -> Result<(), ExecuteError> {
-        let namespace = parent.namespace().unwrap_or_default();
-        let api: Api<DynamicObject> =
-            Api::namespaced_with(self.client.clone(), &namespace, &revision_type().api);
-        let kind = "ControllerRevision";
-        let (verb, name, result) = match write {
-            RevisionWrite::Create { body } => {
-                let name = body
-                    .pointer("/metadata/name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
-                let object: DynamicObject =
-                    serde_json::from_value(body).map_err(ExecuteError::BuildPatch)?;
-                let result = api.create(&Default::default(), &object).await.map(drop);
-                self.count(ctl, "create_revision", kind, &result);
-                ("creating", name, result)
-            }
-            RevisionWrite::Update {
-                name,
-                resource_version,
-                children,
-            } => {
-                // The resource version makes the merge patch a
-                // compare-and-swap: a stale cache fails (409).
-                let patch = json!({
-                    "metadata": {"resourceVersion": resource_version},
-                    "children": children,
-                });
-                let result = api
-                    .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-                    .await
-                    .map(drop);
-                self.count(ctl, "update_revision", kind, &result);
-                ("updating", name, result)
-            }
-            RevisionWrite::SetOwners {
-                name,
-                uid,
-                before,
-                after,
-                adopt,
-            } => {
-                let patch = owners_patch(&uid, before, after)?;
-                let result = api
-                    .patch(&name, &PatchParams::default(), &Patch::Json::<()>(patch))
-                    .await
-                    .map(drop);
-                let (verb, operation) = if adopt {
-                    ("adopting", "adopt_revision")
-                } else {
-                    ("releasing", "release_revision")
-                };
-                let result = match result {
-                    // Releasing one already gone is done (as for children).
-                    Err(e) if !adopt && matches!(status_code(&e), Some(404 | 410)) => Ok(()),
-                    other => other,
-                };
-                self.count(ctl, operation, kind, &result);
-                (verb, name, result)
-            }
-            RevisionWrite::Delete { name, uid } => {
-                let params = DeleteParams {
-                    preconditions: Some(Preconditions {
-                        uid: Some(uid),
-                        resource_version: None,
-                    }),
-                    ..DeleteParams::default()
-                };
-                let result = match api.delete(&name, &params).await {
-                    Err(e) if status_code(&e) == Some(404) => Ok(()),
-                    other => other.map(drop),
-                };
-                self.count(ctl, "delete_revision", kind, &result);
-                ("deleting", name, result)
-            }
-        };
-        result.map_err(|source| ExecuteError::WriteRevision { verb, name, source })
-    }
-
-    /// Publishes an Event on the parent; a failure is logged, never fatal.
-    pub async fn publish(
-        &self,
-        ctl: &Driven,
-        parent: &DynamicObject,
-        kind: EventType,
-        reason: String,
-        note: String,
-    ) {
-        let Some(events) = &self.events else {
-            return;
-        };
-        let reference = parent.object_ref(&ctl.parent.api);
-        let type_ = match kind {
-            EventType::Normal => "Normal",
-            EventType::Warning => "Warning",
-        };
-        // The API server caps notes at 1 kB and reasons at 128 characters.
-        let result = events
-            .publish(
-                &reference,
-                type_,
-                &truncate(&reason, 128),
-                "Reconcile",
-                &truncate(&note, 1000),
-            )
-            .await;
-        match result {
-            Ok(Published::Sent) => {}
-            Ok(Published::Dropped) => self.metrics.event_dropped(),
-            Err(err) if namespace_terminating(&err) => {
-                tracing::debug!(error = %crate::error_chain(&err), "no event: the namespace is being deleted");
-            }
-            // The API server is out of reach: the failure that made this
-            // Event says so already.
-            Err(err) if !matches!(err, kube::Error::Api(_)) => {
-                tracing::debug!(error = %crate::error_chain(&err), "no event: the API server is out of reach");
-            }
-            Err(err) => {
-                tracing::warn!(error = %crate::error_chain(&err), "publishing an event failed");
-            }
-        }
-    }
-}
-
-/// At most `max` bytes, cut at a character boundary, `…` marking the cut.
-fn truncate(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
-    }
-    let mut end = max.saturating_sub('…'.len_utf8());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
 }
 
 #[cfg(test)]
