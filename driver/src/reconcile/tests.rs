@@ -10,23 +10,19 @@ use super::{
     OWNER_KIND_RETRY, OWNER_KIND_TRIES, ReconcileError, STATUS_DEFERRAL, error_policy, reconcile,
     status_pace,
 };
-use crate::client::pressure::Pressure;
-use crate::config::HookVersion;
 use crate::controller::backoff::backoff;
-use crate::controller::cache::Caches;
 use crate::controller::context::{Context, HookTargets, Shared};
 use crate::controller::customized::Discover;
 use crate::controller::queue::ParentKey;
 use crate::controller::triggers::parent_key;
 use crate::controller::worker;
-use crate::hook::call::{Endpoint, HookCaller, HookTarget};
-use crate::observe::metrics::DriverMetrics;
+use crate::hook::call::{Endpoint, HookCaller};
 use crate::observe::records::Outcome;
 use crate::test_support::scripted_api::{
     ApiHandle, Seen, answer, bounded, mock_client, namespace_terminating_body, no_further_request,
     scripted, status_body,
 };
-use crate::test_support::{Demo, Obj, parent};
+use crate::test_support::{Demo, Obj, context, parent};
 use crate::write::events::EventPublisher;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::core::DynamicObject;
@@ -151,52 +147,20 @@ fn runtime_with_children(
     children: Vec<DynamicObject>,
 ) -> Arc<Context> {
     let ctl = Demo::default().build();
-    let caches = Caches::new(
-        client.clone(),
-        CancellationToken::new(),
-        Arc::new(DriverMetrics::default()),
-    );
+    let caches = context::caches(&client);
     caches.preload(&ctl.parent, vec![cached_parent]);
     caches.preload(&ctl.children[0].resource, children);
-    let metrics = Arc::new(DriverMetrics::default());
-    let discover: Discover = Arc::new(|_: &str, _: &str| Box::pin(async { None }));
     let per_object = crate::client::throttle::Budget::new(
         crate::write::events::EVENTS_QPS,
         crate::write::events::EVENTS_BURST,
     )
     .unwrap();
-    let events = Arc::new(EventPublisher::new(
-        client.clone(),
-        "metahook",
-        "test",
-        per_object,
-    ));
-    let caller = HookCaller::with_http(jiff::Timestamp::now, metrics.clone()).unwrap();
-    let ctx = Context::new(
-        ctl,
-        HookTargets {
-            sync: HookTarget {
-                kind: HookKind::Sync,
-                version: HookVersion::V2,
-                strict: true,
-                endpoint: sync,
-            },
-            finalize: None,
-            customize: None,
-        },
-        Shared {
-            client,
-            caches,
-            discover,
-            events: Some(events),
-            caller,
-            metrics,
-            pressure: Pressure::default(),
-            // The status in the same pass as the children, as
-            // Metacontroller writes it (the settling has its own test).
-            status_settle: Duration::ZERO,
-        },
-    );
+    let mut shared = context::shared(client.clone(), caches);
+    shared.events = Some(Arc::new(EventPublisher::new(
+        client, "metahook", "test", per_object,
+    )));
+    shared.caller = HookCaller::with_http(jiff::Timestamp::now, shared.metrics.clone()).unwrap();
+    let ctx = Context::new(ctl, context::sync_only(sync), shared);
     worker::subscribe(&ctx);
     ctx
 }
@@ -542,11 +506,7 @@ async fn an_owner_kind_the_api_server_has_yet_to_learn_is_retried_soon_and_quiet
 async fn customize_rules_select_related_objects_from_the_caches() {
     let (client, mut api) = mock_client();
     let ctl = Demo::default().build();
-    let caches = Caches::new(
-        client.clone(),
-        CancellationToken::new(),
-        Arc::new(DriverMetrics::default()),
-    );
+    let caches = context::caches(&client);
     let parents = caches.preload(&ctl.parent, vec![settled_parent()]);
     let deployments = ctl.children[0].resource.clone();
     let mut unrelated = owned_child();
@@ -560,18 +520,11 @@ async fn customize_rules_select_related_objects_from_the_caches() {
         let hit = (api_version == "apps/v1" && resource == "deployments").then(|| found.clone());
         Box::pin(async move { hit })
     });
-    let metrics = Arc::new(DriverMetrics::default());
-    let target = |kind, endpoint| HookTarget {
-        kind,
-        version: HookVersion::V2,
-        strict: true,
-        endpoint,
-    };
     let ctx = Context::new(
         ctl,
         HookTargets {
             // The sync hook reports in the status what it was sent.
-            sync: target(
+            sync: context::hook(
                 HookKind::Sync,
                 Endpoint::InProcess(std::sync::Arc::new(|body, _| {
                     let req: serde_json::Value = serde_json::from_slice(body).unwrap();
@@ -595,7 +548,7 @@ async fn customize_rules_select_related_objects_from_the_caches() {
                 })),
             ),
             finalize: None,
-            customize: Some(target(
+            customize: Some(context::hook(
                 HookKind::Customize,
                 Endpoint::InProcess(std::sync::Arc::new(|_, _| {
                     Ok(br#"{"relatedResources": [{"apiVersion": "apps/v1", "resource": "deployments", "names": ["other"]}]}"#.to_vec())
@@ -603,14 +556,8 @@ async fn customize_rules_select_related_objects_from_the_caches() {
             )),
         },
         Shared {
-            client,
-            caches,
             discover,
-            events: None,
-            caller: HookCaller::in_process(jiff::Timestamp::now, metrics.clone()),
-            metrics,
-            pressure: Pressure::default(),
-            status_settle: Duration::ZERO,
+            ..context::shared(client, caches)
         },
     );
     worker::subscribe(&ctx);

@@ -1,7 +1,10 @@
 //! What the driver's tests build: the `demo` controller (`Thing` parents
-//! owning Deployments, and ConfigMaps when asked) and cluster objects. One
-//! home, so the planner, executor, worker and pipeline tests agree on them; and a scripted API server ([`scripted_api`]).
+//! owning Deployments, and ConfigMaps when asked), manifests, and cluster
+//! objects. One home, so the planner, executor, worker and pipeline tests
+//! agree on them; with a scripted API server ([`scripted_api`]) and the
+//! context of a whole reconcile ([`context`]).
 
+pub(crate) mod context;
 pub(crate) mod scripted_api;
 
 use crate::config::{self, UpdateStrategy};
@@ -15,6 +18,14 @@ use std::sync::Arc;
 pub(crate) const FINALIZER: &str = "metacontroller.io/compositecontroller-demo";
 /// The finalizer of the `svc` decorator.
 pub(crate) const DECORATOR_FINALIZER: &str = "metacontroller.io/decoratorcontroller-svc";
+
+/// A controller manifest: `kind` (`CompositeController`,
+/// `DecoratorController`) named `name`, with `spec` (YAML, indented by two).
+pub(crate) fn manifest(kind: &str, name: &str, spec: &str) -> String {
+    format!(
+        "apiVersion: metacontroller.k8s.io/v1alpha1\nkind: {kind}\nmetadata: {{name: {name}}}\nspec:\n{spec}"
+    )
+}
 
 /// A type with the plural kube derives from its kind.
 pub(crate) fn api_type(group: &str, version: &str, kind: &str, namespaced: bool) -> ApiType {
@@ -47,13 +58,7 @@ impl Default for Demo {
 
 impl Demo {
     pub(crate) fn build(self) -> Driven {
-        let strategy = match self.strategy {
-            UpdateStrategy::OnDelete => "OnDelete",
-            UpdateStrategy::Recreate => "Recreate",
-            UpdateStrategy::InPlace => "InPlace",
-            UpdateStrategy::RollingRecreate => "RollingRecreate",
-            UpdateStrategy::RollingInPlace => "RollingInPlace",
-        };
+        let strategy = self.strategy.method();
         let config_maps = if self.config_maps {
             "    - {apiVersion: v1, resource: configmaps}\n"
         } else {
@@ -64,13 +69,8 @@ impl Demo {
         } else {
             ""
         };
-        let text = format!(
-            r#"
-apiVersion: metacontroller.k8s.io/v1alpha1
-kind: CompositeController
-metadata: {{name: demo}}
-spec:
-  parentResource: {{apiVersion: example.com/v1, resource: things}}
+        let spec = format!(
+            r#"  parentResource: {{apiVersion: example.com/v1, resource: things}}
   childResources:
     - {{apiVersion: apps/v1, resource: deployments, updateStrategy: {{method: {strategy}}}}}
 {config_maps}  generateSelector: {generate_selector}
@@ -79,6 +79,7 @@ spec:
 {finalize}"#,
             generate_selector = self.generate_selector,
         );
+        let text = manifest("CompositeController", "demo", &spec);
         let config = config::parse("demo.yaml", &text).expect("the demo manifest is valid");
         let mut children = vec![ChildType {
             resource: api_type("apps", "v1", "Deployment", true),
@@ -135,13 +136,8 @@ pub(crate) fn decorator(finalize: bool, status_subresource: bool) -> Driven {
     } else {
         ""
     };
-    let text = format!(
-        r#"
-apiVersion: metacontroller.k8s.io/v1alpha1
-kind: DecoratorController
-metadata: {{name: svc}}
-spec:
-  resources:
+    let spec = format!(
+        r#"  resources:
     - apiVersion: v1
       resource: pods
       annotationSelector: {{matchExpressions: [{{key: expose, operator: Exists}}]}}
@@ -151,6 +147,7 @@ spec:
     sync: {{webhook: {{url: "http://h/sync"}}}}
 {finalize}"#
     );
+    let text = manifest("DecoratorController", "svc", &spec);
     Driven {
         config: config::parse("svc.yaml", &text).expect("the svc manifest is valid"),
         parent: api_type("", "v1", "Pod", true),
@@ -186,6 +183,17 @@ impl Obj {
     /// The Pod `shop/web-0` (UID `pod1`), which `svc` may decorate.
     pub(crate) fn pod() -> Self {
         Self::new(("", "v1", "Pod"), "web-0").uid("pod1")
+    }
+    /// A Service the Pod `web-0` (`pod1`) controls: what `svc` attaches.
+    pub(crate) fn attachment(name: &str) -> Self {
+        Self::new(("", "v1", "Service"), name).controlled_by(OwnerReference {
+            api_version: "v1".to_owned(),
+            kind: "Pod".to_owned(),
+            name: "web-0".to_owned(),
+            uid: "pod1".to_owned(),
+            controller: Some(true),
+            block_owner_deletion: Some(true),
+        })
     }
     pub(crate) fn deployment(name: &str) -> Self {
         Self::new(("apps", "v1", "Deployment"), name)

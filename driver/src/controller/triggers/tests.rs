@@ -199,14 +199,7 @@ fn a_decorator_queues_what_its_annotation_selector_selects_and_adopts_no_orphan(
     assert!(parent_changed(&svc, &applied(finalizing)).is_some());
 
     let pods = [exposed.arc()];
-    let attachment = Obj::new(("", "v1", "Service"), "web-0").controlled_by(OwnerReference {
-        api_version: "v1".to_owned(),
-        kind: "Pod".to_owned(),
-        name: "web-0".to_owned(),
-        uid: "pod1".to_owned(),
-        controller: Some(true),
-        block_owner_deletion: Some(true),
-    });
+    let attachment = Obj::attachment("web-0");
     let keys = child_changed(&svc, &applied(attachment), &pods[..]);
     assert_eq!(names(&keys), ["shop/web-0"]);
     // A composite would queue the parents whose selector matches an

@@ -6,6 +6,7 @@ use crate::config::{self, WebhookAuth};
 use crate::hook::call::tests::{exchange, http_target_with, serve_once};
 use crate::hook::call::{HookCallError, HookCaller};
 use crate::observe::metrics::DriverMetrics;
+use crate::test_support::manifest;
 use crate::test_support::scripted_api::{ApiHandle, bounded, mock_client};
 use base64::Engine as _;
 use metahook_testkit::certs::{Ca, Pair};
@@ -106,13 +107,8 @@ fn b64(text: &str) -> String {
 
 /// The webhook fields of a manifest, as the driver reads them.
 fn auth(webhook_fields: &str) -> WebhookAuth {
-    let text = format!(
-        r#"
-apiVersion: metacontroller.k8s.io/v1alpha1
-kind: CompositeController
-metadata: {{name: demo}}
-spec:
-  parentResource: {{apiVersion: example.com/v1, resource: things}}
+    let spec = format!(
+        r#"  parentResource: {{apiVersion: example.com/v1, resource: things}}
   hooks:
     sync:
       webhook:
@@ -120,7 +116,7 @@ spec:
 {webhook_fields}
 "#
     );
-    config::parse("demo.yaml", &text)
+    config::parse("demo.yaml", &manifest("CompositeController", "demo", &spec))
         .unwrap()
         .hooks
         .sync

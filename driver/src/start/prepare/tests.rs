@@ -1,16 +1,25 @@
 use super::*;
 use crate::config;
+use crate::test_support::manifest;
 use std::time::Duration;
+
+/// The controllers built into this binary, as their manifests read.
+fn seeds() -> Vec<ControllerConfig> {
+    config::from_controllers(metahook_seeds::controllers()).unwrap()
+}
+
+/// `configs`' hooks resolved against the registry built into this binary.
+fn against_seeds(
+    configs: Vec<ControllerConfig>,
+    mode: HookMode,
+    skip_missing: bool,
+) -> Result<Vec<Prepared>, PrepareError> {
+    resolve_hooks(configs, mode, skip_missing, metahook_seeds::controllers())
+}
 
 #[test]
 fn in_process_hooks_come_from_the_registry_by_path() {
-    let prepared = resolve_hooks(
-        config::from_controllers(metahook_seeds::controllers()).unwrap(),
-        HookMode::InProcess,
-        true,
-        metahook_seeds::controllers(),
-    )
-    .unwrap();
+    let prepared = against_seeds(seeds(), HookMode::InProcess, true).unwrap();
     let names: Vec<_> = prepared.iter().map(|p| p.config.name.as_str()).collect();
     // Exactly the embedded controllers whose hooks this binary serves.
     let expected: Vec<_> = ["hello", "hikawa", "foo"]
@@ -31,38 +40,21 @@ fn an_explicit_controller_without_in_process_hooks_is_an_error() {
     let text = include_str!("../../../../metacontroller/hello.yaml")
         .replace("/hello/sync", "/nobody/sync");
     let configs = vec![config::parse("x.yaml", &text).unwrap()];
-    let err = resolve_hooks(
-        configs.clone(),
-        HookMode::InProcess,
-        false,
-        metahook_seeds::controllers(),
-    )
-    .unwrap_err();
+    let err = against_seeds(configs.clone(), HookMode::InProcess, false).unwrap_err();
     assert!(
         err.to_string()
             .contains("the sync hook at /nobody/sync is not built into this binary"),
         "{err}"
     );
     assert!(matches!(
-        resolve_hooks(
-            configs,
-            HookMode::InProcess,
-            true,
-            metahook_seeds::controllers()
-        ),
+        against_seeds(configs, HookMode::InProcess, true),
         Err(PrepareError::NothingToDrive(_))
     ));
 }
 
 #[test]
 fn http_mode_calls_every_webhook_by_url() {
-    let prepared = resolve_hooks(
-        config::from_controllers(metahook_seeds::controllers()).unwrap(),
-        HookMode::Http,
-        false,
-        metahook_seeds::controllers(),
-    )
-    .unwrap();
+    let prepared = against_seeds(seeds(), HookMode::Http, false).unwrap();
     assert_eq!(prepared.len(), 3);
     let Endpoint::Http { url, timeout, .. } = &prepared[0].hooks.sync.endpoint else {
         panic!("expected HTTP")
@@ -73,31 +65,15 @@ fn http_mode_calls_every_webhook_by_url() {
 
 #[test]
 fn a_decorator_is_driven_in_process_only_by_a_decorators_hooks() {
-    let text = r#"
-apiVersion: metacontroller.k8s.io/v1alpha1
-kind: DecoratorController
-metadata: {name: labeller}
-spec:
-  resources: [{apiVersion: v1, resource: pods}]
+    let spec = r#"  resources: [{apiVersion: v1, resource: pods}]
   hooks: {sync: {webhook: {url: "http://hooks/hello/sync"}}}
 "#;
-    let configs = vec![config::parse("d.yaml", text).unwrap()];
-    let err = resolve_hooks(
-        configs.clone(),
-        HookMode::InProcess,
-        false,
-        metahook_seeds::controllers(),
-    )
-    .unwrap_err();
+    let text = manifest("DecoratorController", "labeller", spec);
+    let configs = vec![config::parse("d.yaml", &text).unwrap()];
+    let err = against_seeds(configs.clone(), HookMode::InProcess, false).unwrap_err();
     // /hello/sync is a CompositeController's hook: not a decorator's.
     assert!(matches!(err, PrepareError::NotInProcess { .. }), "{err}");
-    let prepared = resolve_hooks(
-        configs,
-        HookMode::Http,
-        false,
-        metahook_seeds::controllers(),
-    )
-    .unwrap();
+    let prepared = against_seeds(configs, HookMode::Http, false).unwrap();
     assert!(matches!(
         prepared[0].hooks.sync.endpoint,
         Endpoint::Http { .. }
@@ -129,13 +105,7 @@ fn a_hook_decodes_strictly_as_its_mode_or_version_says() {
     // hello's hooks are v2: strict unless the webhook says loose.
     let strict = |text: &str| {
         let configs = vec![config::parse("h.yaml", text).unwrap()];
-        let prepared = resolve_hooks(
-            configs,
-            HookMode::Http,
-            false,
-            metahook_seeds::controllers(),
-        )
-        .unwrap();
+        let prepared = against_seeds(configs, HookMode::Http, false).unwrap();
         let hooks = &prepared[0].hooks;
         (hooks.sync.strict, hooks.finalize.as_ref().map(|f| f.strict))
     };

@@ -10,13 +10,10 @@ fn extras_are_deleted_with_their_uid() {
     let keep = child("keep").arc();
     let extra = child("extra").arc();
     let already_going = child("going").deleting().arc();
-    let plan = planned(
-        &ctl,
-        &parent,
-        &[vec![keep.clone(), extra, already_going], vec![]],
+    let plan = Pass::new(&ctl, &parent).plan(
+        vec![keep.clone(), extra, already_going],
         response(vec![desired("keep", 1)]),
-    )
-    .unwrap();
+    );
     assert_eq!(
         kinds(&plan.ops),
         ["DeleteChild", "ApplyChild", "WriteStatus", "Event"]
@@ -57,13 +54,8 @@ fn in_place_applies_unless_nothing_changed_since_the_last_apply() {
     let ctl = controller(UpdateStrategy::InPlace, true, true);
     let parent = Obj::parent().finalizer(FINALIZER).0;
     let observed = child("web").generation(3).arc();
-    let first = planned(
-        &ctl,
-        &parent,
-        &[vec![observed.clone()], vec![]],
-        response(vec![desired("web", 2)]),
-    )
-    .unwrap();
+    let first =
+        Pass::new(&ctl, &parent).plan(vec![observed.clone()], response(vec![desired("web", 2)]));
     let Op::ApplyChild { fingerprint, .. } = &first.ops[0] else {
         panic!("{:?}", first.ops)
     };
@@ -80,29 +72,15 @@ fn in_place_applies_unless_nothing_changed_since_the_last_apply() {
         generation: 3,
         resource_version: "1".to_owned(),
     });
-    let again = after_hook(
-        &ctl,
-        &parent,
-        &[vec![observed.clone()], vec![]],
-        &[],
-        response(vec![desired("web", 2)]),
-        &same,
-        StatusPace::Now,
-    )
-    .unwrap();
+    let again = Pass::new(&ctl, &parent)
+        .remembering(&same)
+        .plan(vec![observed.clone()], response(vec![desired("web", 2)]));
     assert_eq!(kinds(&again.ops), ["WriteStatus"]);
     // Someone edited the child since (generation moved): applied again.
     let edited = child("web").generation(4).arc();
-    let drift = after_hook(
-        &ctl,
-        &parent,
-        &[vec![edited], vec![]],
-        &[],
-        response(vec![desired("web", 2)]),
-        &same,
-        StatusPace::Now,
-    )
-    .unwrap();
+    let drift = Pass::new(&ctl, &parent)
+        .remembering(&same)
+        .plan(vec![edited], response(vec![desired("web", 2)]));
     assert_eq!(kinds(&drift.ops), ["ApplyChild", "WriteStatus", "Event"]);
     assert_eq!(
         drift.ops[2],
@@ -118,16 +96,9 @@ fn in_place_applies_unless_nothing_changed_since_the_last_apply() {
         "an existing child that changes is worth a Normal"
     );
     // The hook wants something else: applied again.
-    let changed = after_hook(
-        &ctl,
-        &parent,
-        &[vec![observed], vec![]],
-        &[],
-        response(vec![desired("web", 3)]),
-        &same,
-        StatusPace::Now,
-    )
-    .unwrap();
+    let changed = Pass::new(&ctl, &parent)
+        .remembering(&same)
+        .plan(vec![observed], response(vec![desired("web", 3)]));
     assert_eq!(kinds(&changed.ops), ["ApplyChild", "WriteStatus", "Event"]);
 }
 
@@ -140,22 +111,10 @@ fn recreate_deletes_a_child_that_differs_and_keeps_one_that_does_not() {
     let same = child("web")
         .data("spec", json!({"replicas": 2, "revisionHistoryLimit": 10}))
         .arc();
-    let plan = planned(
-        &ctl,
-        &parent,
-        &[vec![same], vec![]],
-        response(vec![desired("web", 2)]),
-    )
-    .unwrap();
+    let plan = Pass::new(&ctl, &parent).plan(vec![same], response(vec![desired("web", 2)]));
     assert_eq!(kinds(&plan.ops), ["WriteStatus"]);
     let differs = child("web").data("spec", json!({"replicas": 1})).arc();
-    let plan = planned(
-        &ctl,
-        &parent,
-        &[vec![differs], vec![]],
-        response(vec![desired("web", 2)]),
-    )
-    .unwrap();
+    let plan = Pass::new(&ctl, &parent).plan(vec![differs], response(vec![desired("web", 2)]));
     assert_eq!(kinds(&plan.ops), ["DeleteChild", "WriteStatus", "Event"]);
     let Op::DeleteChild { reason, child } = &plan.ops[0] else {
         unreachable!()
@@ -192,13 +151,7 @@ fn recreate_leaves_a_child_it_applied_whose_named_lists_only_gained_items() {
         c.arc()
     };
     let plan_for = |obs| {
-        let plan = planned(
-            &ctl,
-            &parent,
-            &[vec![obs], vec![]],
-            response(vec![wanted.clone()]),
-        )
-        .unwrap();
+        let plan = Pass::new(&ctl, &parent).plan(vec![obs], response(vec![wanted.clone()]));
         kinds(&plan.ops).contains(&"DeleteChild")
     };
     let injected = json!([{"name": "c", "image": "v1"}, {"name": "injected", "image": "proxy"}]);
@@ -215,13 +168,7 @@ fn terminating_children_are_neither_updated_nor_deleted_again() {
     let ctl = controller(UpdateStrategy::InPlace, true, true);
     let parent = Obj::parent().finalizer(FINALIZER).0;
     let going = child("web").deleting().arc();
-    let plan = planned(
-        &ctl,
-        &parent,
-        &[vec![going], vec![]],
-        response(vec![desired("web", 2)]),
-    )
-    .unwrap();
+    let plan = Pass::new(&ctl, &parent).plan(vec![going], response(vec![desired("web", 2)]));
     assert_eq!(kinds(&plan.ops), ["WriteStatus"]);
 }
 
@@ -259,13 +206,7 @@ fn convergence_desired_fed_back_as_observed_plans_no_writes() {
     // (same hook answer, children as applied) must plan nothing.
     let ctl = hello_like();
     let parent = Obj::parent().finalizer(FINALIZER).0;
-    let first = planned(
-        &ctl,
-        &parent,
-        &[vec![], vec![]],
-        response(vec![desired("web", 2)]),
-    )
-    .unwrap();
+    let first = Pass::new(&ctl, &parent).plan(vec![], response(vec![desired("web", 2)]));
     let Op::ApplyChild { fingerprint, .. } = &first.ops[0] else {
         unreachable!()
     };
@@ -288,16 +229,9 @@ fn convergence_desired_fed_back_as_observed_plans_no_writes() {
         .data("status", status.clone())
         .0;
     let observed = child("web").arc();
-    let second = after_hook(
-        &ctl,
-        &parent,
-        &[vec![observed], vec![]],
-        &[],
-        response(vec![desired("web", 2)]),
-        &Once(*fingerprint),
-        StatusPace::Now,
-    )
-    .unwrap();
+    let second = Pass::new(&ctl, &parent)
+        .remembering(&Once(*fingerprint))
+        .plan(vec![observed], response(vec![desired("web", 2)]));
     assert!(second.ops.is_empty(), "{:?}", second.ops);
 }
 
@@ -322,13 +256,7 @@ fn a_restarted_driver_leaves_a_child_alone_that_carries_what_it_would_apply() {
     // The first apply, by a driver that remembers nothing.
     let ctl = hello_like();
     let parent = Obj::parent().finalizer(FINALIZER).0;
-    let first = planned(
-        &ctl,
-        &parent,
-        &[vec![], vec![]],
-        response(vec![desired("web", 2)]),
-    )
-    .unwrap();
+    let first = Pass::new(&ctl, &parent).plan(vec![], response(vec![desired("web", 2)]));
     let Some(Op::ApplyChild { body, .. }) = first.ops.first() else {
         panic!("{:?}", first.ops)
     };
@@ -345,47 +273,26 @@ fn a_restarted_driver_leaves_a_child_alone_that_carries_what_it_would_apply() {
     };
     let live = stored(body);
     // A new process (no memory), the same answer: no apply, no Event.
-    let again = planned(
-        &ctl,
-        &parent,
-        &[vec![live.clone()], vec![]],
-        response(vec![desired("web", 2)]),
-    )
-    .unwrap();
+    let again =
+        Pass::new(&ctl, &parent).plan(vec![live.clone()], response(vec![desired("web", 2)]));
     assert_eq!(kinds(&again.ops), ["WriteStatus"]);
     // Someone scaled it by hand: applied again.
     let mut scaled = (*live).clone();
     scaled.data["spec"]["replicas"] = json!(5);
-    let drift = planned(
-        &ctl,
-        &parent,
-        &[vec![Arc::new(scaled)], vec![]],
-        response(vec![desired("web", 2)]),
-    )
-    .unwrap();
+    let drift =
+        Pass::new(&ctl, &parent).plan(vec![Arc::new(scaled)], response(vec![desired("web", 2)]));
     assert_eq!(kinds(&drift.ops), ["ApplyChild", "WriteStatus", "Event"]);
     // The hook now wants less (a field dropped): the live child still holds
     // every desired field, but the fingerprint differs, so the apply goes
     // out and lets go of the dropped field.
     let fewer = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}, "spec": {}});
-    let dropped = planned(
-        &ctl,
-        &parent,
-        &[vec![live.clone()], vec![]],
-        response(vec![fewer]),
-    )
-    .unwrap();
+    let dropped = Pass::new(&ctl, &parent).plan(vec![live.clone()], response(vec![fewer]));
     assert_eq!(kinds(&dropped.ops), ["ApplyChild", "WriteStatus"]);
     // Without the annotation (a child from an older metahook): applied once.
     let mut old = (*live).clone();
     old.metadata.annotations = None;
-    let upgrade = planned(
-        &ctl,
-        &parent,
-        &[vec![Arc::new(old)], vec![]],
-        response(vec![desired("web", 2)]),
-    )
-    .unwrap();
+    let upgrade =
+        Pass::new(&ctl, &parent).plan(vec![Arc::new(old)], response(vec![desired("web", 2)]));
     assert_eq!(
         kinds(&upgrade.ops),
         ["ApplyChild", "WriteStatus"],
@@ -410,16 +317,10 @@ fn a_child_on_its_way_to_the_cache_is_not_applied_again() {
     let ctl = hello_like();
     let parent = Obj::parent().finalizer(FINALIZER).0;
     let none: [Vec<Arc<DynamicObject>>; 2] = [vec![], vec![]];
-    let plan = after_hook(
-        &ctl,
-        &parent,
-        &none,
-        &[],
-        response(vec![desired("web", 1), desired("db", 1)]),
-        &WebOnItsWay,
-        StatusPace::Deferrable,
-    )
-    .unwrap();
+    let plan = Pass::new(&ctl, &parent)
+        .remembering(&WebOnItsWay)
+        .at(StatusPace::Deferrable)
+        .plan(vec![], response(vec![desired("web", 1), desired("db", 1)]));
     let applied: Vec<&str> = plan
         .ops
         .iter()

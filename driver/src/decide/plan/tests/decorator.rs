@@ -10,18 +10,6 @@ fn pod() -> Obj {
     Obj::pod().annotation("expose", "").label("app", "web")
 }
 
-/// A Service controlled by the Pod `pod1`.
-fn service(name: &str) -> Obj {
-    Obj::new(("", "v1", "Service"), name).controlled_by(OwnerReference {
-        api_version: "v1".to_owned(),
-        kind: "Pod".to_owned(),
-        name: "web-0".to_owned(),
-        uid: "pod1".to_owned(),
-        controller: Some(true),
-        block_owner_deletion: Some(true),
-    })
-}
-
 fn desired_service(name: &str) -> Value {
     json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name},
            "spec": {"ports": [{"port": 80}]}})
@@ -46,10 +34,10 @@ fn decorate_with(
 #[test]
 fn attachments_are_what_this_decorator_made_for_this_object() {
     let ctl = decorator(false, true);
-    let ours = service("web-0")
+    let ours = Obj::attachment("web-0")
         .annotation(DECORATOR_ANNOTATION, "svc")
         .arc();
-    let other_decorator = service("web-0-b")
+    let other_decorator = Obj::attachment("web-0-b")
         .annotation(DECORATOR_ANNOTATION, "other")
         .arc();
     let orphan = Obj::new(("", "v1", "Service"), "loose")
@@ -209,7 +197,7 @@ fn an_attachment_is_applied_with_the_object_as_controller_and_the_decorator_name
 #[test]
 fn an_attachment_no_longer_wanted_is_deleted() {
     let ctl = decorator(false, true);
-    let old = service("web-0")
+    let old = Obj::attachment("web-0")
         .annotation(DECORATOR_ANNOTATION, "svc")
         .arc();
     let plan = decorate_with(

@@ -65,7 +65,7 @@ fn apply_body_defaults_namespace_and_labels_and_sets_the_owner() {
     want["status"] = json!({"replicas": 9});
     want["metadata"]["uid"] = json!("echoed");
     want["metadata"]["annotations"] = json!({LAST_APPLIED: "{}", "keep": "me"});
-    let plan = planned(&ctl, &parent, &[vec![], vec![]], response(vec![want])).unwrap();
+    let plan = Pass::new(&ctl, &parent).plan(vec![], response(vec![want]));
     let Op::ApplyChild {
         type_index,
         namespace,
@@ -116,7 +116,7 @@ fn a_child_carries_its_parents_shard_labels() {
         .0;
     let mut want = desired("web", 2);
     want["metadata"]["labels"] = json!({"metahook.dev/shard": "a", "app": "web"});
-    let plan = planned(&ctl, &parent, &[vec![], vec![]], response(vec![want])).unwrap();
+    let plan = Pass::new(&ctl, &parent).plan(vec![], response(vec![want]));
     let Op::ApplyChild { body, .. } = &plan.ops[0] else {
         panic!("{:?}", plan.ops)
     };

@@ -112,13 +112,7 @@ fn gc_finalizer_leaves_children_to_the_garbage_collector() {
         .finalizer("foregroundDeletion")
         .deleting()
         .0;
-    let plan = planned(
-        &ctl,
-        &parent,
-        &[vec![child("web").arc()], vec![]],
-        response(vec![]),
-    )
-    .unwrap();
+    let plan = Pass::new(&ctl, &parent).plan(vec![child("web").arc()], response(vec![]));
     assert_eq!(kinds(&plan.ops), ["WriteStatus"]);
 }
 

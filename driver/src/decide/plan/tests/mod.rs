@@ -16,7 +16,6 @@ mod status;
 use super::*;
 use crate::config::UpdateStrategy;
 use crate::test_support::{Demo, FINALIZER, Obj};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use serde_json::{Value, json};
 
 /// The plan after the hook, for the common case: nothing related, nothing
@@ -36,6 +35,50 @@ fn planned(
         &NoMemory,
         StatusPace::Now,
     )
+}
+
+/// One pass after the hook, as these tests vary it: nothing cached but
+/// the observed children of the first type (none of the second), nothing
+/// remembered and the status written at once, unless the test says.
+struct Pass<'a> {
+    ctl: &'a Driven,
+    parent: &'a DynamicObject,
+    memory: &'a dyn AppliedMemory,
+    pace: StatusPace,
+}
+
+impl<'a> Pass<'a> {
+    fn new(ctl: &'a Driven, parent: &'a DynamicObject) -> Self {
+        Pass {
+            ctl,
+            parent,
+            memory: &NoMemory,
+            pace: StatusPace::Now,
+        }
+    }
+
+    fn remembering(self, memory: &'a dyn AppliedMemory) -> Self {
+        Pass { memory, ..self }
+    }
+
+    fn at(self, pace: StatusPace) -> Self {
+        Pass { pace, ..self }
+    }
+
+    /// The plan when the hook answers `response`, `observed` the first
+    /// type's children.
+    fn plan(&self, observed: Vec<Arc<DynamicObject>>, response: HookResponse) -> Plan {
+        after_hook(
+            self.ctl,
+            self.parent,
+            &[observed, vec![]],
+            &[],
+            response,
+            self.memory,
+            self.pace,
+        )
+        .unwrap()
+    }
 }
 
 /// The `demo` controller with Deployments (strategy given) and ConfigMaps.

@@ -7,17 +7,12 @@
 use super::*;
 use crate::config;
 use crate::decide::model::{ApiType, ChildType};
-use crate::test_support::{Obj, api_type};
+use crate::test_support::{Obj, api_type, manifest};
 
 /// `web`: Things own Pods (rolled, `method`) and ConfigMaps (not rolled).
 fn web(method: &str) -> Driven {
-    let text = format!(
-        r#"
-apiVersion: metacontroller.k8s.io/v1alpha1
-kind: CompositeController
-metadata: {{name: web}}
-spec:
-  parentResource:
+    let spec = format!(
+        r#"  parentResource:
     apiVersion: example.com/v1
     resource: things
     revisionHistory: {{fieldPaths: [spec.template]}}
@@ -32,6 +27,7 @@ spec:
     sync: {{version: v2, webhook: {{url: "http://h/web/sync"}}}}
 "#
     );
+    let text = manifest("CompositeController", "web", &spec);
     let config = config::parse("web.yaml", &text).expect("the web manifest is valid");
     Driven {
         children: vec![

@@ -7,7 +7,7 @@ use super::*;
 fn status_is_replaced_with_observed_generation_and_skipped_when_equal() {
     let ctl = hello_like();
     let parent = Obj::parent().finalizer(FINALIZER).generation(7).0;
-    let plan = planned(&ctl, &parent, &[vec![], vec![]], response(vec![])).unwrap();
+    let plan = Pass::new(&ctl, &parent).plan(vec![], response(vec![]));
     assert_eq!(
         plan.ops,
         [Op::WriteStatus {
@@ -19,29 +19,11 @@ fn status_is_replaced_with_observed_generation_and_skipped_when_equal() {
         .generation(7)
         .data("status", json!({"ok": true, "observedGeneration": 7}))
         .0;
-    let plan = after_hook(
-        &ctl,
-        &written,
-        &[vec![], vec![]],
-        &[],
-        response(vec![]),
-        &NoMemory,
-        StatusPace::Now,
-    )
-    .unwrap();
+    let plan = Pass::new(&ctl, &written).plan(vec![], response(vec![]));
     assert!(plan.ops.is_empty());
     // No status in the response: the status is wiped to observedGeneration.
     let none = HookResponse::default();
-    let plan = after_hook(
-        &ctl,
-        &written,
-        &[vec![], vec![]],
-        &[],
-        none,
-        &NoMemory,
-        StatusPace::Now,
-    )
-    .unwrap();
+    let plan = Pass::new(&ctl, &written).plan(vec![], none);
     assert_eq!(
         plan.ops,
         [Op::WriteStatus {
@@ -255,16 +237,9 @@ fn a_status_the_cache_has_not_seen_yet_is_not_written_again() {
         .0;
     let written = json!({"ok": true, "observedGeneration": 2});
     let memory = WroteOn10(written);
-    let plan = after_hook(
-        &ctl,
-        &stale,
-        &[vec![], vec![]],
-        &[],
-        response(vec![]),
-        &memory,
-        StatusPace::Now,
-    )
-    .unwrap();
+    let plan = Pass::new(&ctl, &stale)
+        .remembering(&memory)
+        .plan(vec![], response(vec![]));
     assert!(
         plan.ops.is_empty(),
         "nothing to write, nothing to tell: {:?}",
@@ -277,16 +252,9 @@ fn a_status_the_cache_has_not_seen_yet_is_not_written_again() {
         .generation(2)
         .resource_version("12")
         .0;
-    let plan = after_hook(
-        &ctl,
-        &moved,
-        &[vec![], vec![]],
-        &[],
-        response(vec![]),
-        &memory,
-        StatusPace::Now,
-    )
-    .unwrap();
+    let plan = Pass::new(&ctl, &moved)
+        .remembering(&memory)
+        .plan(vec![], response(vec![]));
     assert_eq!(kinds(&plan.ops), ["WriteStatus"]);
 }
 
@@ -318,18 +286,10 @@ const VALID_NOT_READY: [(&str, &str, &str); 2] = [
 fn a_deferrable_status_waits_unless_it_is_worth_a_warning_or_the_parent_goes() {
     let ctl = hello_like();
     let parent = Obj::parent().finalizer(FINALIZER).0;
-    let none: [Vec<Arc<DynamicObject>>; 2] = [vec![], vec![]];
     let deferrable = |parent: &DynamicObject, resp: HookResponse| {
-        after_hook(
-            &ctl,
-            parent,
-            &none,
-            &[],
-            resp,
-            &NoMemory,
-            StatusPace::Deferrable,
-        )
-        .unwrap()
+        Pass::new(&ctl, parent)
+            .at(StatusPace::Deferrable)
+            .plan(vec![], resp)
     };
     // A new parent: its child is created now, its status waits, and the
     // plan says this pass was catching up.
@@ -385,16 +345,9 @@ fn the_pass_that_writes_a_deferred_status_judges_it_as_the_deferring_pass_would(
     let ctl = hello_like();
     let parent = Obj::parent().finalizer(FINALIZER).0;
     let none: [Vec<Arc<DynamicObject>>; 2] = [vec![], vec![]];
-    let remembered = after_hook(
-        &ctl,
-        &parent,
-        &none,
-        &[],
-        with_conditions(vec![], &VALID_NOT_READY),
-        &DeferredWhileCatchingUp,
-        StatusPace::Now,
-    )
-    .unwrap();
+    let remembered = Pass::new(&ctl, &parent)
+        .remembering(&DeferredWhileCatchingUp)
+        .plan(vec![], with_conditions(vec![], &VALID_NOT_READY));
     assert_eq!(kinds(&remembered.ops), ["WriteStatus"]);
     let forgotten = planned(
         &ctl,
@@ -410,18 +363,10 @@ fn the_pass_that_writes_a_deferred_status_judges_it_as_the_deferring_pass_would(
 fn a_settling_status_waits_only_for_a_pass_that_changes_a_child() {
     let ctl = hello_like();
     let parent = Obj::parent().finalizer(FINALIZER).0;
-    let none: [Vec<Arc<DynamicObject>>; 2] = [vec![], vec![]];
     let settle = |resp: HookResponse| {
-        after_hook(
-            &ctl,
-            &parent,
-            &none,
-            &[],
-            resp,
-            &NoMemory,
-            StatusPace::Settle,
-        )
-        .unwrap()
+        Pass::new(&ctl, &parent)
+            .at(StatusPace::Settle)
+            .plan(vec![], resp)
     };
     // The child is created: its status follows moments later; so does ours.
     let plan = settle(with_conditions(vec![desired("web", 1)], &VALID_NOT_READY));
