@@ -98,11 +98,11 @@ pub use metahook_core::UpdateStrategy;
 /// What the driver asks of an [`UpdateStrategy`] beyond its name.
 pub trait UpdateStrategyExt {
     /// Whether children of this type roll one at a time (§4.3).
-    fn is_rolling(self) -> bool;
+    fn is_rolling(&self) -> bool;
 }
 
 impl UpdateStrategyExt for UpdateStrategy {
-    fn is_rolling(self) -> bool {
+    fn is_rolling(&self) -> bool {
         matches!(self, Self::RollingRecreate | Self::RollingInPlace)
     }
 }
