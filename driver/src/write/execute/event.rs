@@ -1,7 +1,8 @@
 //! The Events a plan publishes on its parent, cut to what the API server
 //! accepts; a failure is logged, never fatal.
 
-use super::{Executor, namespace_terminating};
+use super::error::namespace_terminating;
+use super::executor::Executor;
 use crate::decide::model::Driven;
 use crate::decide::plan::EventType;
 use crate::write::events::Published;

@@ -3,8 +3,9 @@
 //! `test`s the UID and the list as read, so a stale cache fails (422)
 //! instead of overwriting.
 
+use super::ExecuteError;
 use super::error::status_code;
-use super::{ExecuteError, Executor, patch_from};
+use super::executor::{Executor, patch_from};
 use crate::decide::model::Driven;
 use crate::decide::plan::Target;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;

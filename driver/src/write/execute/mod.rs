@@ -2,31 +2,31 @@
 //! order, and decides nothing. Which errors end a reconcile, and which are
 //! swallowed, follows docs/metacontroller.md §5.
 //!
-//! Here the loop over the ops and the writes it makes itself; the guarded
-//! metadata patches (finalizers, owner references) are in `metadata.rs`,
-//! the ControllerRevisions' writes in `revision.rs`, Events in `event.rs`,
-//! the errors in `error.rs`.
+//! Here the loop over the ops and the writes it makes itself; the executor
+//! and what every write uses are in `executor.rs`, the guarded metadata
+//! patches (finalizers, owner references) in `metadata.rs`, the
+//! ControllerRevisions' writes in `revision.rs`, Events in `event.rs`, the
+//! errors in `error.rs`. Each of those adds methods to [`Executor`]; none
+//! calls back into this loop.
 
 use crate::decide::model::Driven;
 use crate::decide::plan::{Op, Target, Written, WrittenMetadata};
-use crate::observe::metrics::DriverMetrics;
-use crate::write::events::EventPublisher;
-use crate::write::memory::ApplyMemory;
-use kube::Client;
 use kube::ResourceExt;
 use kube::api::{
-    Api, DeleteParams, DynamicObject, Patch, PatchParams, Preconditions, PropagationPolicy,
+    DeleteParams, DynamicObject, Patch, PatchParams, Preconditions, PropagationPolicy,
 };
 use serde_json::{Value, json};
-use std::sync::Arc;
 
 mod error;
 mod event;
+mod executor;
 mod metadata;
 mod revision;
 
 use error::status_code;
 pub use error::{ExecuteError, ExecuteErrors, namespace_terminating};
+pub use executor::Executor;
+use executor::patch_from;
 
 /// The field manager of every server-side apply.
 pub const FIELD_MANAGER: &str = "metahook";
@@ -39,84 +39,7 @@ pub struct Executed {
     pub errors: Vec<ExecuteError>,
 }
 
-#[derive(Clone)]
-pub struct Executor {
-    client: Client,
-    events: Option<Arc<EventPublisher>>,
-    memory: Arc<ApplyMemory>,
-    metrics: Arc<DriverMetrics>,
-}
-
-fn patch_from(value: Value) -> Result<json_patch::Patch, ExecuteError> {
-    serde_json::from_value(value).map_err(ExecuteError::BuildPatch)
-}
-
 impl Executor {
-    /// `events`: where Events go (none in tests that do not script them).
-    pub fn new(
-        client: Client,
-        events: Option<Arc<EventPublisher>>,
-        memory: Arc<ApplyMemory>,
-        metrics: Arc<DriverMetrics>,
-    ) -> Self {
-        Executor {
-            client,
-            events,
-            memory,
-            metrics,
-        }
-    }
-
-    /// What this executor last applied: the planner's input.
-    pub fn memory(&self) -> &Arc<ApplyMemory> {
-        &self.memory
-    }
-
-    fn parent_api(&self, ctl: &Driven, parent: &DynamicObject) -> Api<DynamicObject> {
-        match parent.metadata.namespace.as_deref() {
-            Some(ns) if ctl.parent.namespaced => {
-                Api::namespaced_with(self.client.clone(), ns, &ctl.parent.api)
-            }
-            _ => Api::all_with(self.client.clone(), &ctl.parent.api),
-        }
-    }
-
-    fn child_api(
-        &self,
-        ctl: &Driven,
-        type_index: usize,
-        namespace: Option<&str>,
-    ) -> Result<(Api<DynamicObject>, String), ExecuteError> {
-        let child = ctl
-            .children
-            .get(type_index)
-            .ok_or(ExecuteError::UnknownChildType(type_index))?;
-        let api = match namespace {
-            Some(ns) if child.resource.namespaced => {
-                Api::namespaced_with(self.client.clone(), ns, &child.resource.api)
-            }
-            _ => Api::all_with(self.client.clone(), &child.resource.api),
-        };
-        Ok((api, child.resource.api.kind.clone()))
-    }
-
-    /// Counts one API call by its status code (200 for success, 0 when no
-    /// response came).
-    fn count<T>(
-        &self,
-        ctl: &Driven,
-        operation: &'static str,
-        kind: &str,
-        result: &Result<T, kube::Error>,
-    ) {
-        let code = match result {
-            Ok(_) => 200,
-            Err(e) => status_code(e).unwrap_or(0),
-        };
-        self.metrics
-            .api_operation(ctl.name(), operation, kind, code);
-    }
-
     /// Performs `ops` in order. A finalizer change or a failed parent check
     /// ends the plan with an error; other failures are collected and the
     /// remaining operations still run (the status is written even when a

@@ -3,9 +3,10 @@
 //! version, adopted or released, deleted with a UID precondition. A
 //! failure ends the plan.
 
+use super::ExecuteError;
 use super::error::status_code;
+use super::executor::Executor;
 use super::metadata::owners_patch;
-use super::{ExecuteError, Executor};
 use crate::decide::model::Driven;
 use crate::decide::plan::RevisionWrite;
 use crate::decide::revisions::revision_type;
