@@ -4,7 +4,7 @@
 //! discovery and watched, and the objects selected from the caches
 //! (`decide/related.rs`, pure).
 
-use super::ReconcileError;
+use super::error::ReconcileError;
 use crate::controller::context::Context;
 use crate::controller::customized::Rules;
 use crate::controller::triggers::{self, parent_key};

@@ -2,7 +2,9 @@
 //! counted, a Warning Event for a failure worth one (not for a quiet retry),
 //! the backoff reset on success, and the parent's record replaced.
 
-use super::{Again, ReconcileError, Trace};
+use super::error::ReconcileError;
+use super::retry::learning_owner_kind;
+use super::trace::{Again, Trace};
 use crate::controller::context::Context;
 use crate::controller::queue::ParentKey;
 use crate::decide::plan::EventType;
@@ -20,7 +22,7 @@ pub(super) async fn reconciled(
 ) {
     let learning = result
         .as_ref()
-        .is_err_and(|err| super::learning_owner_kind(ctx, key, err));
+        .is_err_and(|err| learning_owner_kind(ctx, key, err));
     let outcome = outcome(&trace, result, learning);
     match result {
         Ok(_) => {
@@ -67,7 +69,7 @@ pub(super) async fn reconciled(
 }
 
 /// `learning`: the error is the API server still learning the parent's
-/// kind (`super::learning_owner_kind`).
+/// kind (`retry::learning_owner_kind`).
 fn outcome(
     trace: &Trace,
     result: &Result<Option<Again>, ReconcileError>,

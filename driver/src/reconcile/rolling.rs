@@ -6,7 +6,10 @@
 //! (`decide/plan/rolling/`) and its ControllerRevisions written — before any
 //! child is touched. What follows is a single answer, as without rolling.
 
-use super::{ReconcileError, Trace, call_hook, related};
+use super::error::ReconcileError;
+use super::hook::call_hook;
+use super::related;
+use super::trace::Trace;
 use crate::controller::context::Context;
 use crate::decide::model::ApiType;
 use crate::decide::plan;

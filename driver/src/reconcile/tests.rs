@@ -6,10 +6,8 @@
 
 mod decorator;
 
-use super::{
-    OWNER_KIND_RETRY, OWNER_KIND_TRIES, ReconcileError, STATUS_DEFERRAL, error_policy, reconcile,
-    status_pace,
-};
+use super::retry::{OWNER_KIND_RETRY, OWNER_KIND_TRIES};
+use super::{ReconcileError, STATUS_DEFERRAL, error_policy, reconcile, status_pace};
 use crate::controller::backoff::backoff;
 use crate::controller::context::{Context, HookTargets, Shared};
 use crate::controller::customized::Discover;
@@ -179,7 +177,7 @@ async fn a_failed_hook_changes_nothing() {
         // Steps 1-4 only: the report's Warning is `other_failures_back_off_and_warn`'s.
         // A request would block the reconcile on its answer, so whichever
         // comes first tells: the reconcile's error, or an API call.
-        let (parent, mut trace) = (cached(&ctx), super::Trace::default());
+        let (parent, mut trace) = (cached(&ctx), super::trace::Trace::default());
         let steps = super::sync(&parent, &ctx, &mut trace);
         bounded(async { tokio::select! {
             result = steps => assert!(result.is_err()),
