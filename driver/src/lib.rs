@@ -48,7 +48,8 @@
 //!    ([`decide::plan::after_hook`]: applies, deletes, status) and
 //!    executes it.
 //! 4. What it did becomes the parent's record ([`observe::records`]) and
-//!    metrics; a failure is retried after [`controller::backoff`].
+//!    metrics; a failure is retried when [`reconcile::error_policy`] says,
+//!    after the parent's [`controller::backoff`].
 
 #![forbid(unsafe_code)]
 
