@@ -29,7 +29,7 @@
 //!
 //! ```no_run
 //! use metahook_apiserver::{ApiServer, ApiSettings};
-//! use metahook_driver::view::View;
+//! use metahook_driver::observe::view::View;
 //! use std::sync::Arc;
 //! use std::time::Duration;
 //!

@@ -6,7 +6,7 @@
 
 use crate::{GROUP_VERSION, KIND, LIST_KIND};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, ObjectMeta};
-use metahook_driver::records::{Outcome, Record};
+use metahook_driver::observe::records::{Outcome, Record};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -127,7 +127,7 @@ pub fn name_of(controller: &str, parent: &str) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use metahook_driver::records::{ChildCount, Condition, ParentRef, Step};
+    use metahook_driver::observe::records::{ChildCount, Condition, ParentRef, Step};
     use std::collections::BTreeMap;
 
     /// A record of `controller` for parent `name` in `namespace`.

@@ -8,7 +8,7 @@
 use crate::object::Reconcile;
 use kube::core::{Selector, SelectorExt};
 
-pub use metahook_driver::selector::text::{
+pub use metahook_driver::decide::selector::text::{
     MAX_REQUIREMENTS, MAX_SELECTOR_BYTES, labels, too_many, within_bounds,
 };
 
@@ -95,7 +95,7 @@ pub fn matches(object: &Reconcile, labels: &Selector, fields: &[FieldTerm]) -> b
 mod tests {
     use super::*;
     use crate::object::tests::record;
-    use metahook_driver::records::Outcome;
+    use metahook_driver::observe::records::Outcome;
 
     fn web() -> Reconcile {
         Reconcile::of(record("hello", "shop", "web")).unwrap()

@@ -14,7 +14,7 @@ use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client};
-use metahook_driver::view::View;
+use metahook_driver::observe::view::View;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -177,7 +177,7 @@ async fn client() -> Result<Client, kube::Error> {
         .map_err(kube::Error::InferConfig)?;
     config.headers.push((
         http::header::USER_AGENT,
-        http::HeaderValue::from_static(metahook_driver::connect::USER_AGENT),
+        http::HeaderValue::from_static(metahook_driver::client::connect::USER_AGENT),
     ));
     Client::try_from(config)
 }

@@ -8,8 +8,8 @@ use crate::authorize::Authorizer;
 use crate::front_proxy::{FrontProxy, User};
 use crate::tls::PeerCerts;
 use actix_web::HttpRequest;
-use metahook_driver::records::Record;
-use metahook_driver::view::View;
+use metahook_driver::observe::records::Record;
+use metahook_driver::observe::view::View;
 use std::sync::Arc;
 
 /// What the handlers share.

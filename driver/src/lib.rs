@@ -4,78 +4,65 @@
 //! It watches each controller's parents and children, calls the
 //! controller's hooks (in this process, or over HTTP as Metacontroller
 //! would) and applies what they decide, with Metacontroller's semantics for
-//! the subset docs/metacontroller.md §2–§5 describes. Deciding is pure (the
-//! planner); everything else moves bytes.
+//! the subset docs/metacontroller.md §2–§5 describes. Deciding is pure
+//! ([`decide`]); everything else moves bytes.
+//!
+//! # The map
+//!
+//! One folder a concern; a file's path says what it does.
+//!
+//! | folder | holds |
+//! | --- | --- |
+//! | [`config`] | the CompositeController and DecoratorController manifests, read and checked offline |
+//! | [`start`] | before and at start: hooks resolved ([`start::prepare`]), types resolved ([`start::discovery`]), the Lease ([`start::leader`]), the workers started and stopped ([`start::run`]) |
+//! | [`client`] | the kube `Client`: [`client::connect`], the request budget ([`client::throttle`], [`client::pressure`]), answers counted ([`client::responses`]) |
+//! | [`controller`] | one controller at run time: [`controller::context`], [`controller::cache`], [`controller::triggers`], [`controller::queue`], [`controller::worker`], [`controller::backoff`] |
+//! | [`reconcile`] | one reconcile of one parent, in order |
+//! | [`decide`] | pure decisions: the planner ([`decide::plan`]), the controller as driven ([`decide::model`]), selectors, related objects, ControllerRevisions |
+//! | [`hook`] | hook requests and responses ([`hook::wire`]), the call ([`hook::call`]), a webhook's TLS and credentials ([`hook::auth`]) |
+//! | [`write`](mod@write) | a plan's API calls ([`write::execute`]), what they last wrote ([`write::memory`]), Events ([`write::events`]) |
+//! | [`observe`] | [`observe::metrics`], [`observe::otel`], the parents' [`observe::records`] through [`observe::view`], and [`observe::preview`] (`metahook render --plan`) |
+//!
+//! # From a watch event to a write
 //!
 //! ```text
-//! caches ─change─▶ triggers ─key─▶ queue ─▶ applier (worker) ─▶ reconcile
-//!                                                      plan ◀─┤├─▶ hook_call
-//!                                                   execute ◀─┘
+//! controller/cache ─change─▶ controller/triggers ─key─▶ controller/queue
+//!   ─▶ controller/worker (kube's applier) ─▶ reconcile
+//!        reconcile ─▶ decide/plan (prelude) ─▶ write/execute
+//!                  ─▶ hook/call (hook/wire) ─▶ decide/plan (after_hook) ─▶ write/execute ─▶ API server
+//!                  ─▶ observe/records, controller/backoff
 //! ```
 //!
-//! **Starting**: [`prepare`] reads the manifests ([`config`]) and resolves
-//! the hooks before anything connects; [`connect`] builds the clients
-//! (within the [`throttle`] budget, which tells the reconciles when it is
-//! short through [`pressure`]; answers counted by [`responses`]);
-//! [`run`] resolves the types ([`discovery`]), takes the Lease ([`leader`])
-//! and starts one [`worker`] per controller.
-//!
-//! **One controller**: its [`context`] (what its reconciles share); the
-//! [`cache`]s of its types; [`triggers`] (pure: which parents a change
-//! queues) into its [`queue`]; [`worker`] runs kube's applier over them.
-//!
-//! **One reconcile**, in order: [`reconcile`]. The decisions: [`plan`]
-//! (pure) with [`model`] (the controller as driven), [`selector`] and
-//! [`related`] (customize rules, pure; their answers kept by
-//! [`customized`]); hook requests and responses as Metacontroller builds
-//! them: [`wire`], called by [`hook_call`] (with [`hook_auth`] for a
-//! webhook's TLS and credentials); the API calls: [`execute`], which
-//! remembers what it applied ([`memory`]) and publishes [`events`];
-//! afterwards [`backoff`] and the parent's [`records`].
-//!
-//! **Being seen**: [`metrics`], [`otel`] (trace IDs and `traceparent`), [`records`] through [`view`]
-//! (`/debug/driver` and the aggregated API), [`preview`] (`metahook render
-//! --plan`).
+//! 1. A cache ([`controller::cache`]) sees an object change and hands it
+//!    to its subscribers; [`controller::triggers`] (pure) says which
+//!    parents that change queues, into the controller's
+//!    [`controller::queue`].
+//! 2. [`controller::worker`] runs kube's applier over the queue and calls
+//!    [`reconcile::reconcile`] with the parent and the controller's
+//!    [`controller::context::Context`].
+//! 3. The reconcile plans the prelude ([`decide::plan::prelude`]: the
+//!    finalizer, adopting and releasing children) and executes it
+//!    ([`write::execute`]); gathers related objects
+//!    ([`decide::related`]); calls the hook ([`hook::call`], the request
+//!    and answer in [`hook::wire`]); plans the rest
+//!    ([`decide::plan::after_hook`]: applies, deletes, status) and
+//!    executes it.
+//! 4. What it did becomes the parent's record ([`observe::records`]) and
+//!    metrics; a failure is retried when [`reconcile::error_policy`] says,
+//!    after the parent's [`controller::backoff`].
 
 #![forbid(unsafe_code)]
 
-pub mod backoff;
-pub mod cache;
+pub mod client;
 pub mod config;
-pub mod connect;
-pub mod context;
-pub mod customized;
-pub mod discovery;
-pub mod events;
-pub mod execute;
-pub mod hook_auth;
-pub mod hook_call;
-pub mod ignored_status;
-pub mod leader;
-pub mod memory;
-pub mod metrics;
-pub mod model;
-pub mod otel;
-pub mod plan;
-pub mod prepare;
-pub mod pressure;
-pub mod preview;
-pub mod queue;
+pub mod controller;
+pub mod decide;
+pub mod hook;
+pub mod observe;
 pub mod reconcile;
-pub mod records;
-pub mod related;
-pub mod responses;
-pub mod revisions;
-pub mod run;
-pub mod selector;
-pub mod throttle;
-pub mod triggers;
-pub mod view;
-pub mod wire;
-pub mod worker;
+pub mod start;
+pub mod write;
 
-#[cfg(test)]
-pub(crate) mod scripted_api;
 #[cfg(test)]
 pub(crate) mod test_support;
 

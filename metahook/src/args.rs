@@ -1,14 +1,14 @@
 //! The one place that turns the command line into each crate's settings.
 //! Their defaults are the crates' own (`metahook_service::defaults`,
-//! `metahook_driver::run::defaults`), which the command line shows.
+//! `metahook_driver::start::run::defaults`), which the command line shows.
 
 use crate::cli::{DriveArgs, DriverArgs, ServeArgs};
 use metahook_apiserver::ApiSettings;
-use metahook_driver::leader::LeaderError;
-use metahook_driver::prepare::HookMode;
-use metahook_driver::run::{DriveSettings, leader_settings};
-use metahook_driver::throttle::{Budget, BudgetError};
-use metahook_driver::worker::Pace;
+use metahook_driver::client::throttle::{Budget, BudgetError};
+use metahook_driver::controller::worker::Pace;
+use metahook_driver::start::leader::LeaderError;
+use metahook_driver::start::prepare::HookMode;
+use metahook_driver::start::run::{DriveSettings, leader_settings};
 use metahook_service::{Settings, TlsSettings, defaults};
 use std::time::Duration;
 

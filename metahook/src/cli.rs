@@ -2,8 +2,8 @@
 //! too), `drive`, `crds`, `render`, `chart`, `manifests`, `new`.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use metahook_driver::run::defaults as driver_defaults;
-use metahook_driver::selector::Selector;
+use metahook_driver::decide::selector::Selector;
+use metahook_driver::start::run::defaults as driver_defaults;
 use metahook_service::defaults;
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
@@ -313,7 +313,7 @@ fn duration(text: &str) -> Result<Duration, String> {
 
 /// A selector that leaves some parents out.
 fn shard_selector(text: &str) -> Result<Selector, String> {
-    let selector = metahook_driver::selector::text::labels(text)?;
+    let selector = metahook_driver::decide::selector::text::labels(text)?;
     if selector.selects_all() {
         return Err(
             "an empty shard selector selects every parent: leave --shard-selector out".to_owned(),

@@ -53,7 +53,7 @@ pub fn files(controllers: &[Controller]) -> Result<Vec<(String, String)>, CrdsEr
 /// conflicts with Metacontroller's own copy of the CRD where both are
 /// installed.
 pub fn driver_files() -> Result<Vec<(String, String)>, CrdsError> {
-    named(&[metahook_driver::revisions::crd()])
+    named(&[metahook_driver::decide::revisions::crd()])
 }
 
 fn named(crds: &[CustomResourceDefinition]) -> Result<Vec<(String, String)>, CrdsError> {

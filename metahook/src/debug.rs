@@ -8,7 +8,7 @@
 //! `kubectl port-forward` reaches a pod's loopback.
 
 use actix_web::{App, HttpResponse, HttpServer, web};
-use metahook_driver::view::View;
+use metahook_driver::observe::view::View;
 use serde::Deserialize;
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -100,7 +100,7 @@ pub use metahook_core::*;
 
 use clap::{CommandFactory, FromArgMatches};
 use cli::{Cli, Command};
-use metahook_driver::prepare::HookMode;
+use metahook_driver::start::prepare::HookMode;
 use std::process::ExitCode;
 use std::time::Duration;
 

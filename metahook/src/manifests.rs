@@ -73,7 +73,7 @@ pub fn run(
         port: args.port,
         driver_lease: args
             .driver
-            .then(|| metahook_driver::run::defaults::LEASE_NAME.to_owned()),
+            .then(|| metahook_driver::start::run::defaults::LEASE_NAME.to_owned()),
     };
     let text = stream(controllers, &settings)?;
     std::io::stdout()

@@ -1,5 +1,5 @@
 //! The convergence check: a controller driven, pass after pass, by the
-//! bundled driver's own planner (`metahook_driver::plan`, the same code
+//! bundled driver's own planner (`metahook_driver::decide::plan`, the same code
 //! that plans every reconcile on a cluster) over an in-memory cluster,
 //! until a pass writes nothing.
 //!
@@ -24,10 +24,10 @@ use kube::core::DynamicObject;
 use metahook_core::registry::{self, HookError};
 use metahook_core::{Controller, HookKind, Object, Shape, TypeRef};
 use metahook_driver::config::ConfigError;
-use metahook_driver::model::{ApiType, ChildType, Driven};
-use metahook_driver::plan::{self, NoMemory, Op, PlanError, StatusPace};
-use metahook_driver::related::{self, RelatedError};
-use metahook_driver::wire::{self, DecodeResponseError, TypedObjects};
+use metahook_driver::decide::model::{ApiType, ChildType, Driven};
+use metahook_driver::decide::plan::{self, NoMemory, Op, PlanError, StatusPace};
+use metahook_driver::decide::related::{self, RelatedError};
+use metahook_driver::hook::wire::{self, DecodeResponseError, TypedObjects};
 use serde::Serialize;
 use serde_json::Value;
 use std::sync::Arc;

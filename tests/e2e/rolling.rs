@@ -175,7 +175,8 @@ async fn install(client: &Client) {
         vec![
             e2e_crd("Roller", "rollers"),
             e2e_crd("Gadget", "gadgets"),
-            serde_json::to_value(metahook_driver::revisions::crd()).expect("a CRD serializes"),
+            serde_json::to_value(metahook_driver::decide::revisions::crd())
+                .expect("a CRD serializes"),
         ],
     )
     .await;

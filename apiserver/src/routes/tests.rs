@@ -14,7 +14,7 @@ use crate::object::tests::record;
 use crate::state::{Authenticator, Records};
 use actix_web::test::{self, TestRequest};
 use actix_web::{App, http::Method};
-use metahook_driver::records::Record;
+use metahook_driver::observe::records::Record;
 use rustls_pki_types::CertificateDer;
 use serde_json::Value;
 use std::sync::atomic::{AtomicUsize, Ordering};

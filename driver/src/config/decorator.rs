@@ -3,33 +3,22 @@
 //! selectors), `spec.attachments` (what it may create for them), and the
 //! same hooks, webhooks and `resyncPeriodSeconds` as a CompositeController.
 
-use super::check::{Check, join, resync_period};
+use super::check::{Check, join};
+use super::document::Shape;
 use super::{
-    ChildResource, ConfigError, ControllerConfig, ControllerKind, ParentResource, manifest,
+    ChildResource, ConfigError, ControllerKind, ParentResource, UpdateStrategyExt, manifest,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
-use serde_json::Value;
 
 impl Check<'_> {
-    /// A whole DecoratorController; `object` is the document as read, sent
-    /// as `controller` in every hook request.
+    /// A DecoratorController's own fields, taken from its spec.
     pub(super) fn decorator(
         &self,
-        doc: manifest::Document<manifest::DecoratorSpec>,
-        object: Value,
-    ) -> Result<ControllerConfig, ConfigError> {
-        self.known(&doc.other, "")?;
-        let api_version = self.required(doc.api_version, "apiVersion")?;
-        if api_version != "metacontroller.k8s.io/v1alpha1" {
-            return Err(self.invalid("apiVersion", "must be metacontroller.k8s.io/v1alpha1"));
-        }
-        let name = self.required(doc.metadata.name, "metadata.name")?;
-        let spec = doc
-            .spec
-            .ok_or_else(|| self.invalid("spec", "must be a mapping"))?;
-        self.known(&spec.other, "spec")?;
+        spec: &mut manifest::DecoratorSpec,
+    ) -> Result<Shape, ConfigError> {
         let mut resources = spec
             .resources
+            .take()
             .unwrap_or_default()
             .into_iter()
             .enumerate()
@@ -41,24 +30,18 @@ impl Check<'_> {
         let parent = resources.remove(0);
         let children = spec
             .attachments
+            .take()
             .unwrap_or_default()
             .into_iter()
             .enumerate()
             .map(|(i, child)| self.attachment(child, &format!("spec.attachments[{i}]")))
             .collect::<Result<_, _>>()?;
-        let resync_period = resync_period(spec.resync_period_seconds);
-        let hooks = self.hooks_with_endpoints(spec.hooks, spec.endpoint_configs)?;
-        Ok(ControllerConfig {
+        Ok(Shape {
             kind: ControllerKind::Decorator,
-            name,
-            source: self.source_name.to_owned(),
             parent,
             more_resources: resources,
             children,
             generate_selector: false,
-            resync_period,
-            hooks,
-            object,
         })
     }
 
@@ -69,7 +52,7 @@ impl Check<'_> {
     ) -> Result<ParentResource, ConfigError> {
         self.known(&resource.other, field)?;
         if let Some(selector) = &resource.label_selector {
-            crate::selector::parse(selector)
+            crate::decide::selector::parse(selector)
                 .map_err(|e| self.invalid(&join(field, "labelSelector"), e.to_string()))?;
         }
         let annotation_selector = match resource.annotation_selector {
@@ -81,7 +64,7 @@ impl Check<'_> {
                     match_labels: a.match_annotations,
                     match_expressions: a.match_expressions,
                 };
-                crate::selector::parse(&selector)
+                crate::decide::selector::parse(&selector)
                     .map_err(|e| self.invalid(&path, e.to_string()))?;
                 Some(selector)
             }

@@ -118,9 +118,13 @@ pub fn parse(source_name: &str, text: &str) -> Result<ControllerConfig, ConfigEr
     if object.get("kind").and_then(Value::as_str) == Some("DecoratorController") {
         let document: manifest::Document<manifest::DecoratorSpec> =
             serde_path_to_error::deserialize(&object).map_err(invalid)?;
-        return check.decorator(document, object);
+        return check.manifest(document, "DecoratorController", object, |spec| {
+            check.decorator(spec)
+        });
     }
     let document: manifest::Document =
         serde_path_to_error::deserialize(&object).map_err(invalid)?;
-    check.controller(document, object)
+    check.manifest(document, "CompositeController", object, |spec| {
+        check.composite(spec)
+    })
 }

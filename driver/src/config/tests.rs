@@ -4,6 +4,7 @@ mod decorator;
 
 use super::go_duration::{GoDurationError, go_duration};
 use super::*;
+use crate::test_support::manifest;
 use std::time::Duration;
 
 const MINIMAL: &str = r#"
@@ -463,12 +464,7 @@ fn a_directory_is_read_in_name_order_and_duplicates_rejected() {
 
 #[test]
 fn endpoint_configs_give_their_settings_to_webhooks_of_their_host_that_have_none() {
-    let text = r#"
-apiVersion: metacontroller.k8s.io/v1alpha1
-kind: CompositeController
-metadata: {name: demo}
-spec:
-  parentResource: {apiVersion: example.com/v1, resource: things}
+    let spec = r#"  parentResource: {apiVersion: example.com/v1, resource: things}
   endpointConfigs:
     - host: other.example
       authorization: {secretRef: {name: other, namespace: hooks, key: t}}
@@ -485,7 +481,7 @@ spec:
     customize:
       webhook: {url: "https://elsewhere.example/demo/customize"}
 "#;
-    let c = parse("test.yaml", text).unwrap();
+    let c = parse("test.yaml", &manifest("CompositeController", "demo", spec)).unwrap();
     // The sync hook's host, with https's default port: the second entry.
     let sync = &c.hooks.sync.webhook.auth;
     assert_eq!(

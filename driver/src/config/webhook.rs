@@ -4,7 +4,7 @@
 //! builds them (docs/metacontroller.md §1.1). The path also names the hook
 //! in metahook's own service (`/{controller}/{hook}`), which is how the
 //! driver finds a hook when it calls it in-process
-//! (`crate::run::resolve_hooks`).
+//! (`crate::start::run::resolve_hooks`).
 
 use super::check::{Check, join};
 use super::go_duration::go_duration;
@@ -28,7 +28,7 @@ pub struct Webhook {
     /// for `loose`; `None`, the hook version's default.
     pub strict: Option<bool>,
     /// `etag`, when `enabled`: answers kept per root object and asked for
-    /// again with `If-None-Match` (`hook_call/etag.rs`).
+    /// again with `If-None-Match` (`hook/call/etag.rs`).
     pub etag: Option<Etag>,
 }
 

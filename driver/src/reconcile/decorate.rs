@@ -3,13 +3,15 @@
 //! attachments, its answer planned by `plan::decorate` and executed. The
 //! prelude, the related objects and the report are the composite's.
 
-use super::{Again, ReconcileError, Trace};
-use crate::context::Context;
-use crate::execute::ExecuteErrors;
-use crate::model::ApiType;
-use crate::plan;
-use crate::records::{Condition, Step};
-use crate::wire;
+use super::error::ReconcileError;
+use super::hook::object_maps;
+use super::trace::{Again, Trace};
+use crate::controller::context::Context;
+use crate::decide::model::ApiType;
+use crate::decide::plan;
+use crate::hook::wire;
+use crate::observe::records::{Condition, Step};
+use crate::write::execute::ExecuteErrors;
 use kube::api::DynamicObject;
 use metahook_core::HookKind;
 use std::sync::Arc;
@@ -43,8 +45,7 @@ pub(super) async fn hook_and_apply(
         namespace,
     } = seen;
     let target = ctx.hooks.for_pass(hook);
-    let (attachment_map, related_map) =
-        super::object_maps(ctl, attachments, related, target, namespace);
+    let (attachment_map, related_map) = object_maps(ctl, attachments, related, target, namespace);
     let request = wire::decorator::request(
         &ctl.config.object,
         &parent,

@@ -3,11 +3,11 @@
 //! to learn, a hook's 429) rather than errors worth a Warning and a
 //! backoff step.
 
-use crate::execute::{ExecuteError, ExecuteErrors};
-use crate::hook_call::HookCallError;
-use crate::plan::PlanError;
-use crate::related::RelatedError;
-use crate::wire::DecodeResponseError;
+use crate::decide::plan::PlanError;
+use crate::decide::related::RelatedError;
+use crate::hook::call::HookCallError;
+use crate::hook::wire::DecodeResponseError;
+use crate::write::execute::{ExecuteError, ExecuteErrors};
 use metahook_core::HookKind;
 use std::time::Duration;
 

@@ -1,49 +1,52 @@
 //! One reconcile of one parent, in order (docs/metacontroller.md §3.3).
 //!
 //! kube's applier calls [`reconcile`] with the parent from the cache and the
-//! controller's [`Context`]; after a failure it asks [`error_policy`] when to
-//! try again. One reconcile:
+//! controller's [`Context`]; after a failure it asks [`error_policy`]
+//! (`retry`) when to try again. One reconcile:
 //!
 //! 1. plans the prelude from the cached parent and children (the finalizer,
 //!    adopting and releasing children) and executes it;
 //! 2. gathers the related objects the customize hook's rules select
 //!    (`related`);
 //! 3. calls the sync hook (the finalize hook for a parent being deleted)
-//!    with the parent, its children and the related objects;
+//!    with the parent, its children and the related objects (`hook`;
+//!    once per revision when a child type rolls, `rolling`);
 //! 4. plans what follows from the answer (children to apply and delete, the
 //!    status, the finalizer's removal) and executes it — a status change
 //!    may wait for a later pass: after a pass that changed a child, for
 //!    `--status-settle-ms`; while the API budget holds back converging
-//!    writes ([`crate::pressure`]), at most [`STATUS_DEFERRAL`];
+//!    writes ([`crate::client::pressure`]), at most [`STATUS_DEFERRAL`];
 //! 5. reports: log, metrics, a Warning Event for a failure worth one, the
-//!    parent's record (`report`).
+//!    parent's record (`report`, from what `trace` gathered).
 //!
 //! A DecoratorController's pass shares steps 1, 2 and 5; its hook and what
 //! follows from its answer are `decorate`'s.
 //!
 //! Deciding is the planner's (`plan/`, pure); acting is the executor's.
-//! Which changes queue a parent, and the loop, are `worker.rs`'s.
+//! Which changes queue a parent, and the loop, are `controller/worker.rs`'s.
 
 mod decorate;
 mod error;
+mod hook;
 mod related;
 mod report;
+mod retry;
 mod rolling;
+mod trace;
 
 pub use error::ReconcileError;
+pub use retry::error_policy;
 
-use crate::context::Context;
-use crate::execute::ExecuteErrors;
-use crate::hook_call::HookTarget;
-use crate::model::{ApiType, Driven};
-use crate::plan::{self, Next, StatusPace};
-use crate::queue::ParentKey;
-use crate::records::{Condition, ParentRef, Requeue, Step};
-use crate::triggers::parent_key;
-use crate::wire::{self, TypedObjects};
+use hook::call_hook;
+use trace::{Again, Trace};
+
+use crate::controller::context::Context;
+use crate::controller::triggers::parent_key;
+use crate::decide::plan::{self, Next, StatusPace};
+use crate::observe::records::{Condition, ParentRef, Step};
+use crate::write::execute::ExecuteErrors;
 use kube::api::DynamicObject;
 use kube::runtime::controller::Action;
-use metahook_core::HookKind;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -53,35 +56,9 @@ use tokio::time::Instant;
 /// new children cannot keep a status stale.
 pub const STATUS_DEFERRAL: Duration = Duration::from_secs(30);
 
-/// The longest wait between tries of a parent whose children the API
-/// server refused, not knowing its kind yet: it learns it within 30 s of
-/// the CRD's install, and the backoff would by then wait as long again.
-const OWNER_KIND_RETRY: Duration = Duration::from_secs(2);
-
-/// Failures in a row for which that refusal is waited out: the backoff's
-/// first steps, then `OWNER_KIND_RETRY` apart, span more than those
-/// 30 s. After them it is a failure like any other (a Warning, the whole
-/// backoff): the kind may never be known.
-const OWNER_KIND_TRIES: u32 = 30;
-
-/// Whether `err` is the API server still learning the parent's kind, within
-/// [`OWNER_KIND_TRIES`] of `key`'s failures.
-fn learning_owner_kind(ctx: &Context, key: &ParentKey, err: &ReconcileError) -> bool {
-    err.is_owner_kind_unknown() && ctx.backoff.failures(key) < OWNER_KIND_TRIES
-}
-
 /// When a parent whose status was deferred is looked at again (sooner if
 /// something changes).
 const DEFERRED_STATUS_RETRY: Duration = Duration::from_secs(1);
-
-/// When a successful reconcile asks to run again, and why (its record's
-/// `requeue`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Again {
-    pub after: Duration,
-    /// `resyncAfterSeconds` or `statusDeferred`.
-    pub reason: &'static str,
-}
 
 /// Reconciles `parent` (as the applier hands it over, from the cache).
 /// `Ok` says when to come back after a success: the hook's
@@ -96,39 +73,6 @@ pub async fn reconcile(
     let result = sync(&parent, &ctx, &mut trace).await;
     report::reconciled(&ctx, &parent, &key, trace, &result, started.elapsed()).await;
     result.map(|again| again.map_or_else(Action::await_change, |a| Action::requeue(a.after)))
-}
-
-/// When a failed reconcile of `parent` runs again (docs/metacontroller.md
-/// §3.10): after the hook's `Retry-After` for a 429, with no backoff step;
-/// otherwise after the parent's next backoff step, at most
-/// `OWNER_KIND_RETRY` while the API server learns a new CRD's kind.
-pub fn error_policy(parent: Arc<DynamicObject>, err: &ReconcileError, ctx: Arc<Context>) -> Action {
-    let key = parent_key(&ctx.driven, &parent);
-    let (after, reason) = match err.retry_after() {
-        Some(after) => (after, "retryAfter"),
-        None if learning_owner_kind(&ctx, &key, err) => (
-            ctx.backoff.next(&key).min(OWNER_KIND_RETRY),
-            "ownerKindUnknown",
-        ),
-        None => (ctx.backoff.next(&key), "backoff"),
-    };
-    ctx.records
-        .update(&key, |r| r.requeue = Some(Requeue::new(after, reason)));
-    ctx.metrics
-        .longest_backoff(ctx.name(), ctx.backoff.longest());
-    Action::requeue(after)
-}
-
-/// What one reconcile did, for its record: filled in as it goes, so a
-/// failure leaves what was done before it.
-#[derive(Debug, Default)]
-struct Trace {
-    parent: Option<ParentRef>,
-    steps: Vec<Step>,
-    hook: Option<Duration>,
-    desired: Option<usize>,
-    observed: usize,
-    conditions: Vec<Condition>,
 }
 
 /// Steps 1–4. `Ok` carries the requested resync.
@@ -244,62 +188,6 @@ async fn sync(
             reason: "statusDeferred",
         },
     }))
-}
-
-/// Calls the sync (or finalize) hook with `parent`, its children and
-/// related objects; the answer, and how long it took.
-async fn call_hook(
-    ctx: &Context,
-    parent: &DynamicObject,
-    hook: HookKind,
-    observed: &[Vec<Arc<DynamicObject>>],
-    related: &[(ApiType, Vec<Arc<DynamicObject>>)],
-    namespace: Option<&str>,
-) -> Result<(wire::HookResponse, Duration), ReconcileError> {
-    let ctl = &ctx.driven;
-    let target = ctx.hooks.for_pass(hook);
-    let (children_map, related_map) = object_maps(ctl, observed, related, target, namespace);
-    let request = wire::sync_request(
-        &ctl.config.object,
-        parent,
-        children_map,
-        related_map,
-        hook == HookKind::Finalize,
-    )?;
-    let called = std::time::Instant::now();
-    let answer = ctx.caller.call(ctx.name(), target, request).await;
-    let took = called.elapsed();
-    let response = wire::decode_sync_response(&answer?, target.strict)
-        .map_err(|source| ReconcileError::Decode { hook, source })?;
-    Ok((response, took))
-}
-
-/// A request's `children` (or `attachments`) and `related` maps, keyed as
-/// `target`'s version keys them.
-fn object_maps(
-    ctl: &Driven,
-    observed: &[Vec<Arc<DynamicObject>>],
-    related: &[(ApiType, Vec<Arc<DynamicObject>>)],
-    target: &HookTarget,
-    namespace: Option<&str>,
-) -> (serde_json::Value, serde_json::Value) {
-    let children: Vec<TypedObjects<'_>> = ctl
-        .children
-        .iter()
-        .zip(observed)
-        .map(|(t, objects)| TypedObjects {
-            resource: &t.resource,
-            objects,
-        })
-        .collect();
-    let related: Vec<TypedObjects<'_>> = related
-        .iter()
-        .map(|(resource, objects)| TypedObjects { resource, objects })
-        .collect();
-    (
-        wire::object_map(&children, target.version, namespace),
-        wire::object_map(&related, target.version, namespace),
-    )
 }
 
 /// Whether this pass may leave the parent's status for later: `busy`, the

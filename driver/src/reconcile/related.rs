@@ -1,17 +1,17 @@
 //! Step 2 of a reconcile: the related objects (docs/metacontroller.md
 //! §1.6). The customize hook's rules for this parent generation (asked once,
-//! then remembered by `customized.rs`), each rule's type resolved through
+//! then remembered by `controller/customized.rs`), each rule's type resolved through
 //! discovery and watched, and the objects selected from the caches
-//! (`related.rs`, pure).
+//! (`decide/related.rs`, pure).
 
-use super::ReconcileError;
-use crate::context::Context;
-use crate::customized::Rules;
-use crate::hook_call::HookTarget;
-use crate::model::ApiType;
-use crate::related::{self, Scope};
-use crate::triggers::{self, parent_key};
-use crate::wire;
+use super::error::ReconcileError;
+use crate::controller::context::Context;
+use crate::controller::customized::Rules;
+use crate::controller::triggers::{self, parent_key};
+use crate::decide::model::ApiType;
+use crate::decide::related::{self, Scope};
+use crate::hook::call::HookTarget;
+use crate::hook::wire;
 use kube::api::DynamicObject;
 use metahook_core::HookKind;
 use metahook_core::protocol::RelatedResourceRule;

@@ -2,11 +2,13 @@
 //! counted, a Warning Event for a failure worth one (not for a quiet retry),
 //! the backoff reset on success, and the parent's record replaced.
 
-use super::{Again, ReconcileError, Trace};
-use crate::context::Context;
-use crate::plan::EventType;
-use crate::queue::ParentKey;
-use crate::records::{ChildCount, Outcome, Record, Requeue};
+use super::error::ReconcileError;
+use super::retry::learning_owner_kind;
+use super::trace::{Again, Trace};
+use crate::controller::context::Context;
+use crate::controller::queue::ParentKey;
+use crate::decide::plan::EventType;
+use crate::observe::records::{ChildCount, Outcome, Record, Requeue};
 use kube::api::DynamicObject;
 use std::time::Duration;
 
@@ -20,7 +22,7 @@ pub(super) async fn reconciled(
 ) {
     let learning = result
         .as_ref()
-        .is_err_and(|err| super::learning_owner_kind(ctx, key, err));
+        .is_err_and(|err| learning_owner_kind(ctx, key, err));
     let outcome = outcome(&trace, result, learning);
     match result {
         Ok(_) => {
@@ -67,7 +69,7 @@ pub(super) async fn reconciled(
 }
 
 /// `learning`: the error is the API server still learning the parent's
-/// kind (`super::learning_owner_kind`).
+/// kind (`retry::learning_owner_kind`).
 fn outcome(
     trace: &Trace,
     result: &Result<Option<Again>, ReconcileError>,
@@ -130,7 +132,7 @@ fn record(
                 observed: trace.observed,
             },
             conditions: trace.conditions,
-            trace_id: crate::otel::trace_id(&tracing::Span::current()),
+            trace_id: crate::observe::otel::trace_id(&tracing::Span::current()),
         },
     );
     // A parent deleted while this reconcile ran has had its record

@@ -3,15 +3,18 @@
 //! adopted, as children are), the hook called
 //! once per revision (concurrently, each with its own parent and related
 //! objects, all with the same children), the rollout planned
-//! (`plan/rolling.rs`) and its ControllerRevisions written — before any
+//! (`decide/plan/rolling/`) and its ControllerRevisions written — before any
 //! child is touched. What follows is a single answer, as without rolling.
 
-use super::{ReconcileError, Trace, call_hook, related};
-use crate::context::Context;
-use crate::model::ApiType;
-use crate::plan;
-use crate::records::Step;
-use crate::wire::HookResponse;
+use super::error::ReconcileError;
+use super::hook::call_hook;
+use super::related;
+use super::trace::Trace;
+use crate::controller::context::Context;
+use crate::decide::model::ApiType;
+use crate::decide::plan;
+use crate::hook::wire::HookResponse;
+use crate::observe::records::Step;
 use futures::future::try_join_all;
 use kube::api::DynamicObject;
 use metahook_core::HookKind;

@@ -2,32 +2,26 @@
 //! what a failed hook does (nothing), what a 429 does (a delayed retry, no
 //! event, no backoff), what any other failure does (backoff and a Warning),
 //! what a good answer writes, and the record each leaves; and the loop
-//! (`worker.rs`) that runs them.
+//! (`controller/worker.rs`) that runs them.
 
 mod decorator;
 
-use super::{
-    OWNER_KIND_RETRY, OWNER_KIND_TRIES, ReconcileError, STATUS_DEFERRAL, error_policy, reconcile,
-    status_pace,
-};
-use crate::backoff::backoff;
-use crate::cache::Caches;
-use crate::config::HookVersion;
-use crate::context::{Context, HookTargets, Shared};
-use crate::customized::Discover;
-use crate::events::EventPublisher;
-use crate::hook_call::{Endpoint, HookCaller, HookTarget};
-use crate::metrics::DriverMetrics;
-use crate::pressure::Pressure;
-use crate::queue::ParentKey;
-use crate::records::Outcome;
-use crate::scripted_api::{
+use super::retry::{OWNER_KIND_RETRY, OWNER_KIND_TRIES};
+use super::{ReconcileError, STATUS_DEFERRAL, error_policy, reconcile, status_pace};
+use crate::controller::backoff::backoff;
+use crate::controller::context::{Context, HookTargets, Shared};
+use crate::controller::customized::Discover;
+use crate::controller::queue::ParentKey;
+use crate::controller::triggers::parent_key;
+use crate::controller::worker;
+use crate::hook::call::{Endpoint, HookCaller};
+use crate::observe::records::Outcome;
+use crate::test_support::scripted_api::{
     ApiHandle, Seen, answer, bounded, mock_client, namespace_terminating_body, no_further_request,
     scripted, status_body,
 };
-use crate::test_support::{Demo, Obj, parent};
-use crate::triggers::parent_key;
-use crate::worker;
+use crate::test_support::{Demo, Obj, context, parent};
+use crate::write::events::EventPublisher;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::core::DynamicObject;
 use kube::runtime::controller::Action;
@@ -151,50 +145,20 @@ fn runtime_with_children(
     children: Vec<DynamicObject>,
 ) -> Arc<Context> {
     let ctl = Demo::default().build();
-    let caches = Caches::new(
-        client.clone(),
-        CancellationToken::new(),
-        Arc::new(DriverMetrics::default()),
-    );
+    let caches = context::caches(&client);
     caches.preload(&ctl.parent, vec![cached_parent]);
     caches.preload(&ctl.children[0].resource, children);
-    let metrics = Arc::new(DriverMetrics::default());
-    let discover: Discover = Arc::new(|_: &str, _: &str| Box::pin(async { None }));
-    let per_object =
-        crate::throttle::Budget::new(crate::events::EVENTS_QPS, crate::events::EVENTS_BURST)
-            .unwrap();
-    let events = Arc::new(EventPublisher::new(
-        client.clone(),
-        "metahook",
-        "test",
-        per_object,
-    ));
-    let caller = HookCaller::with_http(jiff::Timestamp::now, metrics.clone()).unwrap();
-    let ctx = Context::new(
-        ctl,
-        HookTargets {
-            sync: HookTarget {
-                kind: HookKind::Sync,
-                version: HookVersion::V2,
-                strict: true,
-                endpoint: sync,
-            },
-            finalize: None,
-            customize: None,
-        },
-        Shared {
-            client,
-            caches,
-            discover,
-            events: Some(events),
-            caller,
-            metrics,
-            pressure: Pressure::default(),
-            // The status in the same pass as the children, as
-            // Metacontroller writes it (the settling has its own test).
-            status_settle: Duration::ZERO,
-        },
-    );
+    let per_object = crate::client::throttle::Budget::new(
+        crate::write::events::EVENTS_QPS,
+        crate::write::events::EVENTS_BURST,
+    )
+    .unwrap();
+    let mut shared = context::shared(client.clone(), caches);
+    shared.events = Some(Arc::new(EventPublisher::new(
+        client, "metahook", "test", per_object,
+    )));
+    shared.caller = HookCaller::with_http(jiff::Timestamp::now, shared.metrics.clone()).unwrap();
+    let ctx = Context::new(ctl, context::sync_only(sync), shared);
     worker::subscribe(&ctx);
     ctx
 }
@@ -213,7 +177,7 @@ async fn a_failed_hook_changes_nothing() {
         // Steps 1-4 only: the report's Warning is `other_failures_back_off_and_warn`'s.
         // A request would block the reconcile on its answer, so whichever
         // comes first tells: the reconcile's error, or an API call.
-        let (parent, mut trace) = (cached(&ctx), super::Trace::default());
+        let (parent, mut trace) = (cached(&ctx), super::trace::Trace::default());
         let steps = super::sync(&parent, &ctx, &mut trace);
         bounded(async { tokio::select! {
             result = steps => assert!(result.is_err()),
@@ -508,8 +472,8 @@ async fn an_owner_kind_the_api_server_has_yet_to_learn_is_retried_soon_and_quiet
     // API server's 30 s; then it is a failure like any other.
     let refused = || {
         let status: kube::core::Status = serde_json::from_value(refusal.clone()).unwrap();
-        ReconcileError::Children(crate::execute::ExecuteErrors(vec![
-            crate::execute::ExecuteError::ApplyChild {
+        ReconcileError::Children(crate::write::execute::ExecuteErrors(vec![
+            crate::write::execute::ExecuteError::ApplyChild {
                 kind: "Deployment".to_owned(),
                 name: "web".to_owned(),
                 source: kube::Error::Api(Box::new(status)),
@@ -540,11 +504,7 @@ async fn an_owner_kind_the_api_server_has_yet_to_learn_is_retried_soon_and_quiet
 async fn customize_rules_select_related_objects_from_the_caches() {
     let (client, mut api) = mock_client();
     let ctl = Demo::default().build();
-    let caches = Caches::new(
-        client.clone(),
-        CancellationToken::new(),
-        Arc::new(DriverMetrics::default()),
-    );
+    let caches = context::caches(&client);
     let parents = caches.preload(&ctl.parent, vec![settled_parent()]);
     let deployments = ctl.children[0].resource.clone();
     let mut unrelated = owned_child();
@@ -558,18 +518,11 @@ async fn customize_rules_select_related_objects_from_the_caches() {
         let hit = (api_version == "apps/v1" && resource == "deployments").then(|| found.clone());
         Box::pin(async move { hit })
     });
-    let metrics = Arc::new(DriverMetrics::default());
-    let target = |kind, endpoint| HookTarget {
-        kind,
-        version: HookVersion::V2,
-        strict: true,
-        endpoint,
-    };
     let ctx = Context::new(
         ctl,
         HookTargets {
             // The sync hook reports in the status what it was sent.
-            sync: target(
+            sync: context::hook(
                 HookKind::Sync,
                 Endpoint::InProcess(std::sync::Arc::new(|body, _| {
                     let req: serde_json::Value = serde_json::from_slice(body).unwrap();
@@ -593,7 +546,7 @@ async fn customize_rules_select_related_objects_from_the_caches() {
                 })),
             ),
             finalize: None,
-            customize: Some(target(
+            customize: Some(context::hook(
                 HookKind::Customize,
                 Endpoint::InProcess(std::sync::Arc::new(|_, _| {
                     Ok(br#"{"relatedResources": [{"apiVersion": "apps/v1", "resource": "deployments", "names": ["other"]}]}"#.to_vec())
@@ -601,14 +554,8 @@ async fn customize_rules_select_related_objects_from_the_caches() {
             )),
         },
         Shared {
-            client,
-            caches,
             discover,
-            events: None,
-            caller: HookCaller::in_process(jiff::Timestamp::now, metrics.clone()),
-            metrics,
-            pressure: Pressure::default(),
-            status_settle: Duration::ZERO,
+            ..context::shared(client, caches)
         },
     );
     worker::subscribe(&ctx);
@@ -624,7 +571,9 @@ async fn customize_rules_select_related_objects_from_the_caches() {
     );
     // The answer is cached for the parent, and dropped once it is deleted.
     assert_eq!(ctx.customized.answers().len(), 1);
-    parents.notify(&crate::cache::Change::Deleted(Arc::new(settled_parent())));
+    parents.notify(&crate::controller::cache::Change::Deleted(Arc::new(
+        settled_parent(),
+    )));
     assert_eq!(ctx.customized.answers().len(), 0);
 }
 
@@ -807,7 +756,7 @@ async fn each_reconcile_leaves_a_record_of_its_plan_and_outcome() {
 
 #[test]
 fn a_status_waits_while_the_budget_is_short_or_a_changed_child_settles() {
-    use crate::plan::StatusPace::{Deferrable, Now, Settle};
+    use crate::decide::plan::StatusPace::{Deferrable, Now, Settle};
     let second = Duration::from_secs(1);
     let at = |ms: u64| Some(Duration::from_millis(ms));
     // Not waiting yet: with a settle window, only a pass that changes a

@@ -2,7 +2,7 @@
 //! offline — the same code path as the service, minus HTTP. With
 //! `--controllers DIR`, a controller of the user's own, its webhook asked
 //! (`webhook.rs`); with `--response`, an answer from a file; with `--plan`,
-//! what the driver would do with the answer (`metahook_driver::preview`).
+//! what the driver would do with the answer (`metahook_driver::observe::preview`).
 
 mod webhook;
 
@@ -68,7 +68,7 @@ pub enum RenderError {
         controller: String,
         /// Why.
         #[source]
-        source: metahook_driver::preview::PreviewError,
+        source: metahook_driver::observe::preview::PreviewError,
     },
     /// The hook named is not `sync`, `finalize` or `customize`.
     #[error("unknown hook {0:?}: sync, finalize or customize")]
@@ -156,9 +156,11 @@ pub fn plan(
 }
 
 fn builtin(controllers: &[Controller], controller: &str) -> Result<ControllerConfig, RenderError> {
-    metahook_driver::preview::builtin(controllers, controller).map_err(|source| RenderError::Plan {
-        controller: controller.to_owned(),
-        source,
+    metahook_driver::observe::preview::builtin(controllers, controller).map_err(|source| {
+        RenderError::Plan {
+            controller: controller.to_owned(),
+            source,
+        }
     })
 }
 
@@ -176,7 +178,7 @@ fn plan_of(
     }
     let controller = config.name.clone();
     let crds = metahook_core::registry::all_crds(controllers);
-    let preview = metahook_driver::preview::preview(config, hook, body, response, &crds)
+    let preview = metahook_driver::observe::preview::preview(config, hook, body, response, &crds)
         .map_err(|source| RenderError::Plan { controller, source })?;
     serde_json::to_vec(&preview).map_err(RenderError::Encode)
 }

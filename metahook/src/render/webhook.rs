@@ -6,9 +6,9 @@
 
 use metahook_core::HookKind;
 use metahook_driver::config::ControllerConfig;
-use metahook_driver::hook_call::{HookCallError, HookCaller};
-use metahook_driver::metrics::DriverMetrics;
-use metahook_driver::prepare::{self, HookMode, PrepareError, Prepared};
+use metahook_driver::hook::call::{HookCallError, HookCaller};
+use metahook_driver::observe::metrics::DriverMetrics;
+use metahook_driver::start::prepare::{self, HookMode, PrepareError, Prepared};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -81,11 +81,11 @@ pub fn ask(controller: &Prepared, hook: HookKind, request: &[u8]) -> Result<Vec<
         let mut caller = HookCaller::with_http(jiff::Timestamp::now, metrics.clone())
             .map_err(WebhookError::Client)?;
         if needs_cluster(&controller.config) {
-            let clients = metahook_driver::connect::connect(
+            let clients = metahook_driver::client::connect::connect(
                 None,
                 metrics,
                 // render reads, never writes.
-                metahook_driver::leader::fence::Fence::closed(),
+                metahook_driver::start::leader::fence::Fence::closed(),
             )
             .await
             .map_err(WebhookError::Kube)?;

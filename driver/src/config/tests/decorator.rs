@@ -1,6 +1,7 @@
 //! DecoratorController manifests: what is read, what is refused.
 
 use super::*;
+use crate::test_support::manifest;
 
 const SERVICE_PER_POD: &str = r#"
 apiVersion: metacontroller.k8s.io/v1alpha1
@@ -109,15 +110,12 @@ fn a_decorator_takes_endpoint_configs_as_a_composite_does() {
 
 #[test]
 fn a_decorator_needs_a_resource_and_a_sync_hook() {
-    let none = r#"
-apiVersion: metacontroller.k8s.io/v1alpha1
-kind: DecoratorController
-metadata: {name: d}
-spec:
-  resources: []
-  hooks: {sync: {webhook: {url: "http://h/sync"}}}
-"#;
-    assert!(err(none).contains("`spec.resources` must name at least one resource"));
+    let none = manifest(
+        "DecoratorController",
+        "d",
+        "  resources: []\n  hooks: {sync: {webhook: {url: \"http://h/sync\"}}}\n",
+    );
+    assert!(err(&none).contains("`spec.resources` must name at least one resource"));
     let no_sync = SERVICE_PER_POD.replace(
         "    sync:\n      webhook: {url: \"http://hooks.example/sync-service-per-pod\"}\n",
         "",

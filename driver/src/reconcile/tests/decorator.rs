@@ -2,22 +2,15 @@
 //! scripted API server: the hook sees `object` and `attachments`, and its
 //! answer becomes the object's patch and the attachment's apply, recorded.
 
-use crate::cache::Caches;
-use crate::config::HookVersion;
-use crate::context::{Context, HookTargets, Shared};
-use crate::customized::Discover;
-use crate::hook_call::{Endpoint, HookCaller, HookTarget};
-use crate::metrics::DriverMetrics;
-use crate::pressure::Pressure;
-use crate::records::Outcome;
-use crate::scripted_api::{answer, mock_client, no_further_request, scripted};
-use crate::test_support::{Obj, decorator};
-use crate::triggers::parent_key;
+use crate::controller::context::Context;
+use crate::controller::triggers::parent_key;
+use crate::hook::call::Endpoint;
+use crate::observe::records::Outcome;
+use crate::test_support::scripted_api::{answer, mock_client, no_further_request, scripted};
+use crate::test_support::{Obj, context, decorator};
 use kube::runtime::controller::Action;
-use metahook_core::HookKind;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use tokio_util::sync::CancellationToken;
 
 /// Labels the Pod and wants a Service for it, if the request is a
 /// decorator's (`object`, `attachments` with the Service type); anything
@@ -44,37 +37,13 @@ async fn a_decorator_pass_patches_the_object_and_applies_its_attachment() {
     let (client, mut api) = mock_client();
     let ctl = decorator(false, true);
     let pod = Obj::pod().annotation("expose", "").build();
-    let caches = Caches::new(
-        client.clone(),
-        CancellationToken::new(),
-        Arc::new(DriverMetrics::default()),
-    );
+    let caches = context::caches(&client);
     caches.preload(&ctl.parent, vec![pod.clone()]);
     caches.preload(&ctl.children[0].resource, Vec::new());
-    let metrics = Arc::new(DriverMetrics::default());
-    let discover: Discover = Arc::new(|_: &str, _: &str| Box::pin(async { None }));
     let ctx = Context::new(
         ctl,
-        HookTargets {
-            sync: HookTarget {
-                kind: HookKind::Sync,
-                version: HookVersion::V2,
-                strict: true,
-                endpoint: Endpoint::InProcess(std::sync::Arc::new(label_and_expose)),
-            },
-            finalize: None,
-            customize: None,
-        },
-        Shared {
-            client,
-            caches,
-            discover,
-            events: None,
-            caller: HookCaller::in_process(jiff::Timestamp::now, metrics.clone()),
-            metrics,
-            pressure: Pressure::default(),
-            status_settle: std::time::Duration::ZERO,
-        },
+        context::sync_only(Endpoint::InProcess(Arc::new(label_and_expose))),
+        context::shared(client, caches),
     );
     let cached = ctx.parents.get(Some("shop"), "web-0").expect("cached");
     let (action, (patch, apply)) = scripted(super::reconcile(cached.clone(), ctx.clone()), async {

@@ -1,0 +1,411 @@
+//! Reflector caches (as in the early kube-rs reflector articles): one
+//! watched, self-updating store per API type, shared by every controller
+//! that reads the type (as parent, child or related), and started the first
+//! time a controller asks for it.
+//! Every change is passed to the type's subscribers, which map it to parent
+//! keys in their controller's queue.
+//!
+//! When a watch fails (the API server restarted, the connection broke, the
+//! history it resumed from is gone), the cache lists its type again, as
+//! client-go's reflector does, and counts as out of date until the new
+//! listing is complete: the driver's `/readyz` says so. kube's watcher would
+//! resume from the last resource version instead, which leaves no moment at
+//! which the cache is known to be current again. The old contents stay
+//! readable until the new listing replaces them.
+
+use crate::decide::model::ApiType;
+use crate::observe::metrics::DriverMetrics;
+use futures::StreamExt;
+use kube::Client;
+use kube::api::{Api, DynamicObject};
+use kube::core::Selector;
+use kube::runtime::WatchStreamExt;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::watcher::{self, Event};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// A change to one cached object.
+#[derive(Debug, Clone)]
+pub enum Change {
+    /// Added or modified (including the initial listing and relists).
+    Applied(Arc<DynamicObject>),
+    Deleted(Arc<DynamicObject>),
+}
+
+pub type Subscriber = Arc<dyn Fn(&Change) + Send + Sync>;
+
+/// The cache of one API type.
+pub struct TypeCache {
+    pub resource: ApiType,
+    pub store: Store<DynamicObject>,
+    synced: AtomicBool,
+    subscribers: RwLock<Vec<Subscriber>>,
+    /// When the last change arrived, and the resourceVersion it carried.
+    last_event: Mutex<Option<(jiff::Timestamp, Option<String>)>>,
+}
+
+/// What a cache holds, for people (`/debug/driver`).
+#[derive(Debug, Clone, serde::Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct CacheState {
+    pub api_version: String,
+    pub kind: String,
+    pub synced: bool,
+    pub objects: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_event: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_version: Option<String>,
+}
+
+impl TypeCache {
+    pub fn is_synced(&self) -> bool {
+        self.synced.load(Ordering::Acquire)
+    }
+
+    /// Waits for the first complete listing.
+    pub async fn wait_synced(&self) {
+        // Only fails if the writer is gone, i.e. the process is stopping.
+        let _ = self.store.wait_until_ready().await;
+    }
+
+    pub fn subscribe(&self, subscriber: Subscriber) {
+        self.subscribers
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(subscriber);
+    }
+
+    pub fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<DynamicObject>> {
+        let mut key = ObjectRef::new_with(name, self.resource.api.clone());
+        if let Some(ns) = namespace {
+            key = key.within(ns);
+        }
+        self.store.get(&key)
+    }
+
+    /// Every object, or those in `namespace`.
+    pub fn list(&self, namespace: Option<&str>) -> Vec<Arc<DynamicObject>> {
+        match namespace {
+            None => self.store.state(),
+            Some(ns) => self
+                .store
+                .state_filter(|o| o.metadata.namespace.as_deref() == Some(ns)),
+        }
+    }
+
+    pub fn state(&self) -> CacheState {
+        let last = self
+            .last_event
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        CacheState {
+            api_version: self.resource.api.api_version.clone(),
+            kind: self.resource.api.kind.clone(),
+            synced: self.is_synced(),
+            objects: self.store.state().len(),
+            last_event: last.as_ref().map(|(at, _)| at.to_string()),
+            resource_version: last.and_then(|(_, rv)| rv),
+        }
+    }
+
+    pub(crate) fn notify(&self, change: &Change) {
+        let obj = match change {
+            Change::Applied(o) | Change::Deleted(o) => o,
+        };
+        *self.last_event.lock().unwrap_or_else(|p| p.into_inner()) = Some((
+            jiff::Timestamp::now(),
+            obj.metadata.resource_version.clone(),
+        ));
+        let subscribers = self
+            .subscribers
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        for subscriber in subscribers {
+            subscriber(change);
+        }
+    }
+}
+
+/// A cache's key: `apiVersion`, plural, and whether it holds only this
+/// shard's objects.
+type CacheKey = (String, String, bool);
+
+/// Every cache of the process, by `apiVersion` and plural.
+pub struct Caches {
+    client: Client,
+    stop: CancellationToken,
+    metrics: Arc<DriverMetrics>,
+    /// `--shard-selector`: what the parent and child caches hold.
+    shard: Option<Selector>,
+    types: Mutex<HashMap<CacheKey, Arc<TypeCache>>>,
+}
+
+impl Caches {
+    pub fn new(client: Client, stop: CancellationToken, metrics: Arc<DriverMetrics>) -> Arc<Self> {
+        Self::sharded(client, stop, metrics, None)
+    }
+
+    /// Caches whose parent and child types hold only the objects `shard`
+    /// selects: the API server filters the lists and watches, so a shard's
+    /// memory follows its share.
+    pub fn sharded(
+        client: Client,
+        stop: CancellationToken,
+        metrics: Arc<DriverMetrics>,
+        shard: Option<Selector>,
+    ) -> Arc<Self> {
+        Arc::new(Caches {
+            client,
+            stop,
+            metrics,
+            shard,
+            types: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The cache of a parent or child type: this shard's objects only.
+    pub fn get_or_start_shard(&self, resource: &ApiType) -> Arc<TypeCache> {
+        self.start(resource, self.shard.as_ref())
+    }
+
+    /// The cache of `resource` (every object: related types, Namespaces),
+    /// started on first use.
+    pub fn get_or_start(&self, resource: &ApiType) -> Arc<TypeCache> {
+        self.start(resource, None)
+    }
+
+    fn start(&self, resource: &ApiType, selector: Option<&Selector>) -> Arc<TypeCache> {
+        let key = (
+            resource.api.api_version.clone(),
+            resource.api.plural.clone(),
+            selector.is_some(),
+        );
+        let mut types = self.types.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(cache) = types.get(&key) {
+            return Arc::clone(cache);
+        }
+        let writer = reflector::store::Writer::new(resource.api.clone());
+        let cache = Arc::new(TypeCache {
+            resource: resource.clone(),
+            store: writer.as_reader(),
+            synced: AtomicBool::new(false),
+            subscribers: RwLock::new(Vec::new()),
+            last_event: Mutex::new(None),
+        });
+        types.insert(key, Arc::clone(&cache));
+        let api: Api<DynamicObject> = Api::all_with(self.client.clone(), &resource.api);
+        let config = match selector {
+            Some(selector) => watcher::Config::default().labels_from(selector),
+            None => watcher::Config::default(),
+        };
+        tokio::spawn(run(
+            api,
+            config,
+            writer,
+            Arc::clone(&cache),
+            self.metrics.clone(),
+            self.stop.clone(),
+        ));
+        cache
+    }
+
+    /// A cache filled with `objects` and marked synced, without a watch:
+    /// for tests that script the API server.
+    #[cfg(test)]
+    pub fn preload(&self, resource: &ApiType, objects: Vec<DynamicObject>) -> Arc<TypeCache> {
+        let mut writer = reflector::store::Writer::new(resource.api.clone());
+        writer.apply_watcher_event(&Event::Init);
+        for mut obj in objects {
+            normalize(&mut obj, resource);
+            writer.apply_watcher_event(&Event::InitApply(obj));
+        }
+        writer.apply_watcher_event(&Event::InitDone);
+        let cache = Arc::new(TypeCache {
+            resource: resource.clone(),
+            store: writer.as_reader(),
+            synced: AtomicBool::new(true),
+            subscribers: RwLock::new(Vec::new()),
+            last_event: Mutex::new(None),
+        });
+        let key = (
+            resource.api.api_version.clone(),
+            resource.api.plural.clone(),
+            self.shard.is_some(),
+        );
+        self.types
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, Arc::clone(&cache));
+        cache
+    }
+
+    /// Every started cache's state, by apiVersion and kind.
+    pub fn states(&self) -> Vec<CacheState> {
+        let mut states: Vec<CacheState> = self
+            .types
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .map(|c| c.state())
+            .collect();
+        states.sort_by(|a, b| (&a.api_version, &a.kind).cmp(&(&b.api_version, &b.kind)));
+        states
+    }
+
+    /// Whether every started cache has listed its type once.
+    pub fn all_synced(&self) -> bool {
+        self.types
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .all(|c| c.is_synced())
+    }
+}
+
+/// A listing in progress: what the store held before it, what it found.
+struct Listing {
+    before: Vec<Arc<DynamicObject>>,
+    listed: Vec<Arc<DynamicObject>>,
+}
+
+impl Listing {
+    /// Tells subscribers what the completed listing changed: every object
+    /// found (as a resync would), and every object gone while the watch was
+    /// down, which no event would otherwise report (a child deleted then
+    /// must bring its parent back to recreate it).
+    fn announce(self, cache: &TypeCache) {
+        let found: HashSet<(Option<&str>, Option<&str>)> = self
+            .listed
+            .iter()
+            .map(|o| (o.metadata.namespace.as_deref(), o.metadata.name.as_deref()))
+            .collect();
+        for obj in &self.before {
+            let key = (
+                obj.metadata.namespace.as_deref(),
+                obj.metadata.name.as_deref(),
+            );
+            if !found.contains(&key) {
+                cache.notify(&Change::Deleted(Arc::clone(obj)));
+            }
+        }
+        for obj in self.listed {
+            cache.notify(&Change::Applied(obj));
+        }
+    }
+}
+
+/// What the cache keeps of an object. Items of a list come without
+/// `apiVersion` and `kind` (only watch events carry them): the type is put
+/// back, as client-go's dynamic client does, so that hooks see whole objects
+/// whether the driver listed or watched them (found on the real API server:
+/// a Hello listed at start did not see its Deployment). `managedFields` can
+/// be most of an object, and no decision reads them.
+pub fn normalize(obj: &mut DynamicObject, resource: &ApiType) {
+    obj.metadata.managed_fields = None;
+    if obj.types.is_none() {
+        obj.types = Some(kube::core::TypeMeta {
+            api_version: resource.api.api_version.clone(),
+            kind: resource.api.kind.clone(),
+        });
+    }
+}
+
+/// The first wait after a failed watch; doubled while failures go on, up
+/// to a cap short enough that a restarted API server is noticed within
+/// seconds (docs/robustness.md, "Faults survived").
+const RELIST_BACKOFF: Duration = Duration::from_millis(250);
+const RELIST_BACKOFF_MAX: Duration = Duration::from_secs(4);
+/// A watch that stayed up this long before failing starts the backoff over.
+const RELIST_BACKOFF_RESET: Duration = Duration::from_secs(60);
+
+async fn run(
+    api: Api<DynamicObject>,
+    config: watcher::Config,
+    mut writer: reflector::store::Writer<DynamicObject>,
+    cache: Arc<TypeCache>,
+    metrics: Arc<DriverMetrics>,
+    stop: CancellationToken,
+) {
+    let kind = cache.resource.api.kind.clone();
+    let label = cache.resource.map_key();
+    metrics.cache_synced(&label, false);
+    let mut backoff = RELIST_BACKOFF;
+    loop {
+        // A new watcher lists first: every object again, then watches.
+        let resource = cache.resource.clone();
+        let stream = watcher::watcher(api.clone(), config.clone())
+            .modify(move |obj| normalize(obj, &resource));
+        let mut stream = std::pin::pin!(stream);
+        let mut listed_at = None;
+        // A listing's objects reach the store only when it is complete
+        // (kube's store swaps them in at InitDone): subscribers hear of
+        // them then, or a reconcile they start would read the old store.
+        let mut listing: Option<Listing> = None;
+        let failure = loop {
+            let event = tokio::select! {
+                _ = stop.cancelled() => return,
+                event = stream.next() => event,
+            };
+            let event = match event {
+                // A watcher's stream does not end; if it did, list again.
+                None => break None,
+                Some(Err(err)) => break Some(err),
+                Some(Ok(event)) => event,
+            };
+            if matches!(event, Event::Init) {
+                listing = Some(Listing {
+                    before: cache.store.state(),
+                    listed: Vec::new(),
+                });
+            }
+            writer.apply_watcher_event(&event);
+            match event {
+                Event::Apply(obj) => cache.notify(&Change::Applied(Arc::new(obj))),
+                Event::InitApply(obj) => {
+                    if let Some(l) = listing.as_mut() {
+                        l.listed.push(Arc::new(obj));
+                    }
+                }
+                Event::Delete(obj) => cache.notify(&Change::Deleted(Arc::new(obj))),
+                Event::InitDone => {
+                    if let Some(l) = listing.take() {
+                        l.announce(&cache);
+                    }
+                    listed_at = Some(tokio::time::Instant::now());
+                    if !cache.synced.swap(true, Ordering::AcqRel) {
+                        tracing::info!(%kind, objects = cache.store.len(), "cache synced");
+                    }
+                    metrics.cache_synced(&label, true);
+                }
+                Event::Init => {}
+            }
+        };
+        cache.synced.store(false, Ordering::Release);
+        metrics.cache_synced(&label, false);
+        if listed_at.is_some_and(|at| at.elapsed() >= RELIST_BACKOFF_RESET) {
+            backoff = RELIST_BACKOFF;
+        }
+        match &failure {
+            Some(err) => {
+                tracing::warn!(%kind, error = %crate::error_chain(err), retry_in = ?backoff, "watch failed; the cache is out of date until it lists again")
+            }
+            None => tracing::warn!(%kind, retry_in = ?backoff, "watch ended; listing again"),
+        }
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tokio::time::sleep(backoff) => {}
+        }
+        backoff = (backoff * 2).min(RELIST_BACKOFF_MAX);
+        metrics.cache_relisted(&label);
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,14 @@
+//! One controller at run time: what its reconciles share ([`context`]),
+//! the caches of its types ([`cache`]), which parents a change queues
+//! ([`triggers`], with [`ignored_status`] and the customize answers kept
+//! in [`customized`]), the [`queue`], the loop that reconciles them
+//! ([`worker`]) and the per-parent [`backoff`] after a failure.
+
+pub mod backoff;
+pub mod cache;
+pub mod context;
+pub mod customized;
+pub mod ignored_status;
+pub mod queue;
+pub mod triggers;
+pub mod worker;

@@ -1,0 +1,197 @@
+//! One controller at run time: the caches' changes turned into queued
+//! parents (`triggers.rs`), the loop that reconciles them, and the periodic
+//! resync (docs/metacontroller.md §3.2).
+//!
+//! The loop is kube's `applier` (the runtime under
+//! `kube::runtime::Controller`): it coalesces requests, never runs one
+//! parent twice at once, lets the earliest requeue win and bounds
+//! concurrency. Its requests come from the driver's own caches (`cache.rs`:
+//! shared between controllers, relisting with readiness), not from watches
+//! of its own. What one reconcile does is `reconcile/`.
+
+use crate::controller::cache::Change;
+use crate::controller::context::Context;
+use crate::controller::queue::ParentKey;
+use crate::controller::triggers;
+use crate::decide::model::key_of;
+use crate::reconcile::{self, ReconcileError, error_policy};
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use kube::ResourceExt;
+use kube::api::DynamicObject;
+use kube::runtime::controller::{Action, Error as ApplierError, ReconcileRequest, applier};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+/// Metacontroller replays every cached parent this often (its
+/// `--cache-flush-interval` default) unless `resyncPeriodSeconds` is shorter.
+pub const DEFAULT_RESYNC: Duration = Duration::from_secs(30 * 60);
+
+/// Queues parents as their caches change: a parent's own change, a child's,
+/// and (set up by the reconcile, once a customize rule names a type) a
+/// related object's.
+pub fn subscribe(ctx: &Arc<Context>) {
+    let weak = Arc::downgrade(ctx);
+    ctx.parents.subscribe(Arc::new(move |change| {
+        let Some(ctx) = weak.upgrade() else { return };
+        if let Change::Deleted(gone) = change {
+            let key = triggers::parent_key(&ctx.driven, gone);
+            let uid = gone.uid().unwrap_or_default();
+            ctx.customized.forget(&uid);
+            ctx.executor.memory().forget_parent(&uid);
+            ctx.backoff.forget(&key);
+            ctx.records.forget(&key);
+            ctx.status_changes.forget(&uid);
+        }
+        if let Change::Applied(parent) = change
+            && ctx.driven.config.parent.ignore_status_changes
+            && !ctx.status_changes.passes(parent)
+        {
+            return;
+        }
+        if let Some(key) = triggers::parent_changed(&ctx.driven, change) {
+            ctx.enqueue(key);
+        }
+    }));
+    for (type_index, cache) in ctx.children.iter().enumerate() {
+        let weak = Arc::downgrade(ctx);
+        cache.subscribe(Arc::new(move |change| {
+            let Some(ctx) = weak.upgrade() else { return };
+            if let Change::Deleted(obj) = change {
+                // Whoever deleted it (we, the garbage collector, a user),
+                // the last apply no longer describes it.
+                ctx.executor.memory().forget(
+                    type_index,
+                    obj.metadata.namespace.as_deref(),
+                    &obj.name_any(),
+                );
+            }
+            for key in triggers::child_changed(&ctx.driven, change, ctx.parents.as_ref()) {
+                ctx.enqueue(key);
+            }
+        }));
+    }
+}
+
+/// Queues every cached parent the controller handles (start, resync).
+pub fn enqueue_all(ctx: &Context) {
+    for parent in ctx.parents.list(None) {
+        if triggers::handles(&ctx.driven, &parent) {
+            ctx.enqueue(triggers::parent_key(&ctx.driven, &parent));
+        }
+    }
+}
+
+/// Waits until the parent and child caches have listed once.
+pub async fn wait_synced(ctx: &Context) {
+    ctx.parents.wait_synced().await;
+    for c in &ctx.children {
+        c.wait_synced().await;
+    }
+}
+
+/// How the loop runs: reconciles at once, and how long a parent's triggers
+/// are gathered into one reconcile (kube's trailing-edge debounce: a child
+/// that passes through several states in a row, as a Deployment rolling
+/// out does, costs one reconcile and one status write instead of one per
+/// state).
+#[derive(Debug, Clone, Copy)]
+pub struct Pace {
+    pub workers: usize,
+    pub debounce: Duration,
+}
+
+/// Reconciles queued parents as `pace` says, and every cached parent again
+/// each `resync`, until `stop`; then lets the reconciles in progress finish.
+/// Runs once per context.
+pub async fn run(ctx: Arc<Context>, pace: Pace, resync: Duration, stop: CancellationToken) {
+    let Some(rx) = ctx.queue.receiver() else {
+        return;
+    };
+    let requests = stream_of(rx)
+        .map(|key| Ok::<_, std::convert::Infallible>(ReconcileRequest::from(key)))
+        .take_until(stop.clone().cancelled_owned());
+    let config = kube::runtime::Config::default()
+        .concurrency(u16::try_from(pace.workers.max(1)).unwrap_or(u16::MAX))
+        .debounce(pace.debounce);
+    let results = applier(
+        |parent, ctx| -> BoxFuture<'static, Result<Action, ReconcileError>> {
+            Box::pin(reconcile_isolated(parent, ctx))
+        },
+        error_policy,
+        Arc::clone(&ctx),
+        ctx.parents.store.clone(),
+        requests,
+        config,
+    )
+    .for_each(|result| {
+        // A parent deleted after it was queued: nothing to do.
+        if let Err(ApplierError::ObjectNotFound(gone)) = &result {
+            ctx.dequeued(gone);
+        }
+        std::future::ready(())
+    });
+    let resyncs = async {
+        let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + resync, resync);
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = ticker.tick() => enqueue_all(&ctx),
+            }
+        }
+    };
+    futures::join!(results, resyncs);
+}
+
+/// A reconcile taken from the queue, with a panic counted as a failed
+/// reconcile: a bug in one reconcile must not stop the controller.
+///
+/// It works on the parent as the cache holds it once the key has left the
+/// queue, not on the copy the applier read when it took the key: a change
+/// that lands in between finds the key still waiting and sends nothing
+/// (`queue.rs`), so it would be lost until the next event. Found on the
+/// real node: a Hello relabelled into a shard and scaled 15 ms later kept
+/// its old scale for minutes.
+pub(crate) async fn reconcile_isolated(
+    handed: Arc<DynamicObject>,
+    ctx: Arc<Context>,
+) -> Result<Action, ReconcileError> {
+    let key: ParentKey = triggers::parent_key(&ctx.driven, &handed);
+    ctx.dequeued(&key);
+    // Gone meanwhile (deleted, or no longer this shard's): nothing to do,
+    // as when the applier finds no object for a key.
+    let Some(parent) = ctx.parents.store.get(&key) else {
+        return Ok(Action::await_change());
+    };
+    let name = key_of(key.namespace.as_deref(), &key.name);
+    let span = tracing::info_span!(
+        "reconcile",
+        controller = %ctx.name(),
+        parent = %name,
+        trace_id = tracing::field::Empty,
+    );
+    if let Some(id) = crate::observe::otel::trace_id(&span) {
+        span.record("trace_id", id);
+    }
+    let run = std::panic::AssertUnwindSafe(
+        reconcile::reconcile(parent, Arc::clone(&ctx)).instrument(span),
+    );
+    match futures::FutureExt::catch_unwind(run).await {
+        Ok(result) => result,
+        Err(_) => {
+            tracing::error!(controller = %ctx.name(), parent = %name, "reconcile panicked");
+            ctx.metrics.reconciled(ctx.name(), "error", Duration::ZERO);
+            Err(ReconcileError::Panicked)
+        }
+    }
+}
+
+/// A tokio receiver as a stream.
+fn stream_of<T: Send + 'static>(
+    mut rx: mpsc::UnboundedReceiver<T>,
+) -> impl futures::Stream<Item = T> + Send {
+    futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
+}

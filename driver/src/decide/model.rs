@@ -1,0 +1,133 @@
+//! A controller as the driver runs it: its validated configuration plus what
+//! discovery said about its parent and child types.
+
+use crate::config::{ControllerConfig, ControllerKind, UpdateStrategy, UpdateStrategyExt};
+use crate::decide::selector::{self, SelectorExt};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};
+use kube::ResourceExt;
+use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+use std::collections::BTreeMap;
+
+/// An API type: group, version, kind, plural, and whether it is namespaced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiType {
+    pub api: ApiResource,
+    pub namespaced: bool,
+}
+
+impl ApiType {
+    pub fn new(group: &str, version: &str, kind: &str, plural: &str, namespaced: bool) -> Self {
+        ApiType {
+            api: ApiResource::from_gvk_with_plural(
+                &GroupVersionKind::gvk(group, version, kind),
+                plural,
+            ),
+            namespaced,
+        }
+    }
+
+    /// `Kind.group/version`, or `Kind.version` for the core group: the outer
+    /// key of a hook request's object maps (docs/metacontroller.md §1.2).
+    pub fn map_key(&self) -> String {
+        if self.api.group.is_empty() {
+            format!("{}.{}", self.api.kind, self.api.version)
+        } else {
+            format!("{}.{}/{}", self.api.kind, self.api.group, self.api.version)
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChildType {
+    pub resource: ApiType,
+    pub strategy: UpdateStrategy,
+}
+
+/// One CompositeController (or one resource of a DecoratorController),
+/// ready to drive.
+#[derive(Debug, Clone)]
+pub struct Driven {
+    pub config: ControllerConfig,
+    pub parent: ApiType,
+    pub children: Vec<ChildType>,
+    /// The label keys `--shard-selector` names: a child carries its
+    /// parent's values of them, so that the shard's filtered child watch
+    /// sees it (docs/architecture.md, "Shards").
+    pub shard_labels: Vec<String>,
+    /// Whether the parent type has a status subresource (discovery says):
+    /// a composite's must; a decorator writes a status through it only
+    /// when it has one, with the object otherwise, as Metacontroller does.
+    pub status_subresource: bool,
+}
+
+impl Driven {
+    /// The same finalizer as Metacontroller's, so a cluster can move between
+    /// the two.
+    pub fn finalizer(&self) -> String {
+        match self.config.kind {
+            ControllerKind::Composite => {
+                format!("metacontroller.io/compositecontroller-{}", self.config.name)
+            }
+            ControllerKind::Decorator => {
+                format!("metacontroller.io/decoratorcontroller-{}", self.config.name)
+            }
+        }
+    }
+
+    /// Whether some child type rolls (docs/metacontroller.md §4.3): its
+    /// parents keep ControllerRevisions.
+    pub fn rolls(&self) -> bool {
+        self.children.iter().any(|c| c.strategy.is_rolling())
+    }
+
+    pub fn is_decorator(&self) -> bool {
+        self.config.kind == ControllerKind::Decorator
+    }
+
+    /// Whether the controller's parent filter selects `parent`: the
+    /// `labelSelector` and, for a decorator, the `annotationSelector` (an
+    /// absent one selects everything). A selector that does not parse
+    /// selects nothing (the manifest check refuses those before start).
+    pub fn selects(&self, parent: &DynamicObject) -> bool {
+        let parent_filter = &self.config.parent;
+        matches(parent_filter.label_selector.as_ref(), parent.labels())
+            && matches(
+                parent_filter.annotation_selector.as_ref(),
+                parent.annotations(),
+            )
+    }
+
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+}
+
+/// Whether `selector` (none: everything) selects these labels or
+/// annotations.
+fn matches(selector: Option<&LabelSelector>, values: &BTreeMap<String, String>) -> bool {
+    selector.is_none_or(|s| selector::parse(s).is_ok_and(|s| s.matches(values)))
+}
+
+/// `namespace/name`, or `name` for cluster-scoped objects: how messages and
+/// hook requests name an object (queues use kube's `ObjectRef`).
+pub fn namespaced_name(obj: &DynamicObject) -> String {
+    key_of(
+        obj.metadata.namespace.as_deref(),
+        obj.metadata.name.as_deref().unwrap_or_default(),
+    )
+}
+
+pub fn key_of(namespace: Option<&str>, name: &str) -> String {
+    match namespace {
+        Some(ns) if !ns.is_empty() => format!("{ns}/{name}"),
+        _ => name.to_owned(),
+    }
+}
+
+/// The owner reference marked `controller: true`, if any: the one object
+/// that controls `obj` (Kubernetes allows at most one).
+pub(crate) fn controller_of(obj: &DynamicObject) -> Option<&OwnerReference> {
+    obj.owner_references()
+        .iter()
+        .find(|r| r.controller == Some(true))
+}

@@ -1,0 +1,10 @@
+//! The driver seen from outside: Prometheus [`metrics`], trace IDs and
+//! `traceparent` ([`otel`]), the last reconcile of each parent
+//! ([`records`]) as JSON ([`view`]), and `metahook render --plan`
+//! ([`preview`]: a record of what the driver would do, offline).
+
+pub mod metrics;
+pub mod otel;
+pub mod preview;
+pub mod records;
+pub mod view;

@@ -1,0 +1,444 @@
+//! What the driver last did to each parent, and why: one record per live
+//! parent (replaced by each reconcile, dropped with the parent), kept in
+//! memory so that a person can ask (`/debug/driver/reconciles`). Built from
+//! the plan the reconcile executed, so it says the same as the planner.
+//!
+//! A record is shown to whoever may view the parent's namespace (the
+//! chart aggregates the reconciles reader into `view`, which deliberately
+//! excludes Secrets), so a Secret child's changed fields keep their paths
+//! and lose their values: [`REDACTED`], here where every plan is described
+//! (records, `/debug/driver`, the aggregated API and `metahook render
+//! --plan` alike).
+
+use crate::controller::queue::ParentKey;
+use crate::decide::model::Driven;
+use crate::decide::plan::{APPLIED, DeleteReason, EventType, Op, RevisionWrite};
+use kube::ResourceExt;
+use kube::api::DynamicObject;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// The last reconcile of one parent.
+#[derive(Debug, Clone, Serialize, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Record {
+    /// The CompositeController (its metadata.name) that reconciled the
+    /// parent.
+    pub controller: String,
+    /// The parent, as it was when reconciled.
+    pub parent: ParentRef,
+    /// When the reconcile ended (RFC 3339).
+    pub last_run: String,
+    /// How it ended: Succeeded (something was written), Unchanged (nothing
+    /// needed writing), Failed (retried after the parent's backoff),
+    /// RetryLater (the hook asked to be called later), WaitingForCache,
+    /// StaleCache or NamespaceTerminating (retried).
+    pub outcome: Outcome,
+    /// How long the whole reconcile took.
+    pub duration_seconds: f64,
+    /// How long the hook took to answer, when it was called.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hook_seconds: Option<f64>,
+    /// Every operation the reconcile executed (or was executing when it
+    /// failed), in order.
+    pub plan: Vec<Step>,
+    /// The error and its causes, when it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// When it runs again without a change, and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requeue: Option<Requeue>,
+    /// Children the hook asked for, and children observed.
+    pub children: ChildCount,
+    /// The conditions of the status the hook asked for (`status.conditions`),
+    /// when it answered with any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    /// The OpenTelemetry trace of this reconcile (32 hex digits), when
+    /// traces are exported (`OTEL_EXPORTER_OTLP_ENDPOINT`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
+}
+
+/// One condition of the status the hook asked for.
+#[derive(Debug, Clone, Serialize, PartialEq, JsonSchema)]
+pub struct Condition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl Condition {
+    /// A status's `conditions`, read the way Kubernetes writes them (a
+    /// list of objects with `type` and `status`); anything else, none.
+    pub fn read(conditions: Option<&Value>) -> Vec<Condition> {
+        let text = |c: &Value, key: &str| c.get(key).and_then(Value::as_str).map(str::to_owned);
+        conditions
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|c| {
+                Some(Condition {
+                    type_: text(c, "type")?,
+                    status: text(c, "status")?,
+                    reason: text(c, "reason"),
+                    message: text(c, "message"),
+                })
+            })
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ParentRef {
+    pub api_version: String,
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    pub name: String,
+    pub uid: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generation: Option<i64>,
+    /// The parent's labels.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+}
+
+impl ParentRef {
+    pub fn of(ctl: &Driven, parent: &DynamicObject) -> Self {
+        ParentRef {
+            api_version: ctl.parent.api.api_version.clone(),
+            kind: ctl.parent.api.kind.clone(),
+            namespace: parent.metadata.namespace.clone(),
+            name: parent.name_any(),
+            uid: parent.uid().unwrap_or_default(),
+            generation: parent.metadata.generation,
+            labels: parent.labels().clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, JsonSchema)]
+pub enum Outcome {
+    /// Done, and something was written.
+    Succeeded,
+    /// Done, and nothing needed writing.
+    Unchanged,
+    /// Failed; retried after the parent's backoff.
+    Failed,
+    /// The hook asked to be called again later (429).
+    RetryLater,
+    /// A cache it needs has not listed yet.
+    WaitingForCache,
+    /// A write found the cached object out of date; retried.
+    StaleCache,
+    /// The parent's namespace is being deleted; retried.
+    NamespaceTerminating,
+    /// The API server does not know the parent's kind yet (for up to 30 s
+    /// after its CRD is installed) and refused its children's owner
+    /// references; retried at most 2 s apart, quietly, for 30 tries.
+    OwnerKindUnknown,
+}
+
+/// What a Secret's changed field shows instead of its values.
+pub const REDACTED: &str = "<redacted>";
+
+/// One field an operation changes.
+#[derive(Debug, Clone, Serialize, PartialEq, JsonSchema)]
+pub struct FieldChange {
+    /// `spec.replicas`.
+    pub path: String,
+    /// What the object holds now (`null`: nothing).
+    #[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
+    pub from: Value,
+    #[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
+    pub to: Value,
+}
+
+/// One operation of the plan.
+#[derive(Debug, Clone, Serialize, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Step {
+    /// `addFinalizer`, `removeFinalizer`, `verifyParent`, `adopt`,
+    /// `release`, `delete`, `apply`, `writeStatus`, `event`.
+    pub op: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// For an apply: the fields whose desired value differs from the
+    /// observed object, with both values; for a status write, the status
+    /// fields that change.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<FieldChange>,
+    /// Why, where it helps: the delete's reason, the event's reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl Step {
+    fn new(op: &'static str) -> Self {
+        Step {
+            op,
+            kind: None,
+            namespace: None,
+            name: None,
+            changed: Vec::new(),
+            detail: None,
+        }
+    }
+
+    /// Describes `op`; `observed` holds the claimed children per type, to
+    /// say what an apply changes.
+    pub fn of(op: &Op, ctl: &Driven, observed: &[Vec<Arc<DynamicObject>>]) -> Self {
+        let kind_of = |type_index: usize| {
+            ctl.children
+                .get(type_index)
+                .map(|c| c.resource.api.kind.clone())
+        };
+        let revision = |op| Step {
+            kind: Some("ControllerRevision".to_owned()),
+            ..Step::new(op)
+        };
+        let target = |op, child: &crate::decide::plan::Target| Step {
+            kind: kind_of(child.type_index),
+            namespace: child.namespace.clone(),
+            name: Some(child.name.clone()),
+            ..Step::new(op)
+        };
+        match op {
+            Op::AddFinalizer { .. } => Step::new("addFinalizer"),
+            Op::RemoveFinalizer { .. } => Step::new("removeFinalizer"),
+            Op::VerifyParent => Step::new("verifyParent"),
+            Op::Adopt { child, .. } => target("adopt", child),
+            Op::Release { child, .. } => target("release", child),
+            Op::DeleteChild { child, reason } => Step {
+                detail: Some(
+                    match reason {
+                        DeleteReason::NotDesired => "not desired",
+                        DeleteReason::Recreate => "recreate",
+                    }
+                    .to_owned(),
+                ),
+                ..target("delete", child)
+            },
+            Op::ApplyChild {
+                type_index,
+                namespace,
+                name,
+                body,
+                ..
+            } => {
+                let current = observed
+                    .get(*type_index)
+                    .and_then(|objects| {
+                        objects.iter().find(|o| {
+                            o.metadata.name.as_deref() == Some(name.as_str())
+                                && o.metadata.namespace == *namespace
+                        })
+                    })
+                    .and_then(|o| serde_json::to_value(o.as_ref()).ok());
+                let secret = ctl.children.get(*type_index).is_some_and(|c| {
+                    c.resource.api.group.is_empty() && c.resource.api.kind == "Secret"
+                });
+                let changed = current.map(|current| {
+                    // The fingerprint annotation is the driver's bookkeeping,
+                    // not a change anyone asked for.
+                    let mut changed = changed_fields(body, &current);
+                    changed
+                        .retain(|f| f.path.strip_prefix("metadata.annotations.") != Some(APPLIED));
+                    if secret {
+                        for field in &mut changed {
+                            field.from = Value::from(REDACTED);
+                            field.to = Value::from(REDACTED);
+                        }
+                    }
+                    changed
+                });
+                Step {
+                    kind: kind_of(*type_index),
+                    namespace: namespace.clone(),
+                    name: Some(name.clone()),
+                    changed: changed.clone().unwrap_or_default(),
+                    detail: match &changed {
+                        None => Some("create".to_owned()),
+                        Some(fields) if fields.is_empty() => Some("no field changes".to_owned()),
+                        Some(_) => None,
+                    },
+                    ..Step::new("apply")
+                }
+            }
+            Op::Revision(RevisionWrite::Create { body }) => Step {
+                name: body
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                ..revision("createRevision")
+            },
+            Op::Revision(RevisionWrite::Update { name, .. }) => Step {
+                name: Some(name.clone()),
+                ..revision("updateRevision")
+            },
+            Op::Revision(RevisionWrite::Delete { name, .. }) => Step {
+                name: Some(name.clone()),
+                ..revision("deleteRevision")
+            },
+            Op::Revision(RevisionWrite::SetOwners { name, adopt, .. }) => Step {
+                name: Some(name.clone()),
+                ..revision(if *adopt {
+                    "adoptRevision"
+                } else {
+                    "releaseRevision"
+                })
+            },
+            Op::WriteStatus { .. } => Step::new("writeStatus"),
+            Op::PatchObject { changed, .. } => Step {
+                detail: Some(changed.join(", ")),
+                ..Step::new("patchObject")
+            },
+            Op::Event { kind, reason, .. } => Step {
+                detail: Some(format!(
+                    "{} {reason}",
+                    match kind {
+                        EventType::Normal => "Normal",
+                        EventType::Warning => "Warning",
+                    }
+                )),
+                ..Step::new("event")
+            },
+        }
+    }
+}
+
+/// The fields `desired` sets to something other than what `current`
+/// holds (a list counts as one field; fields the server added to it do
+/// not make it differ). The type and the object's identity
+/// are left out: they are what the apply is for.
+pub fn changed_fields(desired: &Value, current: &Value) -> Vec<FieldChange> {
+    let mut out = Vec::new();
+    walk(desired, current, String::new(), &mut out);
+    out.retain(|c| {
+        !matches!(
+            c.path.as_str(),
+            "apiVersion" | "kind" | "metadata.name" | "metadata.namespace"
+        ) && !c.path.starts_with("metadata.ownerReferences")
+    });
+    out
+}
+
+fn walk(desired: &Value, current: &Value, path: String, out: &mut Vec<FieldChange>) {
+    match (desired, current) {
+        // A map where there was none: each of its fields is new.
+        (Value::Object(want), have @ (Value::Object(_) | Value::Null)) => {
+            for (key, value) in want {
+                let child = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                walk(value, have.get(key).unwrap_or(&Value::Null), child, out);
+            }
+        }
+        // A list the object holds with fields the server defaulted is
+        // the same list (`plan::contains`, as the planner compares).
+        (want, have) if !crate::decide::plan::contains(have, want) => out.push(FieldChange {
+            path,
+            from: have.clone(),
+            to: want.clone(),
+        }),
+        _ => {}
+    }
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Requeue {
+    pub after_seconds: f64,
+    /// `resyncAfterSeconds`, `statusDeferred`, `backoff` or `retryAfter`.
+    pub reason: &'static str,
+}
+
+impl Requeue {
+    pub fn new(after: Duration, reason: &'static str) -> Self {
+        Requeue {
+            after_seconds: after.as_secs_f64(),
+            reason,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq, JsonSchema)]
+pub struct ChildCount {
+    /// What the hook asked for (absent when it was not called).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub desired: Option<usize>,
+    /// What the driver's caches held for the parent when it called the hook.
+    pub observed: usize,
+}
+
+/// The records of one controller, by parent key.
+#[derive(Debug, Default)]
+pub struct Records {
+    /// By namespace and name: listed in that order.
+    by_key: Mutex<BTreeMap<(Option<String>, String), Record>>,
+}
+
+impl Records {
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<(Option<String>, String), Record>> {
+        // Every update replaces one entry whole.
+        self.by_key.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn put(&self, key: &ParentKey, record: Record) {
+        self.lock().insert(by(key), record);
+    }
+
+    /// Updates the record of `key`, if there is one.
+    pub fn update(&self, key: &ParentKey, change: impl FnOnce(&mut Record)) {
+        if let Some(record) = self.lock().get_mut(&by(key)) {
+            change(record);
+        }
+    }
+
+    /// Drops the record of a parent that is gone.
+    pub fn forget(&self, key: &ParentKey) {
+        self.lock().remove(&by(key));
+    }
+
+    pub fn get(&self, key: &ParentKey) -> Option<Record> {
+        self.lock().get(&by(key)).cloned()
+    }
+
+    /// Every record, or those of parents in `namespace`, by key.
+    pub fn list(&self, namespace: Option<&str>) -> Vec<Record> {
+        self.lock()
+            .values()
+            .filter(|r| namespace.is_none_or(|ns| r.parent.namespace.as_deref() == Some(ns)))
+            .cloned()
+            .collect()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.lock().len()
+    }
+}
+
+/// A record's place: one controller's parents are all of one type.
+fn by(key: &ParentKey) -> (Option<String>, String) {
+    (key.namespace.clone(), key.name.clone())
+}
+
+#[cfg(test)]
+mod tests;
