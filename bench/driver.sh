@@ -121,18 +121,25 @@ audit() { # SINCE UNTIL [USER-AGENT PREFIX] -> JSON
 
 ROWS=()
 DETAILS=()
+
+# A control plane of its own for each run, with the CRDs established. A
+# thousand Hellos' pods cannot run on two cores: the kubelet stand-in marks
+# them Ready instead (tests/cluster/standin.go).
+fresh_cluster() {
+    local cluster_env
+    tests/cluster/down.sh --wipe "$DIR"
+    cluster_env="$(tests/cluster/up.sh --standin "$DIR")" # assigned first: set -e sees a failure
+    eval "$cluster_env"
+    kubectl apply --server-side -f crds/ >/dev/null
+    kubectl wait --for condition=Established crd --all --timeout=60s >/dev/null
+}
+
 run() {
     local n=$1 budget=$2 tag="n$1-${2/\//-}"
     local loadavg
     loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
     echo "== N=$n, budget $budget (load average $loadavg)"
-    tests/cluster/down.sh --wipe "$DIR"
-    # A thousand Hellos' pods cannot run on two cores: the kubelet stand-in
-    # marks them Ready instead (tests/cluster/standin.go).
-    cluster_env="$(tests/cluster/up.sh --standin "$DIR")" # assigned first: set -e sees a failure
-    eval "$cluster_env"
-    kubectl apply --server-side -f crds/ >/dev/null
-    kubectl wait --for condition=Established crd --all --timeout=60s >/dev/null
+    fresh_cluster
     curl -sf -X POST "$METAHOOK_CLUSTER_CONTROL/kubeconfig?user=$USER_NAME&group=system:masters" >"$DIR/driver.kubeconfig"
     mkdir -p "$DIR/controllers/plain" "$DIR/controllers/resync"
     cp metacontroller/hello.yaml "$DIR/controllers/plain/"
@@ -214,10 +221,7 @@ run_metacontroller() {
     loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
     if [ "$budget" != none ]; then qps=${budget%/*}; burst=${budget#*/}; fi
     echo "== Metacontroller: N=$n, budget $budget (load average $loadavg)"
-    tests/cluster/down.sh --wipe "$DIR"
-    cluster_env="$(tests/cluster/up.sh --standin "$DIR")" # assigned first: set -e sees a failure
-    eval "$cluster_env"
-    kubectl apply --server-side -f crds/ >/dev/null
+    fresh_cluster
     tar -xzf "$MC_ARCHIVE" -O manifests/production/metacontroller-crds-v1.yaml |
         kubectl apply --server-side -f - >/dev/null
     kubectl wait --for condition=Established crd --all --timeout=60s >/dev/null
@@ -261,11 +265,7 @@ run_sharded() {
     loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
     if [ "$budget" != none ]; then flags=(--kube-qps "${budget%/*}" --kube-burst "${budget#*/}"); fi
     echo "== $k shards: N=$n, budget $budget each (load average $loadavg)"
-    tests/cluster/down.sh --wipe "$DIR"
-    cluster_env="$(tests/cluster/up.sh --standin "$DIR")" # assigned first: set -e sees a failure
-    eval "$cluster_env"
-    kubectl apply --server-side -f crds/ >/dev/null
-    kubectl wait --for condition=Established crd --all --timeout=60s >/dev/null
+    fresh_cluster
     kubectl create namespace bench >/dev/null
     mkdir -p "$DIR/controllers/plain"
     cp metacontroller/hello.yaml "$DIR/controllers/plain/"

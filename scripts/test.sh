@@ -68,6 +68,8 @@ clippy() {
 step "cargo clippy -D warnings" clippy
 # Public docs without a warning: a broken link, or one to a private item.
 step "cargo doc -D warnings" env RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --locked
+# No import circle, no source file over 450 lines, driver/src grouped.
+step "house rules" scripts/house.py
 step "cargo test" cargo test --workspace --locked
 widget() {
   # A controller of someone's own (examples/widget): a workspace of its own

@@ -15,6 +15,7 @@
 use metahook_testkit::{lenient, requests};
 
 use metahook_seeds::controllers;
+use metahook_testkit::metrics_text::sample;
 use metahook_testkit::{RealServer, Response, now};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
@@ -95,11 +96,7 @@ fn assert_over_budget(response: &Response) {
 fn metric(server: &RealServer, name: &str) -> i64 {
     let metrics = server.get("/metrics");
     assert_eq!(metrics.status, 200);
-    String::from_utf8_lossy(&metrics.body)
-        .lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0)
+    sample(&metrics.body, name) as i64
 }
 
 fn buffered(server: &RealServer) -> i64 {

@@ -100,6 +100,27 @@ fn assert_overloaded(response: &Response) {
     assert_eq!(response.json()["reason"], "Overloaded");
 }
 
+/// `CLIENTS` threads let go at once, each posting the Hello sync `each`
+/// times in a row: their answers, all of them.
+fn storm(server: &Arc<RealServer>, body: &Arc<Vec<u8>>, each: usize) -> Vec<Response> {
+    let start = Arc::new(Barrier::new(CLIENTS));
+    let threads: Vec<_> = (0..CLIENTS)
+        .map(|_| {
+            let (server, body, start) = (server.clone(), body.clone(), start.clone());
+            std::thread::spawn(move || {
+                start.wait();
+                (0..each)
+                    .map(|_| lenient::post(&server, "/hello/sync", &body))
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    threads
+        .into_iter()
+        .flat_map(|t| t.join().expect("client thread"))
+        .collect()
+}
+
 #[test]
 fn past_the_bound_every_answer_is_200_or_429_with_retry_after() {
     let server = Arc::new(server());
@@ -109,21 +130,7 @@ fn past_the_bound_every_answer_is_200_or_429_with_retry_after() {
     let held: Vec<Held> = (0..BOUND).map(|_| Held::start(&server, &body)).collect();
     wait_for_in_flight(&server, BOUND as i64);
 
-    let start = Arc::new(Barrier::new(CLIENTS));
-    let storm: Vec<_> = (0..CLIENTS)
-        .map(|_| {
-            let (server, body, start) = (server.clone(), body.clone(), start.clone());
-            std::thread::spawn(move || {
-                start.wait();
-                lenient::post(&server, "/hello/sync", &body)
-            })
-        })
-        .collect();
-    let answers: Vec<Response> = storm
-        .into_iter()
-        .map(|t| t.join().expect("client thread"))
-        .collect();
-    for answer in &answers {
+    for answer in &storm(&server, &body, 1) {
         assert_overloaded(answer);
     }
 
@@ -153,27 +160,13 @@ fn an_unpinned_storm_gets_only_200_or_429() {
     // checked: nothing but 200 or a well-formed 429, and a healthy server.
     let server = Arc::new(server());
     let body = Arc::new(hello_body());
-    let start = Arc::new(Barrier::new(CLIENTS));
-    let storm: Vec<_> = (0..CLIENTS)
-        .map(|_| {
-            let (server, body, start) = (server.clone(), body.clone(), start.clone());
-            std::thread::spawn(move || {
-                start.wait();
-                (0..4)
-                    .map(|_| lenient::post(&server, "/hello/sync", &body))
-                    .collect::<Vec<_>>()
-            })
-        })
-        .collect();
     let (mut ok, mut refused) = (0, 0);
-    for thread in storm {
-        for answer in thread.join().expect("client thread") {
-            if answer.status == 200 {
-                ok += 1;
-            } else {
-                assert_overloaded(&answer);
-                refused += 1;
-            }
+    for answer in storm(&server, &body, 4) {
+        if answer.status == 200 {
+            ok += 1;
+        } else {
+            assert_overloaded(&answer);
+            refused += 1;
         }
     }
     eprintln!("unpinned storm: {ok} answered 200, {refused} answered 429");

@@ -7,6 +7,7 @@ use metahook_seeds::controllers;
 use metahook_service::{Settings, TlsSettings};
 use metahook_testkit::certs::{Ca, OpensslRecipe, Pair};
 use metahook_testkit::https::HttpsClient;
+use metahook_testkit::metrics_text::sample;
 use metahook_testkit::{RealServer, fixtures, snapshot};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -39,6 +40,16 @@ fn settings(tls: Option<TlsSettings>, token: Option<PathBuf>) -> Settings {
     settings
 }
 
+/// The service serving the certificate in `dir`, asking callers for theirs
+/// (signed by `dir`'s ca.crt).
+fn mtls_server(dir: &std::path::Path) -> RealServer {
+    let tls = TlsSettings {
+        dir: dir.to_path_buf(),
+        client_auth: true,
+    };
+    RealServer::start(settings(Some(tls), None), controllers())
+}
+
 fn hello_sync() -> (String, Vec<u8>, String) {
     let fixture = fixtures()
         .into_iter()
@@ -54,6 +65,24 @@ fn hello_scale_up() -> (String, Vec<u8>, String) {
         .find(|f| f.controller == "hello" && f.case == "scale-up")
         .expect("fixtures/hello/scale-up.json");
     (fixture.url(), fixture.body(), snapshot(&fixture))
+}
+
+/// Posts a fixture's request (`path`, `body`) to `addr` as `caller`:
+/// answered 200 with the fixture's snapshot (`what` says why it must be).
+fn assert_answered(
+    caller: &HttpsClient,
+    addr: SocketAddr,
+    (path, body, expected): (&str, &[u8], &str),
+    what: &str,
+) {
+    let (answer, _) = caller.post(addr, path, body, "").expect(what);
+    assert_eq!(
+        answer.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&answer.body)
+    );
+    assert_eq!(metahook_testkit::pretty(&answer.body), expected);
 }
 
 /// What the service logs, from every test of this binary (one global
@@ -109,14 +138,8 @@ impl Logs {
 /// first).
 fn tls_refusals(client: &HttpsClient, addr: SocketAddr, reason: &str) -> u64 {
     let answer = client.get(addr, "/metrics").expect("/metrics");
-    let prefix = format!("metahook_hook_tls_refusals_total{{reason=\"{reason}\"}} ");
-    String::from_utf8_lossy(&answer.body)
-        .lines()
-        .find_map(|line| {
-            line.strip_prefix(&prefix)
-                .map(|n| n.parse().expect("a count"))
-        })
-        .unwrap_or(0)
+    let series = format!("metahook_hook_tls_refusals_total{{reason=\"{reason}\"}}");
+    sample(&answer.body, &series) as u64
 }
 
 fn der(pem: &str) -> Vec<u8> {
@@ -141,16 +164,7 @@ fn eventually(what: &str, mut check: impl FnMut() -> bool) {
 fn mutual_tls_admits_only_the_cas_clients_and_keeps_probes_open() {
     let ca = Ca::new("hooks-ca");
     let (dir, serving) = cert_dir("mtls", &ca);
-    let server = RealServer::start(
-        settings(
-            Some(TlsSettings {
-                dir: dir.clone(),
-                client_auth: true,
-            }),
-            None,
-        ),
-        controllers(),
-    );
+    let server = mtls_server(&dir);
     let (path, body, expected) = hello_sync();
 
     let anonymous = HttpsClient::new(&ca.pem, None);
@@ -189,16 +203,7 @@ fn mutual_tls_admits_only_the_cas_clients_and_keeps_probes_open() {
     );
 
     let caller = HttpsClient::new(&ca.pem, Some(&ca.client("metacontroller")));
-    let (answer, _) = caller
-        .post(server.addr, &path, &body, "")
-        .expect("answered");
-    assert_eq!(
-        answer.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&answer.body)
-    );
-    assert_eq!(metahook_testkit::pretty(&answer.body), expected);
+    assert_answered(&caller, server.addr, (&path, &body, &expected), "answered");
 
     // The certificate replaced on disk: a later connection is shown it.
     let renewed = ca.server(&["localhost", "127.0.0.1"]);
@@ -233,30 +238,17 @@ fn a_v1_client_certificate_made_as_metacontrollers_example_makes_it_is_answered(
     let made = OpensslRecipe::new(&dir.join("made"), "DNS:localhost,IP:127.0.0.1");
     made.server.write(&dir);
     std::fs::write(dir.join("ca.crt"), &made.ca_pem).expect("ca.crt");
-    let server = RealServer::start(
-        settings(
-            Some(TlsSettings {
-                dir: dir.clone(),
-                client_auth: true,
-            }),
-            None,
-        ),
-        controllers(),
-    );
+    let server = mtls_server(&dir);
     let (path, body, expected) = hello_scale_up();
 
     // What curl got status 000 for: the v1 certificate is taken.
     let caller = HttpsClient::new(&made.ca_pem, Some(&made.client));
-    let (answer, _) = caller
-        .post(server.addr, &path, &body, "")
-        .expect("the handshake completes with a v1 client certificate");
-    assert_eq!(
-        answer.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&answer.body)
+    assert_answered(
+        &caller,
+        server.addr,
+        (&path, &body, &expected),
+        "the handshake completes with a v1 client certificate",
     );
-    assert_eq!(metahook_testkit::pretty(&answer.body), expected);
 
     // A certificate made the same way by someone else's CA: refused in the
     // handshake, counted and logged with the peer and the reason.

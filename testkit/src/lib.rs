@@ -36,6 +36,7 @@ pub mod hikawa_sim;
 pub mod hostile;
 pub mod https;
 pub mod lenient;
+pub mod metrics_text;
 pub mod requests;
 pub mod server;
 

@@ -489,6 +489,20 @@ def delete_work_namespace(admin: Kube, work: str) -> None:
     admin.delete(f"/api/v1/namespaces/{work}")
 
 
+@contextlib.contextmanager
+def work_then_release(cluster: Cluster, release: str, namespace: str) -> Iterator[str]:
+    """A namespace for the work (its name yielded), torn down before the
+    release: the drivers must still run to finalize what the work left."""
+    work = unique(f"{release}-work")
+    cluster.admin.create("/api/v1/namespaces", {"metadata": {"name": work}})
+    try:
+        yield work
+    finally:
+        delete_work_namespace(cluster.admin, work)
+        uninstall(cluster, release, namespace)
+        cluster.admin.delete(f"/api/v1/namespaces/{namespace}")
+
+
 def controlled_by(obj: dict, uid: str) -> bool:
     return any(r["uid"] == uid and r.get("controller") for r in obj["metadata"].get("ownerReferences", []))
 

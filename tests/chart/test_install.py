@@ -31,7 +31,7 @@ from chartcluster import (Cluster, Installed, api_path, audit_records, check_sec
                           check_started_by_the_kubelet, cluster, create_hello, delete_work_namespace, describe,
                           drive_foo, drive_hello, drive_hikawa, hello_converged, HIKAWA_GROUP, FOO_GROUP, install,
                           lease_holder, object_path, pod_log, rbac_refusal, refusals, report, report_if_failed,
-                          service_account_name, uninstall, unique, upgrade, wait_ready_pods, waiter)
+                          service_account_name, uninstall, unique, upgrade, wait_ready_pods, waiter, work_then_release)
 from conftest import crd_files, load_yaml_documents
 from kube import Kube, wait_for
 
@@ -78,18 +78,9 @@ class Driver:
 @pytest.fixture(scope="module")
 def driver(cluster: Cluster, chart: helm_python.Chart) -> Iterator[Driver]:
     release, namespace = unique("driver"), unique("chart-driver")
-    work = unique("chart-work")
-    cluster.admin.create("/api/v1/namespaces", {"metadata": {"name": work}})
-    d = None
-    try:
+    with work_then_release(cluster, release, namespace) as work:
         offset = cluster.audit_log.stat().st_size
-        d = Driver(cluster, install(cluster, chart, {"mode": "driver"}, release, namespace), work, offset)
-        yield d
-    finally:
-        # The work first, while a driver still runs its finalizers.
-        delete_work_namespace(cluster.admin, work)
-        uninstall(cluster, release, namespace)
-        cluster.admin.delete(f"/api/v1/namespaces/{namespace}")
+        yield Driver(cluster, install(cluster, chart, {"mode": "driver"}, release, namespace), work, offset)
 
 
 @pytest.fixture(autouse=True)

@@ -29,7 +29,8 @@ import pytest
 
 from chartcluster import (Cluster, Installed, api_path, audit_records, check_started_by_the_kubelet, cluster,  # noqa: F401
                           container_pid, controlled_by, create_hello, delete_work_namespace, describe, install,
-                          is_ready, rbac_refusal, report, report_if_failed, uninstall, unique, waiter)
+                          is_ready, rbac_refusal, report, report_if_failed, uninstall, unique, waiter,
+                          work_then_release)
 from kube import Kube
 
 pytestmark = pytest.mark.cluster
@@ -165,23 +166,16 @@ def pod_of(record: dict) -> str:
 @pytest.fixture(scope="module")
 def sharded(cluster: Cluster, chart: helm_python.Chart) -> Iterator[Sharded]:
     release, namespace = unique("shards"), unique("chart-shards")
-    work = unique("chart-shards-work")
-    cluster.admin.create("/api/v1/namespaces", {"metadata": {"name": work}})
     # The driver's debug log (each reconcile, its trigger and outcome): the
     # pods' logs are in a failure's report.
     values = {"mode": "driver", "replicas": REPLICAS,
               "driver": {"shards": [{"name": s, "selector": f"{LABEL} in ({s})"} for s in SHARDS]},
               "extraEnv": [{"name": "RUST_LOG", "value": "info,metahook_driver=debug"}]}
-    try:
+    with work_then_release(cluster, release, namespace) as work:
         offset = audit_size(cluster)
         # Helm cannot wait for a standby that is never Ready: the tests wait
         # for each shard's leader instead.
         yield Sharded(cluster, install(cluster, chart, values, release, namespace, wait="hookOnly"), work, offset)
-    finally:
-        # The work first, while the drivers still run their finalizers.
-        delete_work_namespace(cluster.admin, work)
-        uninstall(cluster, release, namespace)
-        cluster.admin.delete(f"/api/v1/namespaces/{namespace}")
 
 
 @pytest.fixture(autouse=True)

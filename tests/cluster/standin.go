@@ -197,30 +197,28 @@ func runningStatus(pod *corev1.Pod, now metav1.Time) corev1.PodStatus {
 	}
 	status.ContainerStatuses = nil
 	for _, c := range pod.Spec.Containers {
-		started := true
-		status.ContainerStatuses = append(status.ContainerStatuses, corev1.ContainerStatus{
-			Name:    c.Name,
-			Image:   c.Image,
-			ImageID: "metahook-standin://" + c.Image,
-			Ready:   true,
-			Started: &started,
-			State:   corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
-		})
+		status.ContainerStatuses = append(status.ContainerStatuses, containerStatus(c, true,
+			corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}))
 	}
 	status.InitContainerStatuses = nil
 	for _, c := range pod.Spec.InitContainers {
-		started := false
-		status.InitContainerStatuses = append(status.InitContainerStatuses, corev1.ContainerStatus{
-			Name:    c.Name,
-			Image:   c.Image,
-			ImageID: "metahook-standin://" + c.Image,
-			Ready:   true,
-			Started: &started,
-			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-				ExitCode: 0, Reason: "Completed", StartedAt: now, FinishedAt: now}},
-		})
+		status.InitContainerStatuses = append(status.InitContainerStatuses, containerStatus(c, false,
+			corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: 0, Reason: "Completed", StartedAt: now, FinishedAt: now}}))
 	}
 	return status
+}
+
+// containerStatus is a ready container of the stand-in in `state`.
+func containerStatus(c corev1.Container, started bool, state corev1.ContainerState) corev1.ContainerStatus {
+	return corev1.ContainerStatus{
+		Name:    c.Name,
+		Image:   c.Image,
+		ImageID: "metahook-standin://" + c.Image,
+		Ready:   true,
+		Started: &started,
+		State:   state,
+	}
 }
 
 // nodeStatus is a healthy node with room for every pod a test makes.

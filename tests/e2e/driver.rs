@@ -6,7 +6,7 @@ use crate::support::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
-use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
 use serde_json::json;
 use std::path::Path;
 use std::time::Duration;
@@ -62,16 +62,7 @@ async fn drive_over_http(client: &Client, kubeconfig: &Path) {
     let ns = namespace(client, "e2e-http").await;
     let hellos = hello_api(client, &ns);
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
-    let hello: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "fraim.co.jp/v1", "kind": "Hello",
-        "metadata": {"name": "remote", "namespace": ns},
-        "spec": {"replicas": 1}
-    }))
-    .expect("a Hello");
-    hellos
-        .create(&PostParams::default(), &hello)
-        .await
-        .expect("creating the Hello");
+    create_hello(&hellos, "fraim.co.jp/v1", "remote", &[], 1).await;
     wait_for("the Deployment made through HTTP hooks", || async {
         let d = deployments.get_opt("remote").await.ok()??;
         (d.spec?.replicas == Some(1)).then_some(())
@@ -151,16 +142,7 @@ async fn a_driver_started_before_its_crd_waits_for_it() {
             plural: "helloes".to_owned(),
         },
     );
-    let hello: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": format!("{group}/v1"), "kind": "Hello",
-        "metadata": {"name": "late", "namespace": ns},
-        "spec": {"replicas": 1}
-    }))
-    .expect("a Hello");
-    hellos
-        .create(&PostParams::default(), &hello)
-        .await
-        .expect("creating the Hello");
+    create_hello(&hellos, &format!("{group}/v1"), "late", &[], 1).await;
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
     wait_for("the Deployment of a Hello of the late type", || async {
         deployments.get_opt("late").await.ok()?.map(|_| ())

@@ -322,15 +322,21 @@ async fn a_hook_down_or_slow_changes_nothing_and_backs_off() {
 
     // Slower than its timeout: a Warning says so, nothing is created.
     wait_for("a Warning that the hook timed out", || async {
-        sync_error_says(&client, &ns, &name[0], "did not answer within 1s")
-            .await
-            .then_some(())
+        warned(
+            &client,
+            &ns,
+            &name[0],
+            "SyncError",
+            "did not answer within 1s",
+        )
+        .await
+        .then_some(())
     })
     .await;
     // Down: connection refused.
     drop(silent);
     wait_for("a Warning that the hook cannot be reached", || async {
-        sync_error_says(&client, &ns, &name[0], "Connection refused")
+        warned(&client, &ns, &name[0], "SyncError", "Connection refused")
             .await
             .then_some(())
     })
@@ -499,12 +505,4 @@ async fn a_throttling_api_server_is_retried_and_nothing_is_lost() {
         let name = object["metadata"]["name"].as_str().expect("a name");
         let _ = api.delete(name, &DeleteParams::default()).await;
     }
-}
-
-/// Whether a `SyncError` Warning about `name` has a note containing `needle`.
-async fn sync_error_says(client: &Client, ns: &str, name: &str, needle: &str) -> bool {
-    warnings_about(client, ns, name).await.iter().any(|e| {
-        e.reason.as_deref() == Some("SyncError")
-            && e.note.as_deref().is_some_and(|n| n.contains(needle))
-    })
 }

@@ -17,6 +17,7 @@ use kube::Client;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use metahook_testkit::certs::{Ca, OpensslRecipe, Pair};
 use metahook_testkit::https::HttpsClient;
+use metahook_testkit::metrics_text::sample;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -108,14 +109,8 @@ fn tls_refusals(hooks: &Hooks, reason: &str) -> u64 {
     let answer = HttpsClient::new(&hooks.ca_pem, None)
         .get(addr, "/metrics")
         .expect("/metrics");
-    let prefix = format!("metahook_hook_tls_refusals_total{{reason=\"{reason}\"}} ");
-    String::from_utf8_lossy(&answer.body)
-        .lines()
-        .find_map(|line| {
-            line.strip_prefix(&prefix)
-                .map(|n| n.parse().expect("a count"))
-        })
-        .unwrap_or(0)
+    let series = format!("metahook_hook_tls_refusals_total{{reason=\"{reason}\"}}");
+    sample(&answer.body, &series) as u64
 }
 
 /// The Secrets, in a namespace of their own (CompositeControllers are

@@ -301,15 +301,7 @@ async fn replicas_through_faults_never_write_in_anothers_term() {
     let hellos = names(&run, HELLOS);
     let api = hello_api(&client, TERMS_NS);
     for name in &hellos {
-        let hello = serde_json::from_value(json!({
-            "apiVersion": "fraim.co.jp/v1", "kind": "Hello",
-            "metadata": {"name": name, "labels": {run.as_str(): "yes"}},
-            "spec": {"replicas": 1}
-        }))
-        .expect("a Hello");
-        api.create(&PostParams::default(), &hello)
-            .await
-            .expect("creating a Hello");
+        create_hello(&api, "fraim.co.jp/v1", name, &[(run.as_str(), "yes")], 1).await;
     }
     let stop_churn = CancellationToken::new();
     let churning = churn(client.clone(), hellos.clone(), stop_churn.clone());

@@ -140,32 +140,17 @@ pub async fn hello(client: &Client, engine: Engine) {
     let ns = namespace(client, "e2e-hello").await;
     let hellos = hello_api(client, &ns);
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
-    let hello: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "fraim.co.jp/v1", "kind": "Hello",
-        "metadata": {"name": "greeter", "namespace": ns},
-        "spec": {"replicas": 2}
-    }))
-    .expect("a Hello");
-    let created = hellos
-        .create(&PostParams::default(), &hello)
-        .await
-        .expect("creating the Hello");
+    let created = create_hello(&hellos, "fraim.co.jp/v1", "greeter", &[], 2).await;
     let uid = created.metadata.uid.clone().expect("a uid");
 
     let deployment = wait_for("the Hello's Deployment", || async {
         deployments.get_opt("greeter").await.ok().flatten()
     })
     .await;
-    let owner = deployment
-        .metadata
-        .owner_references
-        .clone()
-        .unwrap_or_default();
+    let owners = deployment.metadata.owner_references.as_ref();
     assert!(
-        owner
-            .iter()
-            .any(|r| r.uid == uid && r.controller == Some(true)),
-        "the Deployment is controlled by the Hello: {owner:?}"
+        controlled_by(owners, &uid),
+        "the Deployment is controlled by the Hello: {owners:?}"
     );
     assert_eq!(deployment.spec.as_ref().map(|s| s.replicas), Some(Some(2)));
     let deployment_uid = deployment.metadata.uid.clone().expect("a uid");
@@ -307,10 +292,8 @@ pub async fn hello(client: &Client, engine: Engine) {
     // condition).
     if engine.driver_port().is_some() {
         wait_for("a Warning event about the invalid spec", || async {
-            let warnings = warnings_about(client, &ns, "greeter").await;
-            warnings
-                .iter()
-                .any(|e| e.reason.as_deref() == Some("InvalidSpec"))
+            warned(client, &ns, "greeter", "InvalidSpec", "")
+                .await
                 .then_some(())
         })
         .await;
@@ -398,13 +381,7 @@ pub async fn hikawa(client: &Client) {
         let list = kiyoshis.list(&Default::default()).await.ok()?;
         list.items
             .iter()
-            .any(|k| {
-                k.metadata
-                    .owner_references
-                    .iter()
-                    .flatten()
-                    .any(|r| r.uid == uid && r.controller == Some(true))
-            })
+            .any(|k| controlled_by(k.metadata.owner_references.as_ref(), &uid))
             .then_some(())
     })
     .await;
@@ -412,13 +389,7 @@ pub async fn hikawa(client: &Client) {
     // the first Zun Zun Zun Zun Doko, one Zundoko per word said.
     let zundokos = dynamic(client, &ns, group, "v1beta1", "Zundoko");
     let status = wait_for("the Hikawa's status to say Kiyoshi!", || async {
-        let status = hikawas
-            .get("kiyoshi")
-            .await
-            .ok()?
-            .data
-            .get("status")
-            .cloned()?;
+        let status = status_of(&hikawas, "kiyoshi").await?;
         (status["kiyoshied"] == true).then_some(status)
     })
     .await;
@@ -481,13 +452,7 @@ pub async fn foo_refuses(client: &Client, engine: Engine) {
     let message = r#"Resource "taken" already exists and is not managed by Foo"#;
     // The status says so, whoever wrote it.
     let status = wait_for("the Foo's status to say ErrResourceExists", || async {
-        let status = foos
-            .get("example-foo")
-            .await
-            .ok()?
-            .data
-            .get("status")?
-            .clone();
+        let status = status_of(&foos, "example-foo").await?;
         (status["observedGeneration"] == json!(generation)
             && condition(&status, "Ready").is_some_and(|c| c["reason"] == "ErrResourceExists"))
         .then_some(status)
@@ -507,13 +472,8 @@ pub async fn foo_refuses(client: &Client, engine: Engine) {
         wait_for(
             "an ErrResourceExists Warning about the foreign Deployment",
             || async {
-                let warnings = warnings_about(client, &ns, "example-foo").await;
-                warnings
-                    .iter()
-                    .any(|e| {
-                        e.reason.as_deref() == Some("ErrResourceExists")
-                            && e.note.as_deref().is_some_and(|n| n.contains(message))
-                    })
+                warned(client, &ns, "example-foo", "ErrResourceExists", message)
+                    .await
                     .then_some(())
             },
         )
@@ -542,23 +502,12 @@ pub async fn foo_refuses(client: &Client, engine: Engine) {
     let uid = created.metadata.uid.clone().expect("a uid");
     wait_for("the Foo's own Deployment in the freed name", || async {
         let d = deployments.get_opt("taken").await.ok()??;
-        let owned = d
-            .metadata
-            .owner_references
-            .iter()
-            .flatten()
-            .any(|r| r.uid == uid && r.controller == Some(true));
+        let owned = controlled_by(d.metadata.owner_references.as_ref(), &uid);
         (owned && d.spec?.replicas == Some(3)).then_some(())
     })
     .await;
     wait_for("the Foo to be Ready with 3 available", || async {
-        let status = foos
-            .get("example-foo")
-            .await
-            .ok()?
-            .data
-            .get("status")?
-            .clone();
+        let status = status_of(&foos, "example-foo").await?;
         (condition(&status, "Ready").is_some_and(|c| c["status"] == "True")
             && status["availableReplicas"] == 3)
             .then_some(())

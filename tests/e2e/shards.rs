@@ -7,7 +7,7 @@
 
 use crate::support::*;
 use k8s_openapi::api::apps::v1::Deployment;
-use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
 
 const SHARD: &str = "metahook.dev/shard";
@@ -37,19 +37,8 @@ async fn shards_split_the_parents_and_hand_a_relabelled_one_over() {
         ("b1", Some("b")),
         ("nobody", None),
     ] {
-        let mut hello = json!({
-            "apiVersion": "fraim.co.jp/v1", "kind": "Hello",
-            "metadata": {"name": name, "namespace": ns},
-            "spec": {"replicas": 1}
-        });
-        if let Some(label) = label {
-            hello["metadata"]["labels"] = json!({SHARD: label});
-        }
-        let hello: DynamicObject = serde_json::from_value(hello).expect("a Hello");
-        hellos
-            .create(&PostParams::default(), &hello)
-            .await
-            .expect("creating a Hello");
+        let labels: Vec<(&str, &str)> = label.map(|l| (SHARD, l)).into_iter().collect();
+        create_hello(&hellos, "fraim.co.jp/v1", name, &labels, 1).await;
     }
     let converged = |name: &'static str, shard: &'static str| {
         let (hellos, deployments) = (hellos.clone(), deployments.clone());

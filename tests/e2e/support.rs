@@ -6,6 +6,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::core::{ApiResource, GroupVersionKind};
@@ -624,22 +625,56 @@ pub fn hello_manifest_at(port: u16, timeout: Option<&str>, dir_name: &str) -> Pa
 /// Creates `names` as Hellos of `replicas` in `ns`, all at once.
 pub async fn create_hellos(client: &Client, ns: &str, names: &[String], replicas: i64) {
     let hellos = hello_api(client, ns);
-    let creates = names.iter().map(|name| {
-        let hellos = hellos.clone();
-        let hello: DynamicObject = serde_json::from_value(json!({
-            "apiVersion": "fraim.co.jp/v1", "kind": "Hello",
-            "metadata": {"name": name, "namespace": ns},
-            "spec": {"replicas": replicas}
-        }))
-        .expect("a Hello");
-        async move {
-            hellos
-                .create(&PostParams::default(), &hello)
-                .await
-                .expect("creating a Hello")
-        }
-    });
+    let creates = names
+        .iter()
+        .map(|name| create_hello(&hellos, "fraim.co.jp/v1", name, &[], replicas));
     futures::future::join_all(creates).await;
+}
+
+/// Creates the Hello `name` with `labels` through `api` (of the Hello type
+/// served as `api_version`), in the namespace `api` is for.
+pub async fn create_hello(
+    api: &Api<DynamicObject>,
+    api_version: &str,
+    name: &str,
+    labels: &[(&str, &str)],
+    replicas: i64,
+) -> DynamicObject {
+    let labels: serde_json::Map<String, Value> = labels
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), json!(v)))
+        .collect();
+    let hello: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": api_version, "kind": "Hello",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"replicas": replicas}
+    }))
+    .expect("a Hello");
+    api.create(&PostParams::default(), &hello)
+        .await
+        .expect("creating a Hello")
+}
+
+/// Whether a Warning Event about `name` in `ns` gives `reason` and a note
+/// containing `needle`.
+pub async fn warned(client: &Client, ns: &str, name: &str, reason: &str, needle: &str) -> bool {
+    warnings_about(client, ns, name).await.iter().any(|e| {
+        e.reason.as_deref() == Some(reason) && e.note.as_deref().is_some_and(|n| n.contains(needle))
+    })
+}
+
+/// The `status` of `name`, once it has one (`None` also while it cannot be
+/// read).
+pub async fn status_of(api: &Api<DynamicObject>, name: &str) -> Option<Value> {
+    api.get(name).await.ok()?.data.get("status").cloned()
+}
+
+/// Whether `owners` name `uid` as their controller.
+pub fn controlled_by(owners: Option<&Vec<OwnerReference>>, uid: &str) -> bool {
+    owners
+        .into_iter()
+        .flatten()
+        .any(|r| r.uid == uid && r.controller == Some(true))
 }
 
 /// Whether the Hello `name` is done: its status observed its generation,
@@ -655,13 +690,8 @@ pub async fn converged(client: &Client, ns: &str, name: &str, replicas: i64) -> 
     let Some(status) = hello.data.get("status") else {
         return false;
     };
-    let owned = deployment
-        .metadata
-        .owner_references
-        .iter()
-        .flatten()
-        .any(|r| Some(&r.uid) == hello.metadata.uid.as_ref() && r.controller == Some(true));
-    owned
+    let uid = hello.metadata.uid.as_deref().unwrap_or_default();
+    controlled_by(deployment.metadata.owner_references.as_ref(), uid)
         && status["observedGeneration"] == json!(hello.metadata.generation)
         && status["readyReplicas"] == json!(replicas)
         && deployment.spec.and_then(|s| s.replicas) == Some(replicas as i32)
