@@ -1019,7 +1019,7 @@ def test_driver_bindings_and_lease_role(driver: Rendered, chart: helm_python.Cha
                                   "name": driver.one("ClusterRole")["metadata"]["name"]}
     assert binding["subjects"] == subject
     role = driver.one("Role")
-    # What driver/src/leader/ calls: it gets the Lease, creates it when
+    # What driver/src/start/leader/ calls: it gets the Lease, creates it when
     # missing, and updates it (guarded by the resourceVersion read) to
     # acquire, renew and release; a standby lists and watches that one
     # Lease (by name) to see it released. Never a patch, nor any other

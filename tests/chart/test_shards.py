@@ -241,7 +241,7 @@ def test_a_killed_leader_is_replaced_by_its_standby(sharded: Sharded) -> None:
     chart renders no preStop sleep, so the old leader gets SIGTERM at once,
     stops its driver and releases the Lease, and serves its delay after
     (--shutdown-delay-seconds); the standby is watching the Lease and
-    tries as soon as it is released (driver/src/leader.rs), while the
+    tries as soon as it is released (driver/src/start/leader/), while the
     Deployment's replacement pod still has to be scheduled and started to
     try at all. tests/e2e/restart.rs shows the standby taking a released
     Lease within its term, and the old leader serving out its delay."""
