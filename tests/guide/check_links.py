@@ -126,6 +126,7 @@ def github_slug(heading):
 
 
 def check_readme(readme, book):
+    name = os.path.basename(readme)
     text = open(readme, encoding="utf-8").read()
     slugs = {github_slug(h) for h in re.findall(r"^#+\s+(.*)$", text, re.M)}
     problems = []
@@ -133,25 +134,25 @@ def check_readme(readme, book):
     for url in links:
         if urllib.parse.urlsplit(url).scheme:
             if url.startswith(REPO) and repo_link_problem(url):
-                problems.append(f"README.md: {url}: {repo_link_problem(url)}")
+                problems.append(f"{name}: {url}: {repo_link_problem(url)}")
             continue
         path, _, fragment = url.partition("#")
         if not path:
             if fragment not in slugs:
-                problems.append(f"README.md: {url}: no heading with that anchor")
+                problems.append(f"{name}: {url}: no heading with that anchor")
             continue
         full = os.path.join(os.path.dirname(os.path.abspath(readme)), path)
         if not os.path.exists(full):
-            problems.append(f"README.md: {url}: no such file")
+            problems.append(f"{name}: {url}: no such file")
             continue
         if fragment:
             rel = os.path.relpath(full, os.path.join(ROOT, "docs"))
             if rel.startswith("..") or not rel.endswith(".md"):
-                problems.append(f"README.md: {url}: a fragment outside docs/ is not checked")
+                problems.append(f"{name}: {url}: a fragment outside docs/ is not checked")
                 continue
             page = os.path.join(book, rel[: -len(".md")] + ".html")
             if not os.path.isfile(page) or fragment not in parse(page).ids:
-                problems.append(f"README.md: {url}: no id {fragment!r} in {os.path.relpath(page, book)}")
+                problems.append(f"{name}: {url}: no id {fragment!r} in {os.path.relpath(page, book)}")
     return problems, len(links)
 
 
