@@ -81,6 +81,11 @@ widget() {
     CARGO_TARGET_DIR="$PWD/../../target" cargo test --locked)
 }
 step "examples/widget (a user's own crate): fmt, clippy, its tests" widget
+# The guide (docs/): mdbook build without a warning, its Rust examples
+# compiled and run against the library, its links and images, its
+# command-line reference against --help. Cached: mdBook in target/tools,
+# the examples' crates in target/guide-deps (scripts/guide.sh).
+step "guide: mdbook build and test, links, CLI reference" scripts/guide.sh
 optional "chart tests (helm, kubernetes-validate)" tests/chart/run.sh
 step "control plane: gofmt, go vet, go test, pinned modules" tests/cluster/check.sh
 step "jsonnet hook server: gofmt, go vet, go test, pinned modules" tests/examples/jsonnet-hooks/check.sh

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The guide (docs/, an mdBook): built without a warning, its Rust examples
+# compiled and run against the library, its links and images checked, and
+# its command-line reference checked against a binary's --help. Part of
+# scripts/test.sh; the HTML is target/book/index.html.
+#
+# Cached under target/ (kept between CI runs), so a warm run only rebuilds
+# the workspace crates that changed and then takes seconds:
+#   target/tools/bin/mdbook  mdBook, from crates.io, installed on first use
+#                            (about 3.5 min on 2 cores)
+#   target/guide-deps/       examples/widget built with its tests: metahook,
+#                            metahook-testing and every crate the examples
+#                            link to (about 5 min cold)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+MDBOOK_VERSION=0.5.4
+mdbook=target/tools/bin/mdbook
+if [ "$("$mdbook" --version 2>/dev/null)" != "mdbook v$MDBOOK_VERSION" ]; then
+  cargo install mdbook --version "$MDBOOK_VERSION" --locked --root target/tools
+fi
+
+# The crates the examples link to: those of examples/widget (the crate the
+# guide writes, its tests' dev-dependencies included), by path to this
+# checkout. Built for the host triple named explicitly, so that the build
+# scripts' and proc macros' own dependencies land apart from the examples'
+# (tests/guide/deps.py says why that matters).
+host=$(rustc -vV | sed -n 's/^host: //p')
+deps=$PWD/target/guide-deps
+mkdir -p "$deps"
+(cd examples/widget &&
+  CARGO_TARGET_DIR="$deps" CARGO_INCREMENTAL=0 cargo test --locked --no-run --target "$host" \
+    --message-format=json-render-diagnostics >"$deps/artifacts.json")
+python3 tests/guide/deps.py "$deps/artifacts.json" "$deps/$host/debug/deps" "$deps/lib"
+
+# mdBook reports a missing include or a broken HTML tag as a warning and
+# goes on: here a warning fails.
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+"$mdbook" build docs 2>&1 | tee "$log"
+if grep -Eq '^ *(WARN|ERROR)' "$log"; then
+  echo "mdbook build warned (above)" >&2
+  exit 1
+fi
+
+# Every ```rust block of the guide, compiled and run as a doctest (no_run
+# ones compiled only). mdBook prints nothing for a chapter that passes.
+"$mdbook" test docs -L "$deps/lib"
+python3 - <<'EOF'
+import glob, re
+run = no_run = 0
+for page in glob.glob("docs/*.md"):
+    for info in re.findall(r"^```(rust[^\n]*)$", open(page).read(), re.M):
+        if "no_run" in info:
+            no_run += 1
+        else:
+            run += 1
+print(f"mdbook test: {run + no_run} Rust examples compiled, {run} of them run")
+EOF
+
+python3 tests/guide/check_links.py target/book README.md
+python3 tests/guide/check_cli.py "$deps/$host/debug/widget-operator" docs/cli.md
