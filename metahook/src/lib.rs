@@ -91,6 +91,7 @@ pub mod cli;
 pub mod crds;
 pub mod debug;
 pub mod manifests;
+mod ordered;
 pub mod render;
 pub mod scaffold;
 pub mod side_by_side;
