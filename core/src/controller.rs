@@ -29,49 +29,14 @@
 //! assert!(notes.check().is_ok());
 //! ```
 
-/// The settings both builders take, written once: `$what` is what `sync`
-/// is called for, at least every resync period.
-macro_rules! settings {
-    ($what:literal) => {
-        #[doc = concat!("Call `sync` for every ", $what, " at least this often.")]
-        pub fn resync_period(mut self, period: Duration) -> Self {
-            self.controller.resync_period = Some(period);
-            self
-        }
-
-        /// How long Metacontroller waits for a hook's answer (default 10 s).
-        pub fn hook_timeout(mut self, timeout: Duration) -> Self {
-            self.controller.hook_timeout = timeout;
-            self
-        }
-
-        /// A CRD this controller owns (its parent's, a child's, an
-        /// attachment's): printed by `crds` and installed by the chart.
-        pub fn crd(mut self, crd: CustomResourceDefinition) -> Self {
-            self.controller.crds.push(Crd::Made(Box::new(crd)));
-            self
-        }
-
-        /// The CRD of `K`, a `#[derive(CustomResource)]` type this controller
-        /// owns: made only when asked for (`crds`, the chart), not when the
-        /// controller is declared.
-        pub fn crd_of<K: kube::CustomResourceExt>(mut self) -> Self {
-            self.controller.crds.push(Crd::Of(K::crd));
-            self
-        }
-    };
-}
-
-mod composite;
+mod builders;
 mod declaration;
-mod decorator;
 mod handler;
 mod manifest;
 mod shape;
 
-pub use composite::Composite;
+pub use builders::{Composite, Decorator};
 pub use declaration::{Controller, DeclarationError};
-pub use decorator::Decorator;
 pub use shape::{ChildType, Shape, UpdateStrategy, Webhooks};
 
 #[cfg(test)]
