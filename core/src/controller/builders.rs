@@ -3,7 +3,7 @@
 
 use super::declaration::{Controller, Crd};
 use super::handler::handler;
-use super::shape::{ChildType, Shape, UpdateStrategy};
+use super::shape::{Shape, UpdateStrategy};
 use crate::answer::{Answer, CustomizeAnswer, DecoratorAnswer, IntoAnswer};
 use crate::collection::ObjectSet;
 use crate::hook::HookKind;
@@ -166,12 +166,7 @@ impl<P: ParentType> Composite<P> {
     /// by a controller-uid label Metacontroller adds
     /// ([`Composite::generate_selector`]).
     pub fn child<T: Object>(mut self, update: UpdateStrategy) -> Self {
-        if let Shape::Composite { children, .. } = &mut self.controller.shape {
-            children.push(ChildType {
-                type_ref: T::type_ref(),
-                update,
-            });
-        }
+        self.controller.add_type(T::type_ref(), update);
         self
     }
 
@@ -231,10 +226,7 @@ impl<P: ParentType> Composite<P> {
         A: IntoAnswer<Answer<P::StatusType>>,
         F: Fn(&Request<P, C, R>) -> A + Send + Sync + 'static,
     {
-        if let Shape::Composite { children, .. } = &self.controller.shape {
-            let children = children.clone();
-            self.controller.reads::<C>("child", &children);
-        }
+        self.controller.reads::<C>();
         let handler = handler::<WireRequest<P, C, R>, Answer<P::StatusType>, _, _>(hook);
         self.controller.add_hook(kind, handler);
         self
@@ -262,12 +254,7 @@ pub struct Decorator<T> {
 impl<T: Object> Decorator<T> {
     /// An attachment type and how its objects are updated.
     pub fn attachment<A: Object>(mut self, update: UpdateStrategy) -> Self {
-        if let Shape::Decorator { attachments, .. } = &mut self.controller.shape {
-            attachments.push(ChildType {
-                type_ref: A::type_ref(),
-                update,
-            });
-        }
+        self.controller.add_type(A::type_ref(), update);
         self
     }
 
@@ -308,10 +295,7 @@ impl<T: Object> Decorator<T> {
         Out: IntoAnswer<DecoratorAnswer<S>>,
         F: Fn(&Decorate<T, A, R>) -> Out + Send + Sync + 'static,
     {
-        if let Shape::Decorator { attachments, .. } = &self.controller.shape {
-            let attachments = attachments.clone();
-            self.controller.reads::<A>("attachment", &attachments);
-        }
+        self.controller.reads::<A>();
         let handler = handler::<WireDecorate<T, A, R>, DecoratorAnswer<S>, _, _>(hook);
         self.controller.add_hook(kind, handler);
         self

@@ -1,9 +1,10 @@
 //! A controller, declared: its name, what it controls, its hooks, the
 //! CRDs it owns, and what is wrong with the declaration.
 
-use super::shape::{ChildType, Shape};
+use super::shape::{ChildType, Shape, UpdateStrategy};
 use crate::collection::ObjectSet;
 use crate::hook::{Handler, HookKind};
+use crate::object::TypeRef;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use std::fmt;
 use std::time::Duration;
@@ -138,19 +139,39 @@ impl Controller {
         self.hooks.push((kind, handler));
     }
 
+    /// Declares a child type (an attachment type, of a decorator).
+    pub(super) fn add_type(&mut self, type_ref: TypeRef, update: UpdateStrategy) {
+        let (Shape::Composite {
+            children: types, ..
+        }
+        | Shape::Decorator {
+            attachments: types, ..
+        }) = &mut self.shape;
+        types.push(ChildType { type_ref, update });
+    }
+
     /// Notes a problem if a member of the set `S` a hook reads accepts none
-    /// of the declared `types`: it would never be given an object.
-    pub(super) fn reads<S: ObjectSet>(&mut self, what: &str, types: &[ChildType]) {
-        for member in S::members() {
-            let declared = types
-                .iter()
-                .any(|t| (member.accepts)(&t.type_ref.kind, &t.type_ref.api_version));
-            if !declared {
-                self.problems.push(format!(
+    /// of the declared child (or attachment) types: it would never be given
+    /// an object.
+    pub(super) fn reads<S: ObjectSet>(&mut self) {
+        let (what, types) = match &self.shape {
+            Shape::Composite { children, .. } => ("child", children),
+            Shape::Decorator { attachments, .. } => ("attachment", attachments),
+        };
+        let unread: Vec<String> = S::members()
+            .into_iter()
+            .filter(|member| {
+                !types
+                    .iter()
+                    .any(|t| (member.accepts)(&t.type_ref.kind, &t.type_ref.api_version))
+            })
+            .map(|member| {
+                format!(
                     "a hook reads {} as {what}, but no {what} type it accepts is declared",
                     member.type_name
-                ));
-            }
-        }
+                )
+            })
+            .collect();
+        self.problems.extend(unread);
     }
 }
