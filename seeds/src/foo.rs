@@ -26,6 +26,7 @@
 //!   the old pods stop while the new ones start. If the new name is taken by a
 //!   Deployment the Foo does not control, the old one is held instead.
 
+use crate::reading;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Container;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -291,35 +292,29 @@ fn is_foreign(parent: &FooParent, related: &ObservedDeployment, name: &str) -> b
 
 /// Every observed child Deployment; normally at most one.
 fn deployments(req: &Request) -> impl Iterator<Item = &ObservedDeployment> {
-    req.children
-        .of::<ObservedDeployment>()
-        .iter()
-        .filter(|d| d.is_deployment())
+    reading::deployments(req.children.of::<ObservedDeployment>())
 }
 
 /// The spec, if it is valid; otherwise every reason it is not, in one line.
 fn valid_spec(parent: &FooParent) -> Result<&FooSpec, String> {
-    let spec = parent.spec.as_ref().map_err(|e| e.to_string())?;
-    let mut problems = Vec::new();
-    if let Err(why) = check_dns_subdomain(&spec.deployment_name) {
-        problems.push(format!("spec.deploymentName: {why}"));
-    }
-    if spec.replicas.is_some_and(|r| r < 0) {
-        problems.push("spec.replicas: less than 0".to_owned());
-    }
-    if parent.metadata.name.len() > MAX_LABEL_VALUE_LEN {
-        problems.push(format!(
-            "metadata.name: longer than {MAX_LABEL_VALUE_LEN} characters, too long for the controller label"
-        ));
-    }
-    if parent.metadata.namespace.is_none() {
-        problems.push("metadata.namespace: missing; a Foo is namespaced".to_owned());
-    }
-    if problems.is_empty() {
-        Ok(spec)
-    } else {
-        Err(problems.join("; "))
-    }
+    reading::valid_spec(&parent.spec, |spec| {
+        let mut problems = Vec::new();
+        if let Err(why) = check_dns_subdomain(&spec.deployment_name) {
+            problems.push(format!("spec.deploymentName: {why}"));
+        }
+        if spec.replicas.is_some_and(|r| r < 0) {
+            problems.push("spec.replicas: less than 0".to_owned());
+        }
+        if parent.metadata.name.len() > MAX_LABEL_VALUE_LEN {
+            problems.push(format!(
+                "metadata.name: longer than {MAX_LABEL_VALUE_LEN} characters, too long for the controller label"
+            ));
+        }
+        if parent.metadata.namespace.is_none() {
+            problems.push("metadata.namespace: missing; a Foo is namespaced".to_owned());
+        }
+        problems
+    })
 }
 
 /// `counted` are the Deployments whose pods the status reports: the one the
