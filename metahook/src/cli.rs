@@ -29,6 +29,19 @@ pub struct Cli {
     pub serve: ServeArgs,
 }
 
+/// This program's name, as it was run: a binary of yours names its chart,
+/// Service and help after itself.
+pub(crate) fn program_name() -> String {
+    std::env::args_os()
+        .next()
+        .and_then(|arg| {
+            std::path::Path::new(&arg)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| "metahook".to_owned())
+}
+
 /// What to run.
 #[derive(Debug, Subcommand)]
 pub enum Command {
