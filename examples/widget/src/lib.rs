@@ -1,23 +1,15 @@
 //! The Widget controller: a `Widget` keeps its message, repeated as many
 //! times as it asks, in a ConfigMap of its own; its status says whether
 //! the ConfigMap holds it. Deleted, it waits until the ConfigMap is gone.
-//!
-//! What `metahook new` writes does the same with k8s-openapi's types; this
-//! one shows the other way, for a controller whose children are large or
-//! many: it reads its ConfigMaps through a view of the one field it needs
-//! ([`Written`], an [`Object`] of its own: nothing else of a ConfigMap is
-//! kept), and desires them as plain JSON.
 #![forbid(unsafe_code)]
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta};
 use kube::CustomResource;
-use metahook::objects::Meta;
-use metahook::{
-    Answer, Controller, HasConditions, Object, Request, TypeRef, UpdateStrategy, Wanted,
-};
+use metahook::{Answer, Controller, HasConditions, Request, UpdateStrategy, Wanted};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use std::collections::BTreeMap;
 
 /// A Widget: `message`, `copies` times, in a ConfigMap.
 #[derive(CustomResource, Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
@@ -50,114 +42,96 @@ impl HasConditions for WidgetStatus {
     }
 }
 
-/// A ConfigMap as the hooks read it: its name and namespace, and the text
-/// it holds. Its other keys, labels and annotations are checked as they
-/// are decoded and not kept.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct Written {
-    pub metadata: Meta,
-    pub data: Text,
+pub type Sync = Request<Widget, ConfigMap>;
+
+/// The text the ConfigMap should hold.
+fn text(spec: &WidgetSpec) -> String {
+    vec![spec.message.as_str(); spec.copies.min(10) as usize].join(" ")
 }
 
-/// The one key of a ConfigMap's `data` the hooks write.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct Text {
-    pub text: Option<String>,
-}
-
-impl Object for Written {
-    fn type_ref() -> TypeRef {
-        TypeRef::new("v1", "ConfigMap", "configmaps")
-    }
-
-    fn name(&self) -> &str {
-        &self.metadata.name
-    }
-
-    fn namespace(&self) -> Option<&str> {
-        self.metadata.namespace.as_deref()
+fn config_map(name: &str, text: String) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.to_owned()),
+            ..ObjectMeta::default()
+        },
+        data: Some(BTreeMap::from([("text".to_owned(), text)])),
+        ..ConfigMap::default()
     }
 }
 
-pub type Sync = Request<Widget, Written>;
-
-/// The ConfigMap named `name`, holding `text`: a child is any JSON object
-/// of a declared type.
-fn config_map(name: &str, text: &str) -> Value {
-    json!({
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": name},
-        "data": {"text": text},
-    })
-}
-
-/// What the observed ConfigMap holds, and whether there is one.
-fn observed(req: &Sync) -> (String, bool) {
-    let written = req.children.of::<Written>();
-    let text = written
+/// What the observed ConfigMap holds.
+fn written(req: &Sync) -> String {
+    req.children
+        .of::<ConfigMap>()
         .get(&req.parent.metadata.name)
-        .and_then(|c| c.data.text.clone())
-        .unwrap_or_default();
-    (text, !written.is_empty())
-}
-
-/// `Ready` as the spec and the observed text make it, and the text the
-/// ConfigMap should hold (none while the spec is invalid).
-fn ready(
-    spec: &Result<WidgetSpec, metahook::SpecError>,
-    written: &str,
-) -> (Wanted, Option<String>) {
-    let spec = match spec {
-        Ok(spec) => spec,
-        Err(why) => {
-            let why = format!("the spec is invalid: {why}");
-            return (Wanted::new("Ready", false, "InvalidSpec", why), None);
-        }
-    };
-    let want = vec![spec.message.as_str(); spec.copies.min(10) as usize].join(" ");
-    let ready = if written == want {
-        let holds = "the ConfigMap holds the message".to_owned();
-        Wanted::new("Ready", true, "Written", holds)
-    } else {
-        let writing = "the ConfigMap is being written".to_owned();
-        Wanted::new("Ready", false, "Writing", writing)
-    };
-    (ready, Some(want))
+        .and_then(|c| c.data.as_ref()?.get("text").cloned())
+        .unwrap_or_default()
 }
 
 pub fn sync(req: &Sync) -> Answer<WidgetStatus> {
     let name = &req.parent.metadata.name;
-    let (written, exists) = observed(req);
-    let (ready, want) = ready(&req.parent.spec, &written);
+    let written = written(req);
+    let (want, ready) = match &req.parent.spec {
+        Ok(spec) => {
+            let want = text(spec);
+            let ready = if written == want {
+                Wanted::new(
+                    "Ready",
+                    true,
+                    "Written",
+                    "the ConfigMap holds the message".to_owned(),
+                )
+            } else {
+                Wanted::new(
+                    "Ready",
+                    false,
+                    "Writing",
+                    "the ConfigMap is being written".to_owned(),
+                )
+            };
+            (Some(want), ready)
+        }
+        Err(why) => (
+            None,
+            Wanted::new(
+                "Ready",
+                false,
+                "InvalidSpec",
+                format!("the spec is invalid: {why}"),
+            ),
+        ),
+    };
     let status = WidgetStatus {
         conditions: req.conditions([ready]),
         written: written.clone(),
     };
     match want {
-        Some(want) => Answer::new(status).child(config_map(name, &want)),
+        Some(want) => Answer::new(status).child(config_map(name, want)),
         // Nothing is lost: an invalid spec keeps what is there.
-        None if exists => Answer::new(status).child(config_map(name, &written)),
-        None => Answer::new(status),
+        None if req.children.of::<ConfigMap>().is_empty() => Answer::new(status),
+        None => Answer::new(status).child(config_map(name, written)),
     }
 }
 
 /// Desires nothing, and lets the Widget go once its ConfigMap is gone.
 pub fn finalize(req: &Sync) -> Answer<WidgetStatus> {
-    let (written, exists) = observed(req);
-    let deleting = "the Widget is being deleted".to_owned();
+    let gone = req.children.of::<ConfigMap>().is_empty();
     let status = WidgetStatus {
-        written,
-        conditions: req.conditions([Wanted::new("Ready", false, "Deleting", deleting)]),
+        written: written(req),
+        conditions: req.conditions([Wanted::new(
+            "Ready",
+            false,
+            "Deleting",
+            "the Widget is being deleted".to_owned(),
+        )]),
     };
-    Answer::new(status).finalized(!exists)
+    Answer::new(status).finalized(gone)
 }
 
 pub fn controller() -> Controller {
     Controller::composite::<Widget>("widget")
-        .child::<Written>(UpdateStrategy::InPlace)
+        .child::<ConfigMap>(UpdateStrategy::InPlace)
         .sync(sync)
         .finalize(finalize)
         .crd_of::<Widget>()

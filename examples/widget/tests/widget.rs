@@ -1,6 +1,6 @@
 //! The Widget's hooks answered whole (insta snapshots, read before
 //! accepting), and the controller driven to a settled cluster and deleted
-//! through finalize, with no cluster, at every size a Widget may ask for.
+//! through finalize, with no cluster.
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use metahook::HookKind;
@@ -39,28 +39,18 @@ fn a_widget_being_deleted_waits_for_its_config_map() {
     insta::assert_json_snapshot!(answer);
 }
 
-/// Every size a Widget may ask for settles within three passes, and
-/// goes through finalize with its ConfigMap.
 #[test]
-fn widgets_of_every_size_settle_and_go() {
-    for copies in 0..=10 {
-        let settled = Converge::new(widget_operator::controller())
-            .and_then(|check| check.parent(widget(copies)).max_passes(3).run())
-            .unwrap_or_else(|e| panic!("{copies} copies: {e}"));
-        let want = vec!["hi"; copies as usize].join(" ");
-        let config_map = settled.object::<ConfigMap>("hello").expect("its ConfigMap");
-        assert_eq!(config_map["data"], json!({"text": want}));
-        let status = &settled.parent().expect("the Widget")["status"];
-        assert_eq!(status["written"], want, "{copies} copies");
-        let ready = &status["conditions"][0];
-        let ready = [&ready["type"], &ready["status"], &ready["reason"]];
-        assert_eq!(ready, ["Ready", "True", "Written"], "{copies} copies");
-        let gone = settled
-            .delete()
-            .unwrap_or_else(|e| panic!("{copies} copies: {e}"));
-        assert_eq!(
-            (gone.parent(), gone.objects::<ConfigMap>().len()),
-            (None, 0)
-        );
-    }
+fn a_widget_settles_and_goes() {
+    let settled = Converge::new(widget_operator::controller())
+        .unwrap()
+        .parent(widget(3))
+        .run()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(settled.passes() <= 3, "{:#?}", settled.history());
+    let status = &settled.parent().unwrap()["status"];
+    assert_eq!(status["written"], "hi hi hi");
+    assert_eq!(status["conditions"][0]["status"], "True");
+    let gone = settled.delete().unwrap_or_else(|e| panic!("{e}"));
+    assert!(gone.parent().is_none());
+    assert!(gone.objects::<ConfigMap>().is_empty());
 }
