@@ -9,7 +9,7 @@
 //! a byte count are all it takes, so no cache crate.
 
 use crate::front_proxy::User;
-use crate::{GROUP, RESOURCE, VERSION};
+use crate::resource::{GROUP, RESOURCE, VERSION};
 use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
 };

@@ -4,7 +4,7 @@
 //! `reconciles` in `kubectl api-resources`). Constant documents: answered
 //! at once, whatever the driver is doing.
 
-use crate::{GROUP, GROUP_VERSION, KIND, RESOURCE, SINGULAR, VERSION};
+use crate::resource::{GROUP, GROUP_VERSION, KIND, RESOURCE, SINGULAR, VERSION};
 use serde_json::{Value, json};
 
 fn preferred() -> Value {

@@ -73,6 +73,7 @@ pub mod names;
 pub mod negotiate;
 pub mod object;
 pub mod openapi;
+mod resource;
 pub mod routes;
 pub mod selectors;
 pub mod serve;
@@ -81,13 +82,5 @@ pub mod status;
 pub mod table;
 pub mod tls;
 
-/// The API group the project owns, its one version, the resource.
-pub const GROUP: &str = "driver.metahook.dev";
-pub const VERSION: &str = "v1alpha1";
-pub const GROUP_VERSION: &str = "driver.metahook.dev/v1alpha1";
-pub const RESOURCE: &str = "reconciles";
-pub const SINGULAR: &str = "reconcile";
-pub const KIND: &str = "Reconcile";
-pub const LIST_KIND: &str = "ReconcileList";
-
+pub use resource::{GROUP, GROUP_VERSION, KIND, LIST_KIND, RESOURCE, SINGULAR, VERSION};
 pub use serve::{ApiServer, ApiSettings, StartError};

@@ -4,7 +4,7 @@
 //! parent's, plus the controller's name under [`CONTROLLER_LABEL`]; the
 //! record itself is its `status` (nothing in it is desired state).
 
-use crate::{GROUP_VERSION, KIND, LIST_KIND};
+use crate::resource::{GROUP_VERSION, KIND, LIST_KIND};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, ObjectMeta};
 use metahook_driver::observe::records::{Outcome, Record};
 use schemars::JsonSchema;

@@ -4,7 +4,7 @@
 //! reconcile.status` prints the documented fields. Built once.
 
 use crate::object::{Reconcile, ReconcileList};
-use crate::{GROUP, GROUP_VERSION, KIND, LIST_KIND, RESOURCE, VERSION};
+use crate::resource::{GROUP, GROUP_VERSION, KIND, LIST_KIND, RESOURCE, VERSION};
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 use std::sync::OnceLock;

@@ -4,7 +4,7 @@
 //! `Status` and its reasons; kube-core leaves `apiVersion` and `kind` out
 //! of it (a client reads them from the answer), so [`Body`] adds them.
 
-use crate::{GROUP, RESOURCE};
+use crate::resource::{GROUP, RESOURCE};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use kube::core::response::{StatusDetails, reason};

@@ -12,8 +12,8 @@
 //! answers the same bytes.
 
 use crate::object::Object;
-use serde::Deserializer;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
 use std::any::{Any, TypeId};
 use std::fmt;
 use std::marker::PhantomData;
@@ -183,17 +183,24 @@ impl Store {
     }
 }
 
-/// Appends one group's objects to a list, at most `T::MAX` in all.
-struct GroupSeed<'a, T>(&'a mut Vec<T>);
+/// Appends one group's objects (`{"key": object}`) to a list, at most `max`
+/// in all: what a hook builds grows with them, so a request with more is
+/// refused. [`crate::protocol::ObjectMap`] reads its groups with it too.
+pub(crate) struct GroupSeed<'a, T> {
+    /// The list, shared by every group of a type.
+    pub(crate) into: &'a mut Vec<T>,
+    /// The type's bound.
+    pub(crate) max: usize,
+}
 
-impl<'de, T: Object> DeserializeSeed<'de> for GroupSeed<'_, T> {
+impl<'de, T: Deserialize<'de>> DeserializeSeed<'de> for GroupSeed<'_, T> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de, T: Object> Visitor<'de> for GroupSeed<'_, T> {
+impl<'de, T: Deserialize<'de>> Visitor<'de> for GroupSeed<'_, T> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -202,13 +209,13 @@ impl<'de, T: Object> Visitor<'de> for GroupSeed<'_, T> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         while map.next_key::<IgnoredAny>()?.is_some() {
-            if self.0.len() == T::MAX {
+            if self.into.len() == self.max {
                 return Err(serde::de::Error::custom(format_args!(
                     "more than {} objects of this type; no parent of this controller has that many",
-                    T::MAX
+                    self.max
                 )));
             }
-            self.0.push(map.next_value()?);
+            self.into.push(map.next_value()?);
         }
         Ok(())
     }
@@ -254,7 +261,10 @@ impl<T: Object + Send + Sync> ObjectSet for T {
         map: &mut M,
         store: &mut Store,
     ) -> Result<(), M::Error> {
-        map.next_value_seed(GroupSeed(store.list::<T>()))
+        map.next_value_seed(GroupSeed {
+            into: store.list::<T>(),
+            max: T::MAX,
+        })
     }
 
     fn finish(store: &mut Store) {

@@ -28,27 +28,32 @@ pub struct PreviousStatus {
 }
 
 fn previous<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Condition>, D::Error> {
-    struct Firsts;
-    impl<'de> Visitor<'de> for Firsts {
-        type Value = Vec<Condition>;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a list of conditions")
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-            let mut kept: Vec<Condition> = Vec::new();
-            while let Some(c) = seq.next_element::<Condition>()? {
-                if TYPES.contains(&c.type_.as_str())
-                    && !kept
-                        .iter()
-                        .any(|k| k.type_ == c.type_ && k.status == c.status)
-                {
-                    kept.push(c);
-                }
-            }
-            Ok(kept)
-        }
+    d.deserialize_seq(FirstOfEach(|_, c| TYPES.contains(&c.type_.as_str())))
+}
+
+/// Visits a list of conditions, keeping the first of each type and status
+/// that the filter admits, given how many are kept already; every
+/// condition is still decoded, and so checked.
+struct FirstOfEach(fn(usize, &Condition) -> bool);
+
+impl<'de> Visitor<'de> for FirstOfEach {
+    type Value = Vec<Condition>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a list of conditions")
     }
-    d.deserialize_seq(Firsts)
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut kept: Vec<Condition> = Vec::new();
+        while let Some(c) = seq.next_element::<Condition>()? {
+            if (self.0)(kept.len(), &c)
+                && !kept
+                    .iter()
+                    .any(|k| k.type_ == c.type_ && k.status == c.status)
+            {
+                kept.push(c);
+            }
+        }
+        Ok(kept)
+    }
 }
 
 /// How many conditions [`firsts`] keeps at most.
@@ -60,27 +65,7 @@ pub const MAX_KEPT: usize = 64;
 /// memory must not grow with it). For a status type's `conditions` field:
 /// `#[serde(default, deserialize_with = "metahook::conditions::firsts")]`.
 pub fn firsts<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Condition>, D::Error> {
-    struct Firsts;
-    impl<'de> Visitor<'de> for Firsts {
-        type Value = Vec<Condition>;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a list of conditions")
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-            let mut kept: Vec<Condition> = Vec::new();
-            while let Some(c) = seq.next_element::<Condition>()? {
-                if kept.len() < MAX_KEPT
-                    && !kept
-                        .iter()
-                        .any(|k| k.type_ == c.type_ && k.status == c.status)
-                {
-                    kept.push(c);
-                }
-            }
-            Ok(kept)
-        }
-    }
-    d.deserialize_seq(Firsts)
+    d.deserialize_seq(FirstOfEach(|kept, _| kept < MAX_KEPT))
 }
 
 /// A condition as a hook decides it, before times are attached.

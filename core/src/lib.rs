@@ -71,6 +71,7 @@ pub mod collection;
 pub mod conditions;
 pub mod controller;
 pub mod decode;
+mod hook;
 pub mod names;
 pub mod object;
 pub mod objects;

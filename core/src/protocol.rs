@@ -11,6 +11,7 @@
 
 pub mod decorator;
 
+use crate::collection::GroupSeed;
 use crate::objects::Observed;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde::de::{DeserializeOwned, IgnoredAny, MapAccess, Visitor};
@@ -205,39 +206,11 @@ impl<'de, T: Deserialize<'de> + Observed> Visitor<'de> for GroupsVisitor<T> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut objects = Vec::new();
         while map.next_key::<IgnoredAny>()?.is_some() {
-            map.next_value_seed(ObjectsSeed(&mut objects))?;
+            map.next_value_seed(GroupSeed {
+                into: &mut objects,
+                max: T::MAX,
+            })?;
         }
         Ok(ObjectMap { objects })
-    }
-}
-
-/// Appends the objects of one inner map (`{"key": object}`) to a shared list.
-struct ObjectsSeed<'a, T>(&'a mut Vec<T>);
-
-impl<'de, T: Deserialize<'de> + Observed> serde::de::DeserializeSeed<'de> for ObjectsSeed<'_, T> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de, T: Deserialize<'de> + Observed> Visitor<'de> for ObjectsSeed<'_, T> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a map of object keys (\"name\" or \"namespace/name\") to objects")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while map.next_key::<IgnoredAny>()?.is_some() {
-            if self.0.len() == T::MAX {
-                return Err(serde::de::Error::custom(format_args!(
-                    "more than {} objects of this type; no parent of this controller has that many",
-                    T::MAX
-                )));
-            }
-            self.0.push(map.next_value()?);
-        }
-        Ok(())
     }
 }

@@ -13,6 +13,7 @@
 
 use crate::cli::ChartArgs;
 use crate::crds::CrdsError;
+use crate::ordered::Ordered;
 use metahook_core::{Controller, Webhooks};
 use std::path::{Path, PathBuf};
 
@@ -343,60 +344,6 @@ pub fn files(
     Ok(out)
 }
 
-/// A manifest with its keys in the order a person reads one (what it is,
-/// what it watches, what it owns, how it is called), not alphabetical.
-pub(crate) struct Ordered<'a>(pub(crate) &'a serde_json::Value);
-
-/// Where a key goes; keys not named here follow, alphabetically.
-const KEY_ORDER: [&str; 15] = [
-    "apiVersion",
-    "kind",
-    "metadata",
-    "name",
-    "namespace",
-    "spec",
-    "parentResource",
-    "resources",
-    "childResources",
-    "attachments",
-    "resource",
-    "updateStrategy",
-    "generateSelector",
-    "resyncPeriodSeconds",
-    "hooks",
-];
-
-impl serde::Serialize for Ordered<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeMap, SerializeSeq};
-        match self.0 {
-            serde_json::Value::Object(map) => {
-                let mut keys: Vec<&String> = map.keys().collect();
-                let rank = |k: &str| {
-                    KEY_ORDER
-                        .iter()
-                        .position(|o| *o == k)
-                        .unwrap_or(KEY_ORDER.len())
-                };
-                keys.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.cmp(b)));
-                let mut out = serializer.serialize_map(Some(keys.len()))?;
-                for key in keys {
-                    out.serialize_entry(key, &Ordered(&map[key]))?;
-                }
-                out.end()
-            }
-            serde_json::Value::Array(items) => {
-                let mut out = serializer.serialize_seq(Some(items.len()))?;
-                for item in items {
-                    out.serialize_element(&Ordered(item))?;
-                }
-                out.end()
-            }
-            scalar => scalar.serialize(serializer),
-        }
-    }
-}
-
 /// Chart.yaml: the name, the description folded at 80 columns, the
 /// versions, the project.
 fn chart_yaml(template: &str, settings: &ChartSettings) -> String {
@@ -467,42 +414,4 @@ pub fn write(dir: &Path, files: &[(String, String)]) -> Result<(), ChartError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn settings() -> ChartSettings {
-        ChartSettings {
-            name: "widget-operator".to_owned(),
-            description: "Widgets.".to_owned(),
-            version: "0.1.0".to_owned(),
-            app_version: "0.1.0".to_owned(),
-            image: "registry.example/widget-operator".to_owned(),
-            project: None,
-        }
-    }
-
-    #[test]
-    fn values_that_cannot_work_are_refused_by_name() {
-        assert!(settings().check().is_ok());
-        let bad = |edit: fn(&mut ChartSettings)| {
-            let mut s = settings();
-            edit(&mut s);
-            s.check().unwrap_err().to_string()
-        };
-        assert!(bad(|s| s.name = "Widget_Operator".to_owned()).contains("\"Widget_Operator\""));
-        assert!(bad(|s| s.name = "a".repeat(54)).contains("53"));
-        assert!(bad(|s| s.version = "1.0".to_owned()).contains("version \"1.0\""));
-        assert!(bad(|s| s.app_version = "latest".to_owned()).contains("appVersion"));
-        assert!(bad(|s| s.image = "widget:1.0".to_owned()).contains("no tag"));
-        assert!(bad(|s| s.image = String::new()).contains("image repository"));
-    }
-
-    #[test]
-    fn a_description_folds_at_eighty_columns() {
-        let mut s = settings();
-        s.description = "word ".repeat(40);
-        let chart = chart_yaml("description: >-\n@@DESCRIPTION@@\n", &s);
-        assert!(chart.lines().all(|l| l.len() <= 80), "{chart}");
-        assert_eq!(chart.matches("word").count(), 40);
-    }
-}
+mod tests;

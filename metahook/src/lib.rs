@@ -91,6 +91,7 @@ pub mod cli;
 pub mod crds;
 pub mod debug;
 pub mod manifests;
+mod ordered;
 pub mod render;
 pub mod scaffold;
 pub mod side_by_side;
@@ -99,7 +100,7 @@ pub mod telemetry;
 pub use metahook_core::*;
 
 use clap::{CommandFactory, FromArgMatches};
-use cli::{Cli, Command};
+use cli::{Cli, Command, program_name};
 use metahook_driver::start::prepare::HookMode;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -209,19 +210,6 @@ pub fn table<C: Into<Controller>>(
     }
     // Once per process, and needed until it ends: leaking is the lifetime.
     Ok(Box::leak(controllers.into_boxed_slice()))
-}
-
-/// This program's name, as it was run: a binary of yours names its chart,
-/// Service and help after itself.
-fn program_name() -> String {
-    std::env::args_os()
-        .next()
-        .and_then(|arg| {
-            std::path::Path::new(&arg)
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-        })
-        .unwrap_or_else(|| "metahook".to_owned())
 }
 
 /// The command line of this process, its help naming `controllers`.

@@ -10,6 +10,7 @@
 
 use crate::cli::ManifestsArgs;
 use crate::crds::{CrdsError, to_yaml};
+use crate::ordered::Ordered;
 use metahook_core::{Controller, Shape, TypeRef, Webhooks};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
@@ -119,7 +120,7 @@ pub fn stream(
 }
 
 fn yaml(object: &Value) -> Result<String, ManifestsError> {
-    serde_saphyr::to_string(&crate::chart::Ordered(object)).map_err(|source| ManifestsError::Yaml {
+    serde_saphyr::to_string(&Ordered(object)).map_err(|source| ManifestsError::Yaml {
         kind: object["kind"].as_str().unwrap_or_default().to_owned(),
         name: object["metadata"]["name"]
             .as_str()

@@ -7,7 +7,7 @@
 //! Unset, no exporter, no propagator and no OpenTelemetry layer exist: the
 //! hot path is what it was.
 
-use crate::cli::LogFormat;
+use crate::cli::{LogFormat, program_name};
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing_subscriber::EnvFilter;
@@ -129,7 +129,7 @@ fn tracer_provider() -> Result<SdkTracerProvider, TelemetryError> {
         .map_err(TelemetryError::Exporter)?;
     let mut resource = opentelemetry_sdk::Resource::builder();
     if std::env::var_os("OTEL_SERVICE_NAME").is_none() {
-        resource = resource.with_service_name(crate::program_name());
+        resource = resource.with_service_name(program_name());
     }
     Ok(SdkTracerProvider::builder()
         .with_batch_exporter(exporter)

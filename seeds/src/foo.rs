@@ -26,6 +26,7 @@
 //!   the old pods stop while the new ones start. If the new name is taken by a
 //!   Deployment the Foo does not control, the old one is held instead.
 
+use crate::reading;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Container;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -291,35 +292,29 @@ fn is_foreign(parent: &FooParent, related: &ObservedDeployment, name: &str) -> b
 
 /// Every observed child Deployment; normally at most one.
 fn deployments(req: &Request) -> impl Iterator<Item = &ObservedDeployment> {
-    req.children
-        .of::<ObservedDeployment>()
-        .iter()
-        .filter(|d| d.is_deployment())
+    reading::deployments(req.children.of::<ObservedDeployment>())
 }
 
 /// The spec, if it is valid; otherwise every reason it is not, in one line.
 fn valid_spec(parent: &FooParent) -> Result<&FooSpec, String> {
-    let spec = parent.spec.as_ref().map_err(|e| e.to_string())?;
-    let mut problems = Vec::new();
-    if let Err(why) = check_dns_subdomain(&spec.deployment_name) {
-        problems.push(format!("spec.deploymentName: {why}"));
-    }
-    if spec.replicas.is_some_and(|r| r < 0) {
-        problems.push("spec.replicas: less than 0".to_owned());
-    }
-    if parent.metadata.name.len() > MAX_LABEL_VALUE_LEN {
-        problems.push(format!(
-            "metadata.name: longer than {MAX_LABEL_VALUE_LEN} characters, too long for the controller label"
-        ));
-    }
-    if parent.metadata.namespace.is_none() {
-        problems.push("metadata.namespace: missing; a Foo is namespaced".to_owned());
-    }
-    if problems.is_empty() {
-        Ok(spec)
-    } else {
-        Err(problems.join("; "))
-    }
+    reading::valid_spec(&parent.spec, |spec| {
+        let mut problems = Vec::new();
+        if let Err(why) = check_dns_subdomain(&spec.deployment_name) {
+            problems.push(format!("spec.deploymentName: {why}"));
+        }
+        if spec.replicas.is_some_and(|r| r < 0) {
+            problems.push("spec.replicas: less than 0".to_owned());
+        }
+        if parent.metadata.name.len() > MAX_LABEL_VALUE_LEN {
+            problems.push(format!(
+                "metadata.name: longer than {MAX_LABEL_VALUE_LEN} characters, too long for the controller label"
+            ));
+        }
+        if parent.metadata.namespace.is_none() {
+            problems.push("metadata.namespace: missing; a Foo is namespaced".to_owned());
+        }
+        problems
+    })
 }
 
 /// `counted` are the Deployments whose pods the status reports: the one the
@@ -371,91 +366,4 @@ fn deployment(parent: &FooParent, name: &str, replicas: i32, image: &str) -> Dep
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dns_subdomains_are_checked_as_kubernetes_does() {
-        for good in [
-            "a",
-            "foo-deployment",
-            "a.b-c.d",
-            "0",
-            "x".repeat(253).as_str(),
-        ] {
-            assert_eq!(check_dns_subdomain(good), Ok(()), "{good}");
-        }
-        for bad in [
-            "",
-            "Foo",
-            "-a",
-            "a-",
-            "a..b",
-            ".a",
-            "a.",
-            "a.-b",
-            "a_b",
-            "a b",
-            "ä",
-            "x".repeat(254).as_str(),
-        ] {
-            assert!(check_dns_subdomain(bad).is_err(), "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn the_schema_carries_the_name_check() {
-        let crd = Foo::crd();
-        let schema = serde_json::to_value(&crd.spec.versions[0].schema).unwrap_or_default();
-        let name = &schema["openAPIV3Schema"]["properties"]["spec"]["properties"]["deploymentName"];
-        assert_eq!(name["pattern"], DNS_SUBDOMAIN_PATTERN);
-        assert_eq!(name["maxLength"], 253);
-        assert_eq!(name["minLength"], 1);
-        let replicas = &schema["openAPIV3Schema"]["properties"]["spec"]["properties"]["replicas"];
-        assert_eq!(replicas["minimum"].as_f64(), Some(0.0));
-        let required = &schema["openAPIV3Schema"]["properties"]["spec"]["required"];
-        assert_eq!(required, &serde_json::json!(["deploymentName"]));
-    }
-
-    #[test]
-    fn the_crd_is_the_seeds() {
-        let crd = Foo::crd();
-        assert_eq!(
-            crd.metadata.name.as_deref(),
-            Some("foos.samplecontroller.k8s.io")
-        );
-        assert_eq!(crd.spec.scope, "Namespaced");
-        let version = &crd.spec.versions[0];
-        assert_eq!(version.name, "v1alpha1");
-        assert!(
-            version
-                .subresources
-                .as_ref()
-                .is_some_and(|s| s.status.is_some()),
-            "status subresource"
-        );
-        let columns: Vec<&str> = version
-            .additional_printer_columns
-            .iter()
-            .flatten()
-            .map(|c| c.name.as_str())
-            .collect();
-        assert_eq!(columns, ["Deployment", "Desired", "Available", "Age"]);
-        let schema = serde_json::to_value(&version.schema).unwrap_or_default();
-        let status = &schema["openAPIV3Schema"]["properties"]["status"]["properties"];
-        for field in ["availableReplicas", "conditions", "observedGeneration"] {
-            assert!(
-                status.get(field).is_some(),
-                "status.{field} would be pruned"
-            );
-        }
-    }
-
-    #[test]
-    fn the_message_is_the_seeds() {
-        assert_eq!(
-            message_resource_exists("foo-deployment"),
-            "Resource \"foo-deployment\" already exists and is not managed by Foo"
-        );
-    }
-}
+mod tests;

@@ -8,6 +8,7 @@
 //!   Deployment exactly as it is and say why in the status; create nothing.
 //! - finalize: desire no children; `finalized` once none is observed.
 
+use crate::reading;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Container, ContainerPort};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -169,10 +170,7 @@ pub fn finalize(req: &Request) -> Answer<HelloStatus> {
 
 /// Every observed Deployment (there is normally one).
 fn deployments(req: &Request) -> impl Iterator<Item = &ObservedDeployment> {
-    req.children
-        .of::<ObservedDeployment>()
-        .iter()
-        .filter(|d| d.is_deployment())
+    reading::deployments(req.children.of::<ObservedDeployment>())
 }
 
 /// The observed Deployment named like the Hello.
@@ -182,29 +180,26 @@ fn own_deployment(req: &Request) -> Option<&ObservedDeployment> {
 
 /// The spec, if it is valid; otherwise every reason it is not, in one line.
 fn valid_spec(parent: &Parent<Hello>) -> Result<&HelloSpec, String> {
-    let spec = parent.spec.as_ref().map_err(|e| e.to_string())?;
-    let mut problems = Vec::new();
-    if spec.replicas > MAX_REPLICAS {
-        problems.push(format!("replicas: greater than {MAX_REPLICAS}"));
-    }
-    if spec.replicas < 0 {
-        problems.push("replicas: less than 0".to_owned());
-    }
-    if spec.image.is_empty() {
-        problems.push("image: must not be empty".to_owned());
-    } else if spec.image.chars().any(char::is_whitespace) {
-        problems.push("image: must not contain whitespace".to_owned());
-    }
-    if parent.metadata.name.len() > MAX_NAME_LEN {
-        problems.push(format!(
-            "metadata.name: longer than {MAX_NAME_LEN} characters, too long for a label value"
-        ));
-    }
-    if problems.is_empty() {
-        Ok(spec)
-    } else {
-        Err(problems.join("; "))
-    }
+    reading::valid_spec(&parent.spec, |spec| {
+        let mut problems = Vec::new();
+        if spec.replicas > MAX_REPLICAS {
+            problems.push(format!("replicas: greater than {MAX_REPLICAS}"));
+        }
+        if spec.replicas < 0 {
+            problems.push("replicas: less than 0".to_owned());
+        }
+        if spec.image.is_empty() {
+            problems.push("image: must not be empty".to_owned());
+        } else if spec.image.chars().any(char::is_whitespace) {
+            problems.push("image: must not contain whitespace".to_owned());
+        }
+        if parent.metadata.name.len() > MAX_NAME_LEN {
+            problems.push(format!(
+                "metadata.name: longer than {MAX_NAME_LEN} characters, too long for a label value"
+            ));
+        }
+        problems
+    })
 }
 
 fn spec_condition(spec: &Result<&HelloSpec, String>) -> Wanted {

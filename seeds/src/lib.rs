@@ -7,6 +7,9 @@
 //! - [`foo`]: a `Foo` runs the Deployment its spec names (the Kubernetes
 //!   sample-controller), with a customize hook.
 //!
+//! What they read the same way (a spec checked for every problem at once,
+//! the Deployments among the children) is written once, in `reading`.
+//!
 //! ```
 //! let names: Vec<&str> = metahook_seeds::controllers().iter().map(|c| c.name()).collect();
 //! assert_eq!(names, ["hello", "hikawa", "foo"]);
@@ -16,6 +19,7 @@
 pub mod foo;
 pub mod hello;
 pub mod hikawa;
+mod reading;
 
 use metahook_core::Controller;
 

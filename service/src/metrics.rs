@@ -1,10 +1,7 @@
-//! Prometheus metrics, in the text format on `GET /metrics`. Label values
-//! come only from the controller table and the status code, so their number
-//! is bounded whatever clients send.
+//! Prometheus metrics, served in the text format on `GET /metrics`
+//! (`probes`). Label values come only from the controller table and the
+//! status code, so their number is bounded whatever clients send.
 
-use super::AppState;
-use super::errors::RequestError;
-use actix_web::{HttpResponse, web};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -159,15 +156,4 @@ impl Default for Metrics {
     fn default() -> Self {
         Self::new()
     }
-}
-
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/metrics", web::get().to(metrics));
-}
-
-async fn metrics(state: web::Data<AppState>) -> Result<HttpResponse, RequestError> {
-    let text = state.metrics.encode().map_err(|_| RequestError::Metrics)?;
-    Ok(HttpResponse::Ok()
-        .content_type("application/openmetrics-text; version=1.0.0; charset=utf-8")
-        .body(text))
 }

@@ -4,6 +4,10 @@
 //! - [`Situation`]: a request built from typed objects (the parent, the
 //!   children with the status the test wants), and the hook's answer as
 //!   JSON — snapshot it whole with insta;
+//! - [`Recorded`]: requests recorded as Metacontroller sends them, a
+//!   directory of them, answered the same way;
+//! - [`disagreements`]: a controller's declaration against the manifest
+//!   of a CompositeController written by hand;
 //! - [`Converge`]: the controller driven pass after pass by the bundled
 //!   driver's own planner over an in-memory cluster, until a pass writes
 //!   nothing; it fails, naming the object and the field, when the
@@ -56,9 +60,13 @@
 #![deny(missing_docs)]
 
 mod converge;
+mod declared;
 pub mod kubernetes;
+mod recorded;
 mod requests;
 mod store;
 
 pub use converge::{Converge, ConvergeError, Converged, NotSettled, Pass};
+pub use declared::disagreements;
+pub use recorded::{Recorded, RecordedError};
 pub use requests::{CallError, Situation};

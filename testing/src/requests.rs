@@ -122,12 +122,23 @@ impl Situation {
         hook: HookKind,
         now: Timestamp,
     ) -> Result<Value, CallError> {
-        let handler = controller.hook(hook).ok_or(CallError::NoHook(hook))?;
         let body = serde_json::to_vec(&self.request()).map_err(CallError::Answer)?;
-        let answer =
-            registry::call(&handler, &body, now).map_err(|p| CallError::Panicked(p.message))??;
-        serde_json::from_slice(&answer).map_err(CallError::Answer)
+        call(controller, hook, &body, now)
     }
+}
+
+/// `controller`'s `hook` called on the request `body` at `now`, as the
+/// service calls it (a panic caught), and its answer as JSON.
+pub(crate) fn call(
+    controller: &Controller,
+    hook: HookKind,
+    body: &[u8],
+    now: Timestamp,
+) -> Result<Value, CallError> {
+    let handler = controller.hook(hook).ok_or(CallError::NoHook(hook))?;
+    let answer =
+        registry::call(&handler, body, now).map_err(|p| CallError::Panicked(p.message))??;
+    serde_json::from_slice(&answer).map_err(CallError::Answer)
 }
 
 /// Files `object` under `Kind.apiVersion` and `namespace/name`.

@@ -281,16 +281,23 @@ def test_default_deployment(default: Rendered) -> None:
     assert deployment["spec"]["template"]["metadata"]["labels"] == selector
 
 
+def cli_source() -> str:
+    """The command line's definition: metahook/src/cli.rs and its modules
+    (cli/driver.rs holds the driver's flags), tests left out."""
+    cli = ROOT / "metahook" / "src" / "cli.rs"
+    parts = [cli] + sorted(p for p in (cli.parent / "cli").glob("*.rs") if p.name != "tests.rs")
+    return "\n".join(p.read_text() for p in parts)
+
+
 def cli_default(env_name: str) -> int:
     """The default the command line gives the flag read from `env_name`: in
     metahook/src/cli.rs the flag names a constant of `metahook_service::defaults`
-    (service/src/lib.rs), a product of integers (`128 * 1024 * 1024`)."""
-    cli = (ROOT / "metahook" / "src" / "cli.rs").read_text()
-    match = re.search(r'env = "%s", default_value_t = defaults::(\w+)\)' % env_name, cli)
+    (service/src/settings.rs), a product of integers (`128 * 1024 * 1024`)."""
+    match = re.search(r'env = "%s", default_value_t = defaults::(\w+)\)' % env_name, cli_source())
     assert match, f"no default from metahook_service::defaults for {env_name} in metahook/src/cli.rs"
-    service = (ROOT / "service" / "src" / "lib.rs").read_text()
+    service = (ROOT / "service" / "src" / "settings.rs").read_text()
     value = re.search(r"pub const %s: \w+ = ([0-9 *]+);" % match.group(1), service)
-    assert value, f"no integer constant {match.group(1)} in service/src/lib.rs"
+    assert value, f"no integer constant {match.group(1)} in service/src/settings.rs"
     product = 1
     for factor in value.group(1).split("*"):
         product *= int(factor)
@@ -803,7 +810,8 @@ STATUS_VERBS = {"patch"}
 FINALIZERS_VERBS = {"update"}
 CHILD_VERBS = {"get", "list", "watch", "create", "patch", "delete"}
 
-# The driver's settings the chart passes, by the names src/cli.rs reads.
+# The driver's settings the chart passes, by the names the command line reads
+# (metahook/src/cli/driver.rs).
 DRIVER_ENV = ("METAHOOK_CONTROLLERS", "METAHOOK_LEADER_ELECTION", "METAHOOK_LEADER_ELECTION_LEASE",
               "POD_NAMESPACE", "POD_NAME")
 CONTROLLERS_DIR = "/etc/metahook/controllers"
@@ -811,7 +819,7 @@ CONTROLLERS_DIR = "/etc/metahook/controllers"
 
 def binary_env_names() -> set[str]:
     """Every environment variable the metahook CLI reads (clap `env = "..."`)."""
-    return set(re.findall(r'\benv\s*=\s*"([A-Z0-9_]+)"', (ROOT / "metahook" / "src" / "cli.rs").read_text()))
+    return set(re.findall(r'\benv\s*=\s*"([A-Z0-9_]+)"', cli_source()))
 
 
 def controllers_config(out: Rendered) -> dict[str, dict]:
@@ -879,8 +887,9 @@ def test_driver_mode_objects(driver: Rendered) -> None:
 
 
 def test_driver_env_names_are_the_ones_the_binary_reads(driver: Rendered, chart: helm_python.Chart) -> None:
-    """Every METAHOOK_* / POD_* variable the chart sets is one metahook/src/cli.rs
-    declares, so a rename on either side fails here, not in a cluster."""
+    """Every METAHOOK_* / POD_* variable the chart sets is one the command line
+    (metahook/src/cli.rs and cli/) declares, so a rename on either side fails
+    here, not in a cluster."""
     known = binary_env_names()
     assert {"METAHOOK_CONTROLLERS", "METAHOOK_LISTEN", "METAHOOK_LEADER_ELECTION"} <= known, known
     assert set(DRIVER_ENV) <= known
@@ -1236,7 +1245,7 @@ def test_aggregated_api_listens_on_the_server_host(chart: helm_python.Chart) -> 
 
 def test_aggregated_api_env_names_are_the_ones_the_binary_reads() -> None:
     missing = set(API_ENV) - binary_env_names()
-    assert not missing, f"metahook/src/cli.rs does not read {sorted(missing)}, which the chart sets"
+    assert not missing, f"the command line (metahook/src/cli*) does not read {sorted(missing)}, which the chart sets"
 
 
 def test_aggregated_api_certificate_is_signed_by_the_ca_bundle(api: Rendered, tmp_path: Path) -> None:

@@ -5,8 +5,10 @@
 //! ([`crate::PeerCerts`] is there only for a verified certificate); a
 //! certificate another CA signed fails the handshake.
 
+use crate::certificate::Cert;
+use crate::chain;
+use crate::files::{CA_FILE, TlsError, certificates, read};
 use crate::refusal::ClientCertRefused;
-use crate::{CA_FILE, TlsError, certificate::Cert, certificates, chain, read};
 use rustls::client::danger::HandshakeSignatureValid;
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::{CertificateDer, SubjectPublicKeyInfoDer, UnixTime};

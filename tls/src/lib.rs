@@ -16,11 +16,12 @@
 //! the handshake         → keep_peer_certs → PeerCerts per request
 //! ```
 //!
-//! The modules are private: `serving` ([`ServingCert`]); `client_ca`
-//! ([`ClientCa`]), which checks chains as Go's TLS server does (`chain`,
-//! `certificate`, `name_constraints`); `refusal` ([`Refusal`], why a
-//! handshake failed); `accept` ([`acceptor`], the handshake with the
-//! peer's address); and `peer` ([`PeerCerts`], [`keep_peer_certs`]).
+//! The modules are private: `files` (the directory's files, [`TlsError`]);
+//! `serving` ([`ServingCert`]); `client_ca` ([`ClientCa`]), which checks
+//! chains as Go's TLS server does (`chain`, `certificate`,
+//! `name_constraints`); `refusal` ([`Refusal`], why a handshake failed);
+//! `accept` ([`acceptor`], the handshake with the peer's address); and
+//! `peer` ([`PeerCerts`], [`keep_peer_certs`]).
 //!
 //! ## Example
 //!
@@ -54,6 +55,7 @@ mod accept;
 mod certificate;
 mod chain;
 mod client_ca;
+mod files;
 mod name_constraints;
 mod peer;
 mod refusal;
@@ -63,71 +65,10 @@ mod testing;
 
 pub use accept::{HandshakeError, TlsStream, acceptor};
 pub use client_ca::ClientCa;
+pub use files::{CA_FILE, CERT_FILE, KEY_FILE, TlsError};
 pub use peer::{PeerCerts, keep_peer_certs};
 pub use refusal::{ClientCertRefused, Refusal};
 pub use serving::ServingCert;
-
-use std::path::{Path, PathBuf};
-
-pub const CERT_FILE: &str = "tls.crt";
-pub const KEY_FILE: &str = "tls.key";
-pub const CA_FILE: &str = "ca.crt";
-
-#[derive(Debug, thiserror::Error)]
-pub enum TlsError {
-    #[error("reading {path} failed")]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{path} holds no PEM certificate")]
-    NoCertificate { path: PathBuf },
-    #[error("{path} holds no usable PEM private key")]
-    Key {
-        path: PathBuf,
-        #[source]
-        source: rustls_pki_types::pem::Error,
-    },
-    #[error("the key in {path} does not match the certificate, or is of an unsupported type")]
-    Mismatch {
-        path: PathBuf,
-        #[source]
-        source: rustls::Error,
-    },
-    #[error("a certificate in {path} cannot be read")]
-    CaCertificate {
-        path: PathBuf,
-        #[source]
-        source: ClientCertRefused,
-    },
-    #[error("building the TLS configuration failed")]
-    Config(#[source] rustls::Error),
-}
-
-/// The bytes of `dir/name`.
-fn read(dir: &Path, name: &str) -> Result<Vec<u8>, TlsError> {
-    let path = dir.join(name);
-    std::fs::read(&path).map_err(|source| TlsError::Read { path, source })
-}
-
-/// Every PEM certificate in `pem` (from `dir/name`); none is an error.
-fn certificates(
-    pem: &[u8],
-    dir: &Path,
-    name: &str,
-) -> Result<Vec<rustls_pki_types::CertificateDer<'static>>, TlsError> {
-    use rustls_pki_types::pem::PemObject;
-    let chain: Vec<_> = rustls_pki_types::CertificateDer::pem_slice_iter(pem)
-        .flatten()
-        .collect();
-    if chain.is_empty() {
-        return Err(TlsError::NoCertificate {
-            path: dir.join(name),
-        });
-    }
-    Ok(chain)
-}
 
 /// A server configuration with safe protocol versions for `provider`.
 pub fn server_config_builder(
@@ -142,6 +83,7 @@ pub fn server_config_builder(
 pub(crate) mod tests {
     use super::*;
     use rcgen::{CertificateParams, Issuer, KeyPair};
+    use std::path::{Path, PathBuf};
 
     /// A fresh directory under the system's temporary one.
     pub(crate) fn temp_dir(name: &str) -> PathBuf {

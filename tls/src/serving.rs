@@ -1,7 +1,7 @@
 //! The serving certificate: `tls.crt` and `tls.key` of a directory,
 //! replaced when the files change.
 
-use crate::{CERT_FILE, KEY_FILE, TlsError, certificates, read};
+use crate::files::{CERT_FILE, KEY_FILE, TlsError, certificates, read};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::PrivateKeyDer;
 use rustls::server::{ClientHello, ResolvesServerCert};

@@ -5,7 +5,7 @@ use super::*;
 use crate::collection::And;
 use crate::conditions::Wanted;
 use crate::test_types::{Note, NoteStatus, request};
-use crate::{Answer, HookError, Request, Timestamp};
+use crate::{Answer, HookError, HookKind, Request, Timestamp};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use serde_json::{Value, json};

@@ -33,28 +33,8 @@ pub fn controller() -> Controller {
         .build()
 }
 
+// `controller.json`: the example's `manifest/globalconfigmap.yaml` in Metacontroller,
+// its webhooks left out.
 #[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    /// The declaration says what the example's CompositeController says
-    /// (`manifest/globalconfigmap.yaml`), which is what the engines run.
-    #[test]
-    fn the_declaration_is_the_examples_composite_controller() {
-        let manifest = super::controller().manifest(&metahook::Webhooks::default());
-        assert_eq!(manifest["metadata"]["name"], "globalconfigmap-controller");
-        let spec = &manifest["spec"];
-        assert_eq!(
-            spec["parentResource"],
-            json!({"apiVersion": "examples.metacontroller.io/v1alpha1", "resource": "globalconfigmaps"})
-        );
-        assert_eq!(
-            spec["childResources"],
-            json!([{"apiVersion": "v1", "resource": "configmaps", "updateStrategy": {"method": "InPlace"}}])
-        );
-        assert_eq!(spec["generateSelector"], true);
-        let mut hooks: Vec<&String> = spec["hooks"].as_object().expect("hooks").keys().collect();
-        hooks.sort();
-        assert_eq!(hooks, ["customize", "sync"]);
-    }
-}
+#[path = "../../shared/declared.rs"]
+mod declared;

@@ -5,9 +5,9 @@
 //! snapshot in `tests/snapshots/` (read each before accepting it); the
 //! tests after it check what matters without a snapshot.
 
-use metahook::{Controller, HookKind, Timestamp};
+use metahook::{Controller, HookKind};
+use metahook_testing::Recorded;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// Declared once: building its CRD's schema is most of a test's time.
@@ -16,43 +16,30 @@ fn controller() -> &'static Controller {
     CONTROLLER.get_or_init(metahook_example_globalconfigmap::controller)
 }
 
-fn now() -> Timestamp {
-    "2026-11-22T03:00:00Z".parse().expect("a time")
+fn fixtures() -> Recorded {
+    Recorded::in_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures"))
 }
 
-fn fixtures() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("fixtures/")
-        .map(|e| e.expect("an entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    paths.sort();
-    paths
-}
-
-/// The answer to `fixtures/<name>.json`, or `{"error": ...}`.
+/// The answer to `fixtures/<name>.json` — of the customize hook for
+/// `customize-*`, of sync for the others — or `{"error": ...}`.
 fn answer(name: &str) -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("fixtures/{name}.json"));
-    let body = std::fs::read(&path).expect("the fixture");
     let kind = if name.starts_with("customize") {
         HookKind::Customize
     } else {
         HookKind::Sync
     };
-    let hook = controller().hook(kind).expect("the hook");
-    match hook(&body, now()) {
-        Ok(bytes) => serde_json::from_slice(&bytes).expect("JSON"),
+    let now = "2026-11-22T03:00:00Z".parse().expect("a time");
+    match fixtures().answer(controller(), kind, name, now) {
+        Ok(answer) => answer,
         Err(e) => json!({"error": e.to_string()}),
     }
 }
 
 #[test]
 fn every_fixture_answers_as_its_snapshot() {
-    let paths = fixtures();
-    assert!(paths.len() >= 7, "fixtures missing: {paths:?}");
-    for path in paths {
-        let name = path.file_stem().and_then(|s| s.to_str()).expect("a name");
+    let names = fixtures().names().expect("fixtures/");
+    assert!(names.len() >= 7, "fixtures missing: {names:?}");
+    for name in names.iter().map(String::as_str) {
         insta::assert_json_snapshot!(name, answer(name));
     }
 }

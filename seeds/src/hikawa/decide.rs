@@ -6,36 +6,34 @@ use super::names::{MAX_NAME_LEN, zundoko_name};
 use super::observed::Song;
 use super::pacing;
 use super::words::{Word, ready_to_kiyoshi};
+use crate::reading;
 use jiff::Timestamp;
 use metahook_core::Parent;
 
 /// The spec, if it is valid; otherwise every reason it is not, in one line.
 pub(super) fn valid_spec(parent: &Parent<Hikawa>) -> Result<&HikawaSpec, String> {
-    let spec = parent.spec.as_ref().map_err(|e| e.to_string())?;
-    let mut problems = Vec::new();
-    if !(0..=MAX_INTERVAL_MILLIS).contains(&spec.interval_millis) {
-        problems.push(format!(
-            "intervalMillis: {} is not between 0 and {MAX_INTERVAL_MILLIS}",
-            spec.interval_millis
-        ));
-    }
-    if !(1..=MAX_MAX_ZUNDOKOS).contains(&spec.max_zundokos) {
-        problems.push(format!(
-            "maxZundokos: {} is not between 1 and {MAX_MAX_ZUNDOKOS}",
-            spec.max_zundokos
-        ));
-    }
-    let longest = zundoko_name(&parent.metadata.name, spec.max_zundokos.max(1));
-    if longest.len() > MAX_NAME_LEN {
-        problems.push(format!(
-            "metadata.name: too long; Zundoko names such as {longest:?} would exceed {MAX_NAME_LEN} characters"
-        ));
-    }
-    if problems.is_empty() {
-        Ok(spec)
-    } else {
-        Err(problems.join("; "))
-    }
+    reading::valid_spec(&parent.spec, |spec| {
+        let mut problems = Vec::new();
+        if !(0..=MAX_INTERVAL_MILLIS).contains(&spec.interval_millis) {
+            problems.push(format!(
+                "intervalMillis: {} is not between 0 and {MAX_INTERVAL_MILLIS}",
+                spec.interval_millis
+            ));
+        }
+        if !(1..=MAX_MAX_ZUNDOKOS).contains(&spec.max_zundokos) {
+            problems.push(format!(
+                "maxZundokos: {} is not between 1 and {MAX_MAX_ZUNDOKOS}",
+                spec.max_zundokos
+            ));
+        }
+        let longest = zundoko_name(&parent.metadata.name, spec.max_zundokos.max(1));
+        if longest.len() > MAX_NAME_LEN {
+            problems.push(format!(
+                "metadata.name: too long; Zundoko names such as {longest:?} would exceed {MAX_NAME_LEN} characters"
+            ));
+        }
+        problems
+    })
 }
 
 /// What comes next in a song that is not over.

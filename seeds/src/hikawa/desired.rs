@@ -3,8 +3,7 @@
 
 use super::crds::{Hikawa, Kiyoshi, KiyoshiSpec, Zundoko, ZundokoSpec};
 use super::names::{kiyoshi_name, zundoko_name};
-use super::observed::ObservedWord;
-use super::pacing::SAID_AT;
+use super::observed::{ObservedWord, SAID_AT};
 use super::words::KIYOSHI;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use metahook_core::Parent;

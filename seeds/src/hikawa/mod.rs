@@ -42,8 +42,7 @@ pub use crds::{
 };
 pub use desired::Child;
 pub use names::{kiyoshi_name, zundoko_name};
-pub use observed::{ObservedSay, ObservedWord};
-pub use pacing::SAID_AT;
+pub use observed::{ObservedSay, ObservedWord, Request, SAID_AT};
 pub use words::{KIYOSHI, Word, ready_to_kiyoshi, word};
 
 use decide::{Next, Step, step, valid_spec};
@@ -53,8 +52,6 @@ use metahook_core::{Answer, Controller, UpdateStrategy};
 use observed::Song;
 use pacing::seconds;
 use status::status;
-
-pub type Request = metahook_core::Request<Hikawa, ObservedWord>;
 
 /// The Hikawa controller, declared.
 pub fn controller() -> Controller {

@@ -1,14 +1,19 @@
 //! What the hook reads of a request: the Hikawa's previous conditions, each
 //! observed Zundoko or Kiyoshi, and those children sorted into the song.
 
-use super::Request;
-use super::crds::{API_VERSION, MAX_MAX_ZUNDOKOS};
+use super::crds::{API_VERSION, Hikawa, MAX_MAX_ZUNDOKOS};
 use super::names::{kiyoshi_name, zundoko_number};
 use super::words::{Word, word};
 use metahook_core::objects::{KeptAnnotations, Meta};
 use metahook_core::{Object, TypeRef};
 use serde::Deserialize;
 use std::collections::BTreeMap;
+
+/// What the hook is given: a Hikawa, its Zundokos and its Kiyoshi.
+pub type Request = metahook_core::Request<Hikawa, ObservedWord>;
+
+/// When a word was said (RFC 3339, sub-second precision), on every child.
+pub const SAID_AT: &str = "zundokokiyoshi.kaitoy.github.com/said-at";
 
 /// An observed Zundoko or Kiyoshi, as far as the hook reads it.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -25,7 +30,7 @@ pub struct ObservedWord {
 pub struct SaidAtOnly;
 
 impl KeptAnnotations for SaidAtOnly {
-    const KEYS: &'static [&'static str] = &[super::SAID_AT];
+    const KEYS: &'static [&'static str] = &[SAID_AT];
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]

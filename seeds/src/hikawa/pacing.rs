@@ -11,12 +11,9 @@
 //! that time is written back as its annotation.
 
 use super::crds::Hikawa;
-use super::observed::{ObservedWord, Song};
+use super::observed::{ObservedWord, SAID_AT, Song};
 use jiff::{SignedDuration, Timestamp};
 use metahook_core::Parent;
-
-/// When a word was said (RFC 3339, sub-second precision), on every child.
-pub const SAID_AT: &str = "zundokokiyoshi.kaitoy.github.com/said-at";
 
 impl ObservedWord {
     /// When this word was said: its annotation; failing that, one second

@@ -1,0 +1,314 @@
+//! The typed builders of a CompositeController ([`Controller::composite`])
+//! and of a DecoratorController ([`Controller::decorator`]).
+
+use super::declaration::{Controller, Crd};
+use super::handler::handler;
+use super::shape::{Shape, UpdateStrategy};
+use crate::answer::{Answer, CustomizeAnswer, DecoratorAnswer, IntoAnswer};
+use crate::collection::ObjectSet;
+use crate::hook::HookKind;
+use crate::object::Object;
+use crate::request::{
+    Customize, Decorate, ParentType, Request, WireCustomize, WireDecorate, WireRequest,
+};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use std::marker::PhantomData;
+use std::time::Duration;
+
+/// The settings both builders take, written once: `$what` is what `sync`
+/// is called for, at least every resync period.
+macro_rules! settings {
+    ($what:literal) => {
+        #[doc = concat!("Call `sync` for every ", $what, " at least this often.")]
+        pub fn resync_period(mut self, period: Duration) -> Self {
+            self.controller.resync_period = Some(period);
+            self
+        }
+
+        /// How long Metacontroller waits for a hook's answer (default 10 s).
+        pub fn hook_timeout(mut self, timeout: Duration) -> Self {
+            self.controller.hook_timeout = timeout;
+            self
+        }
+
+        /// A CRD this controller owns (its parent's, a child's, an
+        /// attachment's): printed by `crds` and installed by the chart.
+        pub fn crd(mut self, crd: CustomResourceDefinition) -> Self {
+            self.controller.crds.push(Crd::Made(Box::new(crd)));
+            self
+        }
+
+        /// The CRD of `K`, a `#[derive(CustomResource)]` type this controller
+        /// owns: made only when asked for (`crds`, the chart), not when the
+        /// controller is declared.
+        pub fn crd_of<K: kube::CustomResourceExt>(mut self) -> Self {
+            self.controller.crds.push(Crd::Of(K::crd));
+            self
+        }
+    };
+}
+
+impl Controller {
+    /// A CompositeController named `name` (the first path segment of its
+    /// hooks: `/{name}/sync`) whose parent is `P`.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use metahook_core::{Answer, Controller, HookKind, Request, UpdateStrategy, Webhooks};
+    /// # use kube::CustomResource;
+    /// # use schemars::JsonSchema;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
+    /// # #[kube(group = "example.com", version = "v1", kind = "Note", namespaced, status = "NoteStatus")]
+    /// # pub struct NoteSpec { text: String }
+    /// # #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+    /// # pub struct NoteStatus { copies: usize }
+    ///
+    /// fn sync(req: &Request<Note, ConfigMap>) -> Answer<NoteStatus> {
+    ///     Answer::new(NoteStatus { copies: req.children.of::<ConfigMap>().len() })
+    /// }
+    ///
+    /// let notes = Controller::composite::<Note>("note")
+    ///     .child::<ConfigMap>(UpdateStrategy::InPlace)
+    ///     .sync(sync)
+    ///     .crd_of::<Note>()
+    ///     .build();
+    /// assert_eq!(notes.hook_kinds().collect::<Vec<_>>(), [HookKind::Sync]);
+    /// assert_eq!(notes.crds()[0].metadata.name.as_deref(), Some("notes.example.com"));
+    /// // The CompositeController Metacontroller reads, its hooks at metahook's Service.
+    /// let manifest = notes.manifest(&Webhooks::default());
+    /// assert_eq!(manifest["spec"]["parentResource"]["resource"], "notes");
+    /// assert_eq!(manifest["spec"]["hooks"]["sync"]["webhook"]["path"], "/note/sync");
+    /// ```
+    pub fn composite<P: ParentType>(name: impl Into<String>) -> Composite<P> {
+        Composite {
+            controller: Controller::new(
+                name.into(),
+                Shape::Composite {
+                    parent: P::type_ref(),
+                    children: Vec::new(),
+                    generate_selector: true,
+                },
+            ),
+            _parent: PhantomData,
+        }
+    }
+
+    /// A DecoratorController named `name` that decorates objects of type
+    /// `T`: objects someone else made, given labels, annotations and
+    /// attachments of their own.
+    ///
+    /// ```
+    /// use k8s_openapi::api::apps::v1::Deployment;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use metahook_core::{Controller, Decorate, DecoratorAnswer, HookKind, UpdateStrategy};
+    /// use serde_json::json;
+    ///
+    /// /// Each Deployment labelled with its replicas, and a ConfigMap beside it.
+    /// fn sync(req: &Decorate<Deployment, ConfigMap>) -> DecoratorAnswer {
+    ///     let name = req.object.metadata.name.clone().unwrap_or_default();
+    ///     let replicas = req.object.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+    ///     DecoratorAnswer::new()
+    ///         .label("example.com/replicas", replicas.to_string())
+    ///         .attachment(json!({
+    ///             "apiVersion": "v1", "kind": "ConfigMap",
+    ///             "metadata": {"name": format!("{name}-replicas")},
+    ///             "data": {"replicas": replicas.to_string()},
+    ///         }))
+    /// }
+    ///
+    /// let replicas = Controller::decorator::<Deployment>("replicas")
+    ///     .attachment::<ConfigMap>(UpdateStrategy::InPlace)
+    ///     .sync(sync)
+    ///     .build();
+    /// assert!(replicas.check().is_ok());
+    /// // Called as the service calls it: request bytes in, answer bytes out.
+    /// let request = json!({
+    ///     "object": {
+    ///         "apiVersion": "apps/v1", "kind": "Deployment",
+    ///         "metadata": {"name": "web", "namespace": "shop"},
+    ///         "spec": {"replicas": 3, "selector": {}, "template": {}},
+    ///     },
+    ///     "attachments": {"ConfigMap.v1": {}},
+    /// });
+    /// let hook = replicas.hook(HookKind::Sync).ok_or("a sync hook")?;
+    /// let answer = hook(request.to_string().as_bytes(), "2026-11-22T03:00:00Z".parse()?)?;
+    /// let answer: serde_json::Value = serde_json::from_slice(&answer)?;
+    /// assert_eq!(answer["labels"]["example.com/replicas"], "3");
+    /// assert_eq!(answer["attachments"][0]["metadata"]["name"], "web-replicas");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn decorator<T: Object>(name: impl Into<String>) -> Decorator<T> {
+        Decorator {
+            controller: Controller::new(
+                name.into(),
+                Shape::Decorator {
+                    resource: T::type_ref(),
+                    attachments: Vec::new(),
+                },
+            ),
+            _object: PhantomData,
+        }
+    }
+}
+
+/// The typed builder of a CompositeController whose parent is `P`
+/// ([`Controller::composite`]).
+pub struct Composite<P> {
+    controller: Controller,
+    _parent: PhantomData<fn() -> P>,
+}
+
+impl<P: ParentType> Composite<P> {
+    /// A child type and how its objects are updated. Children are matched
+    /// by a controller-uid label Metacontroller adds
+    /// ([`Composite::generate_selector`]).
+    pub fn child<T: Object>(mut self, update: UpdateStrategy) -> Self {
+        self.controller.add_type(T::type_ref(), update);
+        self
+    }
+
+    /// Whether children are matched by a label Metacontroller generates
+    /// (`true`, the default) or by the parent's own `spec.selector`.
+    pub fn generate_selector(mut self, generate: bool) -> Self {
+        if let Shape::Composite {
+            generate_selector, ..
+        } = &mut self.controller.shape
+        {
+            *generate_selector = generate;
+        }
+        self
+    }
+
+    settings!("parent");
+
+    /// The `sync` hook: the parent and its children in, its status and
+    /// desired children out.
+    pub fn sync<C, R, A, F>(self, hook: F) -> Self
+    where
+        C: ObjectSet,
+        R: ObjectSet,
+        A: IntoAnswer<Answer<P::StatusType>>,
+        F: Fn(&Request<P, C, R>) -> A + Send + Sync + 'static,
+    {
+        self.request_hook(HookKind::Sync, hook)
+    }
+
+    /// The `finalize` hook, called instead of `sync` once the parent is
+    /// being deleted, until it answers [`Answer::finalized`]`(true)`.
+    pub fn finalize<C, R, A, F>(self, hook: F) -> Self
+    where
+        C: ObjectSet,
+        R: ObjectSet,
+        A: IntoAnswer<Answer<P::StatusType>>,
+        F: Fn(&Request<P, C, R>) -> A + Send + Sync + 'static,
+    {
+        self.request_hook(HookKind::Finalize, hook)
+    }
+
+    /// The `customize` hook: which related objects to send with each sync.
+    pub fn customize<A, F>(mut self, hook: F) -> Self
+    where
+        A: IntoAnswer<CustomizeAnswer>,
+        F: Fn(&Customize<P>) -> A + Send + Sync + 'static,
+    {
+        let handler = handler::<WireCustomize<P>, CustomizeAnswer, _, _>(hook);
+        self.controller.add_hook(HookKind::Customize, handler);
+        self
+    }
+
+    fn request_hook<C, R, A, F>(mut self, kind: HookKind, hook: F) -> Self
+    where
+        C: ObjectSet,
+        R: ObjectSet,
+        A: IntoAnswer<Answer<P::StatusType>>,
+        F: Fn(&Request<P, C, R>) -> A + Send + Sync + 'static,
+    {
+        self.controller.reads::<C>();
+        let handler = handler::<WireRequest<P, C, R>, Answer<P::StatusType>, _, _>(hook);
+        self.controller.add_hook(kind, handler);
+        self
+    }
+
+    /// The controller, declared.
+    pub fn build(self) -> Controller {
+        self.controller
+    }
+}
+
+impl<P: ParentType> From<Composite<P>> for Controller {
+    fn from(composite: Composite<P>) -> Controller {
+        composite.build()
+    }
+}
+
+/// The typed builder of a DecoratorController of objects `T`
+/// ([`Controller::decorator`]).
+pub struct Decorator<T> {
+    controller: Controller,
+    _object: PhantomData<fn() -> T>,
+}
+
+impl<T: Object> Decorator<T> {
+    /// An attachment type and how its objects are updated.
+    pub fn attachment<A: Object>(mut self, update: UpdateStrategy) -> Self {
+        self.controller.add_type(A::type_ref(), update);
+        self
+    }
+
+    settings!("object");
+
+    /// The `sync` hook: the object and its attachments in, the edits and
+    /// desired attachments out.
+    pub fn sync<A, R, S, Out, F>(self, hook: F) -> Self
+    where
+        T: DeserializeOwned,
+        A: ObjectSet,
+        R: ObjectSet,
+        S: Serialize,
+        Out: IntoAnswer<DecoratorAnswer<S>>,
+        F: Fn(&Decorate<T, A, R>) -> Out + Send + Sync + 'static,
+    {
+        self.request_hook(HookKind::Sync, hook)
+    }
+
+    /// The `finalize` hook, once the object is being deleted.
+    pub fn finalize<A, R, S, Out, F>(self, hook: F) -> Self
+    where
+        T: DeserializeOwned,
+        A: ObjectSet,
+        R: ObjectSet,
+        S: Serialize,
+        Out: IntoAnswer<DecoratorAnswer<S>>,
+        F: Fn(&Decorate<T, A, R>) -> Out + Send + Sync + 'static,
+    {
+        self.request_hook(HookKind::Finalize, hook)
+    }
+
+    fn request_hook<A, R, S, Out, F>(mut self, kind: HookKind, hook: F) -> Self
+    where
+        A: ObjectSet,
+        R: ObjectSet,
+        S: Serialize,
+        Out: IntoAnswer<DecoratorAnswer<S>>,
+        F: Fn(&Decorate<T, A, R>) -> Out + Send + Sync + 'static,
+    {
+        self.controller.reads::<A>();
+        let handler = handler::<WireDecorate<T, A, R>, DecoratorAnswer<S>, _, _>(hook);
+        self.controller.add_hook(kind, handler);
+        self
+    }
+
+    /// The controller, declared.
+    pub fn build(self) -> Controller {
+        self.controller
+    }
+}
+
+impl<T: Object> From<Decorator<T>> for Controller {
+    fn from(decorator: Decorator<T>) -> Controller {
+        decorator.build()
+    }
+}

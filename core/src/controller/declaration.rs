@@ -1,0 +1,177 @@
+//! A controller, declared: its name, what it controls, its hooks, the
+//! CRDs it owns, and what is wrong with the declaration.
+
+use super::shape::{ChildType, Shape, UpdateStrategy};
+use crate::collection::ObjectSet;
+use crate::hook::{Handler, HookKind};
+use crate::object::TypeRef;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use std::fmt;
+use std::time::Duration;
+
+/// One controller, ready to be served, driven and rendered.
+#[derive(Clone)]
+pub struct Controller {
+    pub(super) name: String,
+    pub(super) shape: Shape,
+    pub(super) hooks: Vec<(HookKind, Handler)>,
+    pub(super) crds: Vec<Crd>,
+    pub(super) resync_period: Option<Duration>,
+    pub(super) hook_timeout: Duration,
+    /// Mistakes in the declaration, reported by [`Controller::check`].
+    pub(super) problems: Vec<String>,
+}
+
+impl fmt::Debug for Controller {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let hooks: Vec<_> = self.hooks.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("Controller")
+            .field("name", &self.name)
+            .field("shape", &self.shape)
+            .field("hooks", &hooks)
+            .finish()
+    }
+}
+
+/// A CRD a controller owns: made, or made when asked (a schema takes a
+/// moment to generate, and serving a hook never needs it).
+#[derive(Clone)]
+pub(super) enum Crd {
+    Made(Box<CustomResourceDefinition>),
+    Of(fn() -> CustomResourceDefinition),
+}
+
+/// What is wrong with a controller's declaration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("controller {name:?}: {}", problems.join("; "))]
+pub struct DeclarationError {
+    /// The controller's name.
+    pub name: String,
+    /// Each problem, in a sentence: `it has no sync hook`.
+    pub problems: Vec<String>,
+}
+
+impl Controller {
+    pub(super) fn new(name: String, shape: Shape) -> Self {
+        Controller {
+            name,
+            shape,
+            hooks: Vec::new(),
+            crds: Vec::new(),
+            resync_period: None,
+            hook_timeout: Duration::from_secs(10),
+            problems: Vec::new(),
+        }
+    }
+
+    /// Its name: the first segment of its hooks' paths (`/{name}/sync`)
+    /// and its manifest's `metadata.name`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// What it controls: a parent and its child types, or a decorated type
+    /// and its attachment types.
+    pub fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    /// The hook of this kind, if the controller has one.
+    pub fn hook(&self, kind: HookKind) -> Option<Handler> {
+        self.hooks
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, handler)| handler.clone())
+    }
+
+    /// The kinds of hook it has, in the order they were declared.
+    pub fn hook_kinds(&self) -> impl Iterator<Item = HookKind> + '_ {
+        self.hooks.iter().map(|(kind, _)| *kind)
+    }
+
+    /// The CRDs it owns (its parent's, its children's), as declared.
+    pub fn crds(&self) -> Vec<CustomResourceDefinition> {
+        self.crds
+            .iter()
+            .map(|crd| match crd {
+                Crd::Made(crd) => (**crd).clone(),
+                Crd::Of(make) => make(),
+            })
+            .collect()
+    }
+
+    /// Whether the declaration can work: a sync hook, each type a hook
+    /// reads among those declared, a name fit for a URL path.
+    pub fn check(&self) -> Result<(), DeclarationError> {
+        let mut problems = self.problems.clone();
+        if !self.hooks.iter().any(|(k, _)| *k == HookKind::Sync) {
+            problems.push("it has no sync hook".to_owned());
+        }
+        let fit = !self.name.is_empty()
+            && self.name.len() <= 63
+            && self
+                .name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !self.name.starts_with('-')
+            && !self.name.ends_with('-');
+        if !fit {
+            problems.push(
+                "its name must be a DNS label (lowercase letters, digits and '-', at most 63)"
+                    .to_owned(),
+            );
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(DeclarationError {
+                name: self.name.clone(),
+                problems,
+            })
+        }
+    }
+
+    pub(super) fn add_hook(&mut self, kind: HookKind, handler: Handler) {
+        if self.hooks.iter().any(|(k, _)| *k == kind) {
+            self.problems
+                .push(format!("its {kind} hook is declared twice"));
+        }
+        self.hooks.push((kind, handler));
+    }
+
+    /// Declares a child type (an attachment type, of a decorator).
+    pub(super) fn add_type(&mut self, type_ref: TypeRef, update: UpdateStrategy) {
+        let (Shape::Composite {
+            children: types, ..
+        }
+        | Shape::Decorator {
+            attachments: types, ..
+        }) = &mut self.shape;
+        types.push(ChildType { type_ref, update });
+    }
+
+    /// Notes a problem if a member of the set `S` a hook reads accepts none
+    /// of the declared child (or attachment) types: it would never be given
+    /// an object.
+    pub(super) fn reads<S: ObjectSet>(&mut self) {
+        let (what, types) = match &self.shape {
+            Shape::Composite { children, .. } => ("child", children),
+            Shape::Decorator { attachments, .. } => ("attachment", attachments),
+        };
+        let unread: Vec<String> = S::members()
+            .into_iter()
+            .filter(|member| {
+                !types
+                    .iter()
+                    .any(|t| (member.accepts)(&t.type_ref.kind, &t.type_ref.api_version))
+            })
+            .map(|member| {
+                format!(
+                    "a hook reads {} as {what}, but no {what} type it accepts is declared",
+                    member.type_name
+                )
+            })
+            .collect();
+        self.problems.extend(unread);
+    }
+}

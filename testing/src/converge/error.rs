@@ -1,0 +1,110 @@
+//! Why a convergence check could not run, or failed.
+
+use metahook_core::HookKind;
+use metahook_core::registry::HookError;
+use metahook_driver::config::ConfigError;
+use metahook_driver::decide::plan::PlanError;
+use metahook_driver::decide::related::RelatedError;
+use metahook_driver::hook::wire::DecodeResponseError;
+
+/// Why a convergence check could not run, or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ConvergeError {
+    /// The declaration makes no manifest the driver can drive.
+    #[error("the controller's declaration is not one the driver can drive")]
+    Config(#[source] ConfigError),
+    /// The controller, named here, is a DecoratorController.
+    #[error("{0}: a DecoratorController's convergence is not checked here")]
+    Decorator(String),
+    /// The controller, named here, has a child type that rolls
+    /// (`RollingRecreate`, `RollingInPlace`).
+    #[error("{0}: a child type rolls; rolling updates are not checked here")]
+    Rolling(String),
+    /// No parent was given, or not one of the controller's parent type:
+    /// what is wrong with it.
+    #[error("the parent is not a Kubernetes object of the controller's parent type: {0}")]
+    Parent(String),
+    /// A hook gave no answer: the request is not one it reads, or it
+    /// failed.
+    #[error("pass {pass}: the {hook} hook failed")]
+    Hook {
+        /// The pass, from 1.
+        pass: usize,
+        /// The hook.
+        hook: HookKind,
+        /// Why.
+        #[source]
+        source: HookError,
+    },
+    /// A hook panicked.
+    #[error("pass {pass}: the {hook} hook panicked: {message}")]
+    Panicked {
+        /// The pass, from 1.
+        pass: usize,
+        /// The hook.
+        hook: HookKind,
+        /// What the panic said.
+        message: String,
+    },
+    /// A hook's answer is not one the driver takes (a key the protocol
+    /// does not have, a value of the wrong type).
+    #[error("pass {pass}: the driver would not take the {hook} hook's answer")]
+    Answer {
+        /// The pass, from 1.
+        pass: usize,
+        /// The hook.
+        hook: HookKind,
+        /// What the driver found wrong.
+        #[source]
+        source: DecodeResponseError,
+    },
+    /// The driver would not act on the answer: a desired child without a
+    /// name, of a type not declared, or whose labels the parent's selector
+    /// does not match.
+    #[error("pass {pass}: the driver would not act on the answer")]
+    Plan {
+        /// The pass, from 1.
+        pass: usize,
+        /// What the driver found wrong.
+        #[source]
+        source: PlanError,
+    },
+    /// A rule of the customize hook's answer is invalid (names with a
+    /// selector, say).
+    #[error("pass {pass}: the customize hook's rules")]
+    Related {
+        /// The pass, from 1.
+        pass: usize,
+        /// What is wrong with the rule.
+        #[source]
+        source: RelatedError,
+    },
+    /// An object in the cluster (one given, or one a pass wrote) is not a
+    /// Kubernetes object the driver can read.
+    #[error("pass {pass}: an object the store holds is not a Kubernetes object")]
+    Object {
+        /// The pass, from 1.
+        pass: usize,
+        /// Why it could not be read.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The controller never settled.
+    #[error(transparent)]
+    NotSettled(#[from] NotSettled),
+}
+
+/// A controller that kept writing: what its last pass still wrote.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the {controller} controller did not settle in {passes} passes; its last pass still wrote:\n{}",
+    writes.iter().map(|w| format!("  {w}")).collect::<Vec<_>>().join("\n")
+)]
+pub struct NotSettled {
+    /// The controller's name.
+    pub controller: String,
+    /// The passes it was allowed ([`Converge::max_passes`](crate::Converge::max_passes)).
+    pub passes: usize,
+    /// Each write of the last pass: what, and which fields made it.
+    pub writes: Vec<String>,
+}
