@@ -264,9 +264,7 @@ fn kubectl_reconciles(ns: &str) -> Result<Vec<String>, String> {
 /// and stays so, and `kubectl get reconciles` answers throughout.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_sockets_do_not_make_the_api_unavailable() {
-    let path = kubeconfig();
-    let client = admin().await;
-    install_crds(&client).await;
+    let (path, client) = cluster_with_crds().await;
     let ns = namespace(&client, "aggregated").await;
     let (tls_dir, ca_pem) = serving_cert(&ns);
     let api_port = free_port();

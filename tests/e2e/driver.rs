@@ -13,9 +13,7 @@ use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn driver_reconciles_every_controller() {
-    let path = kubeconfig();
-    let client = admin().await;
-    install_crds(&client).await;
+    let (path, client) = cluster_with_crds().await;
     {
         let driver = start_driver(&path).await;
         let engine = Engine::Driver {
@@ -126,10 +124,7 @@ async fn a_driver_started_before_its_crd_waits_for_it() {
     crd["spec"]["group"] = json!(group);
     crd["metadata"]["name"] = json!(format!("helloes.{group}"));
     let crd_names = apply_crds(&client, vec![crd]).await;
-    wait_for("the driver to find its type and be ready", || async {
-        readyz(driver.port).then_some(())
-    })
-    .await;
+    wait_ready("the driver to find its type and be ready", driver.port).await;
     let ns = namespace(&client, "e2e-later").await;
     let hellos: Api<DynamicObject> = Api::namespaced_with(
         client.clone(),
@@ -164,9 +159,7 @@ async fn a_driver_started_before_its_crd_waits_for_it() {
 /// it), a label change does (and the driver writes the status back).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ignore_status_changes_leaves_a_status_write_alone() {
-    let path = kubeconfig();
-    let client = admin().await;
-    install_crds(&client).await;
+    let (path, client) = cluster_with_crds().await;
     let hooks = start(&path, &["serve"]).await;
     let dir = hello_manifest_at(hooks.port, None, "metahook-e2e-ignore-status");
     let manifest = dir.join("hello.yaml");

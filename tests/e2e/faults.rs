@@ -67,19 +67,20 @@ async fn an_api_server_restart_loses_nothing() {
     tokio::time::sleep(Duration::from_secs(3)).await;
     let back = Instant::now();
     control("/apiserver/start");
-    wait_for("the driver to be ready again", || async {
-        readyz(driver.port).then_some(())
-    })
-    .await;
+    wait_ready("the driver to be ready again", driver.port).await;
     wait_for(
         "every Hello's Deployment and status after the restart",
         || async { all_observed(&client, &ns, &hellos).await.then_some(()) },
     )
     .await;
     let driven = back.elapsed();
-    wait_for("every Hello to converge after the restart", || async {
-        all_converged(&client, &ns, &hellos, 1).await.then_some(())
-    })
+    wait_converged(
+        "every Hello to converge after the restart",
+        &client,
+        &ns,
+        &hellos,
+        1,
+    )
     .await;
     say(&format!(
         "API server restart: every Hello had its Deployment and an observed status {:.1} s after the server was back, \
@@ -102,10 +103,7 @@ async fn watch_history_gone_relists_and_misses_nothing() {
     let Scene { client, driver, ns } = Scene::driven("e2e-gone").await;
     let first = names("before", 5);
     create_hellos(&client, &ns, &first, 1).await;
-    wait_for("the first Hellos to converge", || async {
-        all_converged(&client, &ns, &first, 1).await.then_some(())
-    })
-    .await;
+    wait_converged("the first Hellos to converge", &client, &ns, &first, 1).await;
     let relists_before = metric(driver.port, "metahook_driver_cache_relists_total");
 
     // The driver is frozen while the API server restarts and the world
@@ -135,9 +133,13 @@ async fn watch_history_gone_relists_and_misses_nothing() {
         (metric(driver.port, "metahook_driver_cache_relists_total") > relists_before).then_some(())
     })
     .await;
-    wait_for("the Hellos made while it was away to converge", || async {
-        all_converged(&client, &ns, &later, 1).await.then_some(())
-    })
+    wait_converged(
+        "the Hellos made while it was away to converge",
+        &client,
+        &ns,
+        &later,
+        1,
+    )
     .await;
     wait_for("the scale made while it was away", || async {
         converged(&client, &ns, &first[0], 2).await.then_some(())
@@ -178,10 +180,7 @@ async fn a_killed_leader_is_replaced_and_never_two_write() {
         )
     };
     let leader = replica("a");
-    wait_for("replica a to lead", || async {
-        readyz(leader.port).then_some(())
-    })
-    .await;
+    wait_ready("replica a to lead", leader.port).await;
     let standby = replica("b");
     let hellos = names("leader", 10);
     create_hellos(&client, &ns, &hellos, 1).await;
@@ -201,15 +200,9 @@ async fn a_killed_leader_is_replaced_and_never_two_write() {
     // SIGKILL: the lease is not released; the standby waits it out.
     leader.signal("KILL");
     let killed = Instant::now();
-    wait_for("replica b to take over", || async {
-        readyz(standby.port).then_some(())
-    })
-    .await;
+    wait_ready("replica b to take over", standby.port).await;
     let took_over = killed.elapsed();
-    wait_for("replica b to finish the work", || async {
-        all_converged(&client, &ns, &hellos, 1).await.then_some(())
-    })
-    .await;
+    wait_converged("replica b to finish the work", &client, &ns, &hellos, 1).await;
     say(&format!(
         "leader change: the standby led {:.1} s after the leader was killed; all converged {:.1} s after",
         took_over.as_secs_f64(),
@@ -306,9 +299,7 @@ impl Drop for SilentHook {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hook_down_or_slow_changes_nothing_and_backs_off() {
-    let path = kubeconfig();
-    let client = admin().await;
-    install_crds(&client).await;
+    let (path, client) = cluster_with_crds().await;
     let ns = namespace(&client, "e2e-hookdown").await;
     let port = free_port();
     // The Hello controller, its hooks at a port of ours, with a short
@@ -414,24 +405,14 @@ async fn a_throttling_api_server_is_retried_and_nothing_is_lost() {
     let apply = PatchParams::apply("metahook-e2e").force();
     let objects = [
         (
-            (
-                "rbac.authorization.k8s.io",
-                "v1",
-                "ClusterRoleBinding",
-                "clusterrolebindings",
-            ),
+            "clusterrolebindings",
             json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
                    "metadata": {"name": user},
                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
                    "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]}),
         ),
         (
-            (
-                "flowcontrol.apiserver.k8s.io",
-                "v1",
-                "PriorityLevelConfiguration",
-                "prioritylevelconfigurations",
-            ),
+            "prioritylevelconfigurations",
             json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "PriorityLevelConfiguration",
                    "metadata": {"name": user},
                    "spec": {"type": "Limited", "limited": {
@@ -439,12 +420,7 @@ async fn a_throttling_api_server_is_retried_and_nothing_is_lost() {
                        "limitResponse": {"type": "Reject"}}}}),
         ),
         (
-            (
-                "flowcontrol.apiserver.k8s.io",
-                "v1",
-                "FlowSchema",
-                "flowschemas",
-            ),
+            "flowschemas",
             json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
                    "metadata": {"name": user},
                    "spec": {"priorityLevelConfiguration": {"name": user}, "matchingPrecedence": 500,
@@ -455,14 +431,11 @@ async fn a_throttling_api_server_is_retried_and_nothing_is_lost() {
                                        "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}]}]}}),
         ),
     ];
-    for ((group, version, kind, plural), object) in &objects {
-        let ar =
-            ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
-        let api: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
-        let name = object["metadata"]["name"].as_str().expect("a name");
-        api.patch(name, &apply, &Patch::Apply(object))
+    for (plural, object) in &objects {
+        let (api, name) = cluster_object(&client, plural, object);
+        api.patch(&name, &apply, &Patch::Apply(object))
             .await
-            .unwrap_or_else(|e| panic!("creating {kind} {name}: {e}"));
+            .unwrap_or_else(|e| panic!("creating {plural}/{name}: {e}"));
     }
     // Few seats in all, so that one share of them is one seat.
     let _restore = RestoreApiServer;
@@ -481,9 +454,13 @@ async fn a_throttling_api_server_is_retried_and_nothing_is_lost() {
     let ns = namespace(&client, "e2e-throttled").await;
     let hellos = names("throttled", 20);
     create_hellos(&client, &ns, &hellos, 1).await;
-    wait_for("every Hello to converge while throttled", || async {
-        all_converged(&client, &ns, &hellos, 1).await.then_some(())
-    })
+    wait_converged(
+        "every Hello to converge while throttled",
+        &client,
+        &ns,
+        &hellos,
+        1,
+    )
     .await;
     let throttled = metric(
         driver.port,
@@ -498,11 +475,29 @@ async fn a_throttling_api_server_is_retried_and_nothing_is_lost() {
     delete_all_hellos(&client, &ns).await;
     drop(driver);
     drop_namespace(&client, &ns).await;
-    for ((group, version, kind, plural), object) in &objects {
-        let ar =
-            ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
-        let api: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
-        let name = object["metadata"]["name"].as_str().expect("a name");
-        let _ = api.delete(name, &DeleteParams::default()).await;
+    for (plural, object) in &objects {
+        let (api, name) = cluster_object(&client, plural, object);
+        let _ = api.delete(&name, &DeleteParams::default()).await;
     }
+}
+
+/// The API of a cluster-scoped `object` (its apiVersion and kind, served
+/// as `plural`), and its name.
+fn cluster_object(
+    client: &Client,
+    plural: &str,
+    object: &serde_json::Value,
+) -> (Api<DynamicObject>, String) {
+    let (group, version) = object["apiVersion"]
+        .as_str()
+        .and_then(|v| v.split_once('/'))
+        .expect("a grouped apiVersion");
+    let kind = object["kind"].as_str().expect("a kind");
+    let gvk = GroupVersionKind::gvk(group, version, kind);
+    let api = Api::all_with(
+        client.clone(),
+        &ApiResource::from_gvk_with_plural(&gvk, plural),
+    );
+    let name = object["metadata"]["name"].as_str().expect("a name");
+    (api, name.to_owned())
 }

@@ -280,9 +280,7 @@ async fn refuses(client: &Client, prefix: &str, expected: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_driver_calls_the_hooks_over_mutual_tls() {
-    let path = kubeconfig();
-    let client = admin().await;
-    install_crds(&client).await;
+    let (path, client) = cluster_with_crds().await;
     let hooks = serve_mtls(&path).await;
     let secrets_ns = secrets(&client, &hooks, &Ca::new("stranger").client("driver")).await;
     {

@@ -232,29 +232,44 @@ mod tests {
         assert_eq!(report.unplaced["b"], 1);
     }
 
+    /// Each audit log names exactly one violation, saying `says`.
     #[test]
-    fn a_write_committed_after_another_took_over_is_named() {
-        let audit = [
-            event("a", "update", "leases", "l", 10, 1),
-            event("b", "update", "leases", "l", 20, 3),
-            event("a", "patch", "deployments", "web", 21, 4),
+    fn a_write_outside_its_writers_terms_is_named() {
+        let cases = [
+            (
+                "committed after another took over",
+                vec![
+                    event("a", "update", "leases", "l", 10, 1),
+                    event("b", "update", "leases", "l", 20, 3),
+                    event("a", "patch", "deployments", "web", 21, 4),
+                ],
+                "held by b",
+            ),
+            (
+                "changed nothing, outside every term of its writer",
+                vec![
+                    event("a", "update", "leases", "l", 10, 1),
+                    event("a", "patch", "deployments", "web", 11, 2),
+                    event("b", "update", "leases", "l", 20, 5),
+                    // a again, long after b took over, applying the same: rev 11.
+                    event("a", "patch", "deployments", "web", 11, 9),
+                ],
+                "in no term",
+            ),
         ];
-        let report = check(&audit, "ns", "l", &writers());
-        assert_eq!(report.violations.len(), 1, "{:?}", report.violations);
-        assert!(report.violations[0].contains("held by b"));
-    }
-
-    #[test]
-    fn a_write_that_changed_nothing_outside_every_term_of_its_writer_is_named() {
-        let audit = [
-            event("a", "update", "leases", "l", 10, 1),
-            event("a", "patch", "deployments", "web", 11, 2),
-            event("b", "update", "leases", "l", 20, 5),
-            // a again, long after b took over, applying the same: rev 11.
-            event("a", "patch", "deployments", "web", 11, 9),
-        ];
-        let report = check(&audit, "ns", "l", &writers());
-        assert_eq!(report.violations.len(), 1, "{:?}", report.violations);
-        assert!(report.violations[0].contains("in no term"));
+        for (case, audit, says) in cases {
+            let report = check(&audit, "ns", "l", &writers());
+            assert_eq!(
+                report.violations.len(),
+                1,
+                "{case}: {:?}",
+                report.violations
+            );
+            assert!(
+                report.violations[0].contains(says),
+                "{case}: {:?}",
+                report.violations
+            );
+        }
     }
 }

@@ -20,9 +20,7 @@ const EXTERNAL: &str = "container_memory_working_set_bytes,kube_pod_container_re
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_metric_and_label_the_alerts_and_dashboard_name_is_exported() {
-    let path = kubeconfig();
-    let client = admin().await;
-    install_crds(&client).await;
+    let (path, client) = cluster_with_crds().await;
     let hooks = start(&path, &["serve", "--max-body-bytes", "65536"]).await;
     let dir = hello_manifest_at(hooks.port, None, "metahook-e2e-monitoring");
     let driver = start_drive(&path, &dir).await;

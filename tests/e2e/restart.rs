@@ -25,10 +25,7 @@ async fn a_restarted_driver_writes_nothing_on_a_converged_cluster() {
     create_hellos(&client, &ns, &hellos, 1).await;
     // Converged and ready: each status observed its generation, its
     // Deployment's replica is ready.
-    wait_for("every Hello ready", || async {
-        all_converged(&client, &ns, &hellos, 1).await.then_some(())
-    })
-    .await;
+    wait_converged("every Hello ready", &client, &ns, &hellos, 1).await;
     // The expected path of a new object is worth no Warning (it used to
     // be a "Ready is False" Warning on every new Hello).
     let events: Api<Event> = Api::namespaced(client.clone(), &ns);
@@ -96,18 +93,12 @@ async fn a_standby_taking_over_a_converged_cluster_writes_only_the_lease() {
         replica
     };
     let leader = replica("metahook-leader", "leader");
-    wait_for("the first replica to lead", || async {
-        readyz(leader.port).then_some(())
-    })
-    .await;
+    wait_ready("the first replica to lead", leader.port).await;
     let standby_user = "metahook-standby";
     let standby = replica(standby_user, "standby");
     let hellos = names("hello", HELLOS);
     create_hellos(&client, &ns, &hellos, 1).await;
-    wait_for("every Hello ready", || async {
-        all_converged(&client, &ns, &hellos, 1).await.then_some(())
-    })
-    .await;
+    wait_converged("every Hello ready", &client, &ns, &hellos, 1).await;
     assert!(!readyz(standby.port), "the standby waits for the Lease");
     // Killed, not stopped: no release of the Lease; the standby takes it
     // once it expires.
@@ -159,10 +150,7 @@ async fn a_stopped_leader_hands_its_lease_to_the_standby_within_its_term() {
         )
     };
     let mut leader = replica("first");
-    wait_for("the first replica to lead", || async {
-        readyz(leader.port).then_some(())
-    })
-    .await;
+    wait_ready("the first replica to lead", leader.port).await;
     let standby = replica("second");
     let leases: Api<Lease> = Api::namespaced(client.clone(), "default");
     let lease = |name| {
@@ -185,10 +173,7 @@ async fn a_stopped_leader_hands_its_lease_to_the_standby_within_its_term() {
     // SIGTERM: the leader stops its work and releases the Lease at once,
     // not after its shutdown delay.
     leader.signal("TERM");
-    wait_for("the standby to lead", || async {
-        readyz(standby.port).then_some(())
-    })
-    .await;
+    wait_ready("the standby to lead", standby.port).await;
     let taken = lease("metahook-e2e-handover").await;
     assert_eq!(taken.holder_identity.as_deref(), Some("second"));
     let acquired = taken.acquire_time.expect("acquired").0;

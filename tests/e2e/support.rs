@@ -290,6 +290,36 @@ pub fn kubeconfig_as(user: &str) -> PathBuf {
     path
 }
 
+/// Waits until the process on `port` says it is ready (`what`: what is
+/// awaited, for the failure).
+pub async fn wait_ready(what: &str, port: u16) {
+    wait_for(what, || async { readyz(port).then_some(()) }).await
+}
+
+/// Waits until every Hello of `names` in `ns` has converged at `replicas`.
+pub async fn wait_converged(
+    what: &str,
+    client: &Client,
+    ns: &str,
+    names: &[String],
+    replicas: i64,
+) {
+    wait_for(what, || async {
+        all_converged(client, ns, names, replicas)
+            .await
+            .then_some(())
+    })
+    .await
+}
+
+/// The admin's kubeconfig and client, with the seeds' CRDs installed.
+pub async fn cluster_with_crds() -> (PathBuf, Client) {
+    let path = kubeconfig();
+    let client = admin().await;
+    install_crds(&client).await;
+    (path, client)
+}
+
 pub fn readyz(port: u16) -> bool {
     http("GET", &format!("127.0.0.1:{port}"), "/readyz").is_some_and(|(status, _)| status == 200)
 }

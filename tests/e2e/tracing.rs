@@ -33,9 +33,7 @@ struct Span {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_reconcile_is_one_trace_from_the_driver_into_the_hook_server() {
-    let path = kubeconfig();
-    let client = admin().await;
-    install_crds(&client).await;
+    let (path, client) = cluster_with_crds().await;
     let scratch = std::env::temp_dir().join(format!("metahook-e2e-tracing-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).expect("a directory");
     let spans_file = scratch.join("spans.jsonl");

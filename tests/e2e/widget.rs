@@ -43,10 +43,7 @@ async fn run(args: &[&str]) -> (Running, u16) {
         .spawn()
         .expect("starting widget-operator");
     let running = Running(child);
-    wait_for("widget-operator to be ready", || async {
-        readyz(port).then_some(())
-    })
-    .await;
+    wait_ready("widget-operator to be ready", port).await;
     (running, port)
 }
 

@@ -30,12 +30,11 @@ func get(t *testing.T, method, url string) (*http.Response, string) {
 
 func TestAnswersAnyPathLikeNginxdemosHello(t *testing.T) {
 	at := time.Date(2026, 11, 23, 3, 4, 5, 0, time.UTC)
-	srv := httptest.NewServer(handler("hello-abc", func() time.Time { return at }))
-	defer srv.Close()
-	addr := strings.TrimPrefix(srv.URL, "http://")
+	url := serve(t, "hello-abc", func() time.Time { return at })
+	addr := strings.TrimPrefix(url, "http://")
 
 	for _, path := range []string{"/", "/some/path?x=1&y=%20z"} {
-		resp, body := get(t, http.MethodGet, srv.URL+path)
+		resp, body := get(t, http.MethodGet, url+path)
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("GET %s: %s", path, resp.Status)
 		}
@@ -54,26 +53,30 @@ func TestAnswersAnyPathLikeNginxdemosHello(t *testing.T) {
 		}
 	}
 
-	resp, body := get(t, http.MethodHead, srv.URL+"/x")
+	resp, body := get(t, http.MethodHead, url+"/x")
 	if resp.StatusCode != http.StatusOK || body != "" {
 		t.Errorf("HEAD: %s with %q", resp.Status, body)
 	}
 }
 
+// serve starts the handler for a test, stopped when the test ends; its URL.
+func serve(t *testing.T, hostname string, now func() time.Time) string {
+	srv := httptest.NewServer(handler(hostname, now))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
 func TestHealthz(t *testing.T) {
-	srv := httptest.NewServer(handler("h", time.Now))
-	defer srv.Close()
-	resp, body := get(t, http.MethodGet, srv.URL+"/healthz")
+	resp, body := get(t, http.MethodGet, serve(t, "h", time.Now)+"/healthz")
 	if resp.StatusCode != http.StatusOK || body != "ok\n" {
 		t.Errorf("GET /healthz: %s %q", resp.Status, body)
 	}
 }
 
 func TestOtherMethodsRefused(t *testing.T) {
-	srv := httptest.NewServer(handler("h", time.Now))
-	defer srv.Close()
+	url := serve(t, "h", time.Now)
 	for _, path := range []string{"/", "/healthz"} {
-		resp, _ := get(t, http.MethodPost, srv.URL+path)
+		resp, _ := get(t, http.MethodPost, url+path)
 		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" {
 			t.Errorf("POST %s: %s, Allow %q", path, resp.Status, resp.Header.Get("Allow"))
 		}
