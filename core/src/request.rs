@@ -73,7 +73,7 @@ pub trait HasConditions {
 
 /// A `sync` or `finalize` request of a CompositeController whose parent is
 /// `P`, with children of the types `C` and related objects of the types
-/// `R` (each `()`, one type, or a tuple of up to four).
+/// `R` (each [`Nothing`], one type, or [`And`](crate::collection::And) of two sets, nested for more).
 pub struct Request<P: ParentType, C: ObjectSet = Nothing, R: ObjectSet = Nothing> {
     /// The parent: its metadata, its spec (or why it does not fit its
     /// type) and its current status.

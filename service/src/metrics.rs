@@ -104,7 +104,7 @@ impl Metrics {
         registry.register(
             "hook_tls_refusals",
             "TLS handshakes on the hook port that failed, by reason: the client certificate's \
-             (unknown_ca, expired, not_yet_valid, bad_signature, bad_usage, bad_issuer, \
+             (unknown_ca, expired, not_yet_valid, bad_signature, bad_usage, name_constraints, \
              unsupported_certificate), peer_alert (the client refused ours), timeout, closed, \
              handshake (any other TLS error)",
             tls_refused.clone(),
