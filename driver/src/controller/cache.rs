@@ -10,8 +10,9 @@
 //! client-go's reflector does, and counts as out of date until the new
 //! listing is complete: the driver's `/readyz` says so. kube's watcher would
 //! resume from the last resource version instead, which leaves no moment at
-//! which the cache is known to be current again. The old contents stay
-//! readable until the new listing replaces them.
+//! which the cache is known to be current again. A relist replaces each
+//! object as it arrives, so the store never holds two copies of the type
+//! (`listing.rs`).
 
 use crate::decide::model::ApiType;
 use crate::observe::metrics::DriverMetrics;
@@ -21,8 +22,9 @@ use kube::api::{Api, DynamicObject};
 use kube::core::Selector;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::watcher::{self, Event};
-use std::collections::{HashMap, HashSet};
+use kube::runtime::watcher;
+use listing::Listing;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -221,12 +223,12 @@ impl Caches {
     #[cfg(test)]
     pub fn preload(&self, resource: &ApiType, objects: Vec<DynamicObject>) -> Arc<TypeCache> {
         let mut writer = reflector::store::Writer::new(resource.api.clone());
-        writer.apply_watcher_event(&Event::Init);
+        writer.apply_watcher_event(&watcher::Event::Init);
         for mut obj in objects {
             normalize(&mut obj, resource);
-            writer.apply_watcher_event(&Event::InitApply(obj));
+            writer.apply_watcher_event(&watcher::Event::InitApply(obj));
         }
-        writer.apply_watcher_event(&Event::InitDone);
+        writer.apply_watcher_event(&watcher::Event::InitDone);
         let cache = Arc::new(TypeCache {
             resource: resource.clone(),
             store: writer.as_reader(),
@@ -269,38 +271,6 @@ impl Caches {
     }
 }
 
-/// A listing in progress: what the store held before it, what it found.
-struct Listing {
-    before: Vec<Arc<DynamicObject>>,
-    listed: Vec<Arc<DynamicObject>>,
-}
-
-impl Listing {
-    /// Tells subscribers what the completed listing changed: every object
-    /// found (as a resync would), and every object gone while the watch was
-    /// down, which no event would otherwise report (a child deleted then
-    /// must bring its parent back to recreate it).
-    fn announce(self, cache: &TypeCache) {
-        let found: HashSet<(Option<&str>, Option<&str>)> = self
-            .listed
-            .iter()
-            .map(|o| (o.metadata.namespace.as_deref(), o.metadata.name.as_deref()))
-            .collect();
-        for obj in &self.before {
-            let key = (
-                obj.metadata.namespace.as_deref(),
-                obj.metadata.name.as_deref(),
-            );
-            if !found.contains(&key) {
-                cache.notify(&Change::Deleted(Arc::clone(obj)));
-            }
-        }
-        for obj in self.listed {
-            cache.notify(&Change::Applied(obj));
-        }
-    }
-}
-
 /// What the cache keeps of an object. Items of a list come without
 /// `apiVersion` and `kind` (only watch events carry them): the type is put
 /// back, as client-go's dynamic client does, so that hooks see whole objects
@@ -337,6 +307,7 @@ async fn run(
     let label = cache.resource.map_key();
     metrics.cache_synced(&label, false);
     let mut backoff = RELIST_BACKOFF;
+    let mut listing = Listing::default();
     loop {
         // A new watcher lists first: every object again, then watches.
         let resource = cache.resource.clone();
@@ -344,10 +315,6 @@ async fn run(
             .modify(move |obj| normalize(obj, &resource));
         let mut stream = std::pin::pin!(stream);
         let mut listed_at = None;
-        // A listing's objects reach the store only when it is complete
-        // (kube's store swaps them in at InitDone): subscribers hear of
-        // them then, or a reconcile they start would read the old store.
-        let mut listing: Option<Listing> = None;
         let failure = loop {
             let event = tokio::select! {
                 _ = stop.cancelled() => return,
@@ -359,32 +326,12 @@ async fn run(
                 Some(Err(err)) => break Some(err),
                 Some(Ok(event)) => event,
             };
-            if matches!(event, Event::Init) {
-                listing = Some(Listing {
-                    before: cache.store.state(),
-                    listed: Vec::new(),
-                });
-            }
-            writer.apply_watcher_event(&event);
-            match event {
-                Event::Apply(obj) => cache.notify(&Change::Applied(Arc::new(obj))),
-                Event::InitApply(obj) => {
-                    if let Some(l) = listing.as_mut() {
-                        l.listed.push(Arc::new(obj));
-                    }
+            if listing.apply(&mut writer, &cache, event) {
+                listed_at = Some(tokio::time::Instant::now());
+                if !cache.synced.swap(true, Ordering::AcqRel) {
+                    tracing::info!(%kind, objects = cache.store.len(), "cache synced");
                 }
-                Event::Delete(obj) => cache.notify(&Change::Deleted(Arc::new(obj))),
-                Event::InitDone => {
-                    if let Some(l) = listing.take() {
-                        l.announce(&cache);
-                    }
-                    listed_at = Some(tokio::time::Instant::now());
-                    if !cache.synced.swap(true, Ordering::AcqRel) {
-                        tracing::info!(%kind, objects = cache.store.len(), "cache synced");
-                    }
-                    metrics.cache_synced(&label, true);
-                }
-                Event::Init => {}
+                metrics.cache_synced(&label, true);
             }
         };
         cache.synced.store(false, Ordering::Release);
@@ -407,5 +354,6 @@ async fn run(
     }
 }
 
+mod listing;
 #[cfg(test)]
 mod tests;

@@ -53,16 +53,28 @@ fn named(name: &str) -> DynamicObject {
     .unwrap()
 }
 
-#[tokio::test]
-async fn a_completed_listing_reports_what_it_found_and_what_went_away() {
-    let (client, _api) = crate::test_support::scripted_api::mock_client();
-    let caches = Caches::new(
-        client,
-        CancellationToken::new(),
-        Arc::new(DriverMetrics::default()),
-    );
+fn version(obj: &TypeCache, name: &str) -> Option<String> {
+    let found = obj.get(Some("shop"), name)?;
+    Some(found.data["data"]["v"].as_str().unwrap_or("1").to_owned())
+}
+
+fn named_at(name: &str, v: &str) -> DynamicObject {
+    let mut obj = named(name);
+    obj.data["data"] = json!({"v": v});
+    obj
+}
+
+#[test]
+fn a_relist_replaces_objects_in_place_and_reports_what_it_found_and_what_went_away() {
     let configmaps = ApiType::new("", "v1", "ConfigMap", "configmaps", true);
-    let cache = caches.preload(&configmaps, vec![named("kept"), named("gone")]);
+    let mut writer = reflector::store::Writer::new(configmaps.api.clone());
+    let cache = TypeCache {
+        resource: configmaps,
+        store: writer.as_reader(),
+        synced: AtomicBool::new(false),
+        subscribers: RwLock::new(Vec::new()),
+        last_event: Mutex::new(None),
+    };
     let heard = Arc::new(Mutex::new(Vec::new()));
     let recorder = heard.clone();
     cache.subscribe(Arc::new(move |change| {
@@ -75,16 +87,73 @@ async fn a_completed_listing_reports_what_it_found_and_what_went_away() {
             .unwrap()
             .push(format!("{what} {}", obj.metadata.name.clone().unwrap()));
     }));
-    // A relist after the watch broke: "gone" was deleted meanwhile,
-    // "new" created.
-    let listing = Listing {
-        before: cache.store.state(),
-        listed: vec![Arc::new(named("kept")), Arc::new(named("new"))],
+    let told = || {
+        let mut told = std::mem::take(&mut *heard.lock().unwrap());
+        told.sort();
+        told
     };
-    listing.announce(&cache);
-    let mut heard = heard.lock().unwrap().clone();
-    heard.sort();
-    assert_eq!(heard, ["applied kept", "applied new", "deleted gone"]);
+    let mut listing = Listing::default();
+
+    // The first listing reaches the store whole, at its end.
+    assert!(!listing.apply(&mut writer, &cache, watcher::Event::Init));
+    listing.apply(
+        &mut writer,
+        &cache,
+        watcher::Event::InitApply(named("kept")),
+    );
+    listing.apply(
+        &mut writer,
+        &cache,
+        watcher::Event::InitApply(named("gone")),
+    );
+    assert_eq!(version(&cache, "kept"), None, "not before its end");
+    assert!(listing.apply(&mut writer, &cache, watcher::Event::InitDone));
+    assert_eq!(told(), ["applied gone", "applied kept"]);
+
+    // A relist after the watch broke: "kept" changed, "gone" was deleted
+    // meanwhile, "new" created. Each object found replaces its copy at
+    // once: the store never holds the type twice.
+    assert!(!listing.apply(&mut writer, &cache, watcher::Event::Init));
+    listing.apply(
+        &mut writer,
+        &cache,
+        watcher::Event::InitApply(named_at("kept", "2")),
+    );
+    assert_eq!(version(&cache, "kept").as_deref(), Some("2"));
+    assert_eq!(cache.store.len(), 2, "replaced, not added beside");
+    listing.apply(&mut writer, &cache, watcher::Event::InitApply(named("new")));
+    assert!(
+        told().is_empty(),
+        "subscribers hear of a listing at its end"
+    );
+    assert!(listing.apply(&mut writer, &cache, watcher::Event::InitDone));
+    assert_eq!(told(), ["applied kept", "applied new", "deleted gone"]);
+    assert_eq!(version(&cache, "gone"), None);
+    assert_eq!(cache.store.len(), 2);
+
+    // A relist cut short, then another: what the last one did not find
+    // goes, whatever the first had replaced.
+    listing.apply(&mut writer, &cache, watcher::Event::Init);
+    listing.apply(
+        &mut writer,
+        &cache,
+        watcher::Event::InitApply(named_at("kept", "3")),
+    );
+    listing.apply(&mut writer, &cache, watcher::Event::Init);
+    listing.apply(&mut writer, &cache, watcher::Event::InitApply(named("new")));
+    assert!(listing.apply(&mut writer, &cache, watcher::Event::InitDone));
+    assert_eq!(told(), ["applied new", "deleted kept"]);
+
+    // Watched changes go straight through, each told at once.
+    listing.apply(
+        &mut writer,
+        &cache,
+        watcher::Event::Apply(named_at("new", "4")),
+    );
+    assert_eq!(version(&cache, "new").as_deref(), Some("4"));
+    listing.apply(&mut writer, &cache, watcher::Event::Delete(named("new")));
+    assert_eq!(told(), ["applied new", "deleted new"]);
+    assert_eq!(cache.store.len(), 0);
 }
 
 #[test]

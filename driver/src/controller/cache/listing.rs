@@ -1,0 +1,115 @@
+//! A watcher's events applied to a cache's store, and its subscribers told.
+//!
+//! The first listing of a type goes through kube's writer as it is: the
+//! writer gathers it and swaps it in whole at the end (there is nothing to
+//! replace yet). A later listing (a relist, after a watch failed) does not:
+//! kube's writer would gather a second full copy beside the store, twice
+//! the memory at the worst moment (an API server restart relists every
+//! type at once). Instead each object listed replaces its old copy in the
+//! store as it arrives, and what the store held before and the listing did
+//! not find is removed at its end: the store holds about one copy
+//! throughout (docs/performance.md, "Memory").
+
+use super::{Change, TypeCache};
+use kube::api::DynamicObject;
+use kube::runtime::reflector::store::Writer;
+use kube::runtime::watcher::Event;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// An object's place in its type's store: namespace and name.
+type Key = (Option<String>, String);
+
+fn key(obj: &DynamicObject) -> Key {
+    (
+        obj.metadata.namespace.clone(),
+        obj.metadata.name.clone().unwrap_or_default(),
+    )
+}
+
+/// Where a cache is in listing its type.
+#[derive(Debug, Default)]
+pub(super) enum Listing {
+    /// Never listed completely: kube's writer gathers the listing.
+    #[default]
+    First,
+    /// Listing again: what the store held when it began, what it has found.
+    Again {
+        before: HashSet<Key>,
+        seen: HashSet<Key>,
+    },
+    /// Listed; watching.
+    Watching,
+}
+
+impl Listing {
+    /// Applies `event` to the store behind `writer` and tells `cache`'s
+    /// subscribers what changed. A listing's objects are told of when it is
+    /// complete (as a resync would), with every object gone while the
+    /// watch was down, which no event would otherwise report (a child
+    /// deleted then must bring its parent back to recreate it). Returns
+    /// whether `event` completed a listing.
+    pub(super) fn apply(
+        &mut self,
+        writer: &mut Writer<DynamicObject>,
+        cache: &TypeCache,
+        event: Event<DynamicObject>,
+    ) -> bool {
+        match event {
+            Event::Apply(obj) => {
+                let (namespace, name) = key(&obj);
+                writer.apply_watcher_event(&Event::Apply(obj));
+                // The store's copy: subscribers share it rather than a second.
+                if let Some(applied) = cache.get(namespace.as_deref(), &name) {
+                    cache.notify(&Change::Applied(applied));
+                }
+            }
+            Event::Delete(obj) => {
+                writer.apply_watcher_event(&Event::Delete(obj.clone()));
+                cache.notify(&Change::Deleted(Arc::new(obj)));
+            }
+            Event::Init => match self {
+                Listing::First => writer.apply_watcher_event(&Event::Init),
+                _ => {
+                    let before = cache.store.state().iter().map(|o| key(o)).collect();
+                    *self = Listing::Again {
+                        before,
+                        seen: HashSet::new(),
+                    };
+                }
+            },
+            Event::InitApply(obj) => match self {
+                Listing::Again { seen, .. } => {
+                    seen.insert(key(&obj));
+                    writer.apply_watcher_event(&Event::Apply(obj));
+                }
+                _ => writer.apply_watcher_event(&Event::InitApply(obj)),
+            },
+            Event::InitDone => {
+                match std::mem::replace(self, Listing::Watching) {
+                    Listing::Again { before, seen } => {
+                        for (namespace, name) in before.difference(&seen) {
+                            if let Some(gone) = cache.get(namespace.as_deref(), name) {
+                                writer.apply_watcher_event(&Event::Delete((*gone).clone()));
+                                cache.notify(&Change::Deleted(gone));
+                            }
+                        }
+                        for (namespace, name) in &seen {
+                            if let Some(found) = cache.get(namespace.as_deref(), name) {
+                                cache.notify(&Change::Applied(found));
+                            }
+                        }
+                    }
+                    Listing::First | Listing::Watching => {
+                        writer.apply_watcher_event(&Event::InitDone);
+                        for found in cache.store.state() {
+                            cache.notify(&Change::Applied(found));
+                        }
+                    }
+                }
+                return true;
+            }
+        }
+        false
+    }
+}
