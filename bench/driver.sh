@@ -58,17 +58,8 @@ RAW=$OUT/driver-$STAMP
 REPORT=$OUT/driver-$STAMP.md
 mkdir -p "$RAW"
 BIN=${CARGO_TARGET_DIR:-target}/release/metahook
-DRIVER_PID=
-HOOKS_PID=
+source bench/driver-lib.sh
 
-stop_driver() {
-    [ -n "$DRIVER_PID" ] || return 0
-    kill -TERM "$DRIVER_PID" 2>/dev/null || true
-    for _ in $(seq 1 150); do kill -0 "$DRIVER_PID" 2>/dev/null || break; sleep 0.2; done
-    kill -KILL "$DRIVER_PID" 2>/dev/null || true
-    wait "$DRIVER_PID" 2>/dev/null || true
-    DRIVER_PID=
-}
 SHARD_PIDS=()
 stop_shards() {
     local pid
@@ -76,71 +67,22 @@ stop_shards() {
     for pid in "${SHARD_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
     SHARD_PIDS=()
 }
-stop_hooks() {
-    [ -n "$HOOKS_PID" ] || return 0
-    kill -TERM "$HOOKS_PID" 2>/dev/null || true
-    wait "$HOOKS_PID" 2>/dev/null || true
-    HOOKS_PID=
-}
 cleanup() {
-    stop_driver
     stop_shards
-    stop_hooks
-    tests/cluster/down.sh "$DIR" || true
+    driver_lib_cleanup
 }
 trap cleanup EXIT
 
-echo "== building the release binary"
-cargo build --release --locked --bin metahook 2>&1 | grep -E '^(error|warning)' || true
-[ -x "$BIN" ] || { echo "build failed: no $BIN" >&2; exit 1; }
-
-peak_kb() { awk '/^VmHWM/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
-json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {'d': d}))" "$@"; }
-
-# start_driver LOG CONTROLLERS_DIR BUDGET: sets DRIVER_PID; waits for /readyz.
-start_driver() {
-    local log=$1 controllers=$2 budget=$3 flags=()
-    if [ "$budget" != none ]; then flags=(--kube-qps "${budget%/*}" --kube-burst "${budget#*/}"); fi
-    KUBECONFIG=$DIR/driver.kubeconfig RUST_LOG=${RUST_LOG:-info} \
-        "$BIN" serve --drive --listen "127.0.0.1:$PORT" \
-        --controllers "$controllers" "${flags[@]}" >"$log" 2>&1 &
-    DRIVER_PID=$!
-    for _ in $(seq 1 300); do
-        curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null && return 0
-        kill -0 "$DRIVER_PID" 2>/dev/null || { tail -n 20 "$log" >&2; exit 1; }
-        sleep 0.2
-    done
-    echo "the driver was not ready after 60 s; see $log" >&2
-    exit 1
-}
-
-audit() { # SINCE UNTIL [USER-AGENT PREFIX] -> JSON
-    python3 bench/driver_bench.py audit --log "$METAHOOK_CLUSTER_AUDIT_LOG" --user "$USER_NAME" \
-        --since "$1" --until "$2" --user-agent "${3:-metahook/}"
-}
+build_release
 
 ROWS=()
 DETAILS=()
-
-# A control plane of its own for each run, with the CRDs established. A
-# thousand Hellos' pods cannot run on two cores: the kubelet stand-in marks
-# them Ready instead (tests/cluster/standin.go).
-fresh_cluster() {
-    local cluster_env
-    tests/cluster/down.sh --wipe "$DIR"
-    cluster_env="$(tests/cluster/up.sh --standin "$DIR")" # assigned first: set -e sees a failure
-    eval "$cluster_env"
-    kubectl apply --server-side -f crds/ >/dev/null
-    kubectl wait --for condition=Established crd --all --timeout=60s >/dev/null
-}
-
 run() {
     local n=$1 budget=$2 tag="n$1-${2/\//-}"
     local loadavg
     loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
     echo "== N=$n, budget $budget (load average $loadavg)"
     fresh_cluster
-    curl -sf -X POST "$METAHOOK_CLUSTER_CONTROL/kubeconfig?user=$USER_NAME&group=system:masters" >"$DIR/driver.kubeconfig"
     mkdir -p "$DIR/controllers/plain" "$DIR/controllers/resync"
     cp metacontroller/hello.yaml "$DIR/controllers/plain/"
     # The periodic resync comes after the restart pass has written what it
@@ -149,7 +91,6 @@ run() {
     if [ "$budget" != none ]; then period=$(python3 -c "print(int($n / ${budget%/*} * 1.5) + 30)"); fi
     sed "s/^spec:\$/spec:\n  resyncPeriodSeconds: $period/" metacontroller/hello.yaml >"$DIR/controllers/resync/hello.yaml"
     grep -q "resyncPeriodSeconds: $period" "$DIR/controllers/resync/hello.yaml"
-    kubectl create namespace bench >/dev/null
 
     local timeout=600
     if [ "$budget" != none ]; then timeout=$(python3 -c "print(600 + int($n * 12 / ${budget%/*}))"); fi
@@ -217,29 +158,11 @@ MC_ROWS=()
 # cleanup stops it.
 run_metacontroller() {
     local n=$1 budget=$2 tag="mc-n$1-${2/\//-}"
-    local loadavg qps=1000000 burst=1000000 health=$((PORT + 1))
+    local loadavg
     loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
-    if [ "$budget" != none ]; then qps=${budget%/*}; burst=${budget#*/}; fi
     echo "== Metacontroller: N=$n, budget $budget (load average $loadavg)"
-    fresh_cluster
-    tar -xzf "$MC_ARCHIVE" -O manifests/production/metacontroller-crds-v1.yaml |
-        kubectl apply --server-side -f - >/dev/null
-    kubectl wait --for condition=Established crd --all --timeout=60s >/dev/null
-    curl -sf -X POST "$METAHOOK_CLUSTER_CONTROL/kubeconfig?user=$USER_NAME&group=system:masters" >"$DIR/driver.kubeconfig"
-    kubectl create namespace bench >/dev/null
-    "$BIN" serve --listen "127.0.0.1:$PORT" >"$RAW/$tag-hooks.log" 2>&1 &
-    HOOKS_PID=$!
-    for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null && break; sleep 0.2; done
-    # hello.yaml's webhooks name the chart's Service; here, loopback URLs.
-    python3 bench/driver_bench.py loopback-hooks --port "$PORT" <metacontroller/hello.yaml |
-        kubectl apply -f - >/dev/null
-    # client-go names the program in its User-Agent (metacontroller/...).
-    KUBECONFIG=$DIR/driver.kubeconfig bash -c 'exec -a metacontroller "$0" "$@"' "$MC" \
-        --discovery-interval=5s --metrics-address=127.0.0.1:0 \
-        --health-probe-bind-address="127.0.0.1:$health" \
-        --client-go-qps="$qps" --client-go-burst="$burst" >"$RAW/$tag-metacontroller.log" 2>&1 &
-    DRIVER_PID=$!
-    for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$health/readyz" >/dev/null && break; sleep 0.2; done
+    fresh_cluster --metacontroller
+    start_metacontroller "$RAW/$tag" "$budget"
     local timeout=600
     if [ "$budget" != none ]; then timeout=$(python3 -c "print(600 + int($n * 12 / ${budget%/*}))"); fi
     # Quiet: 20 s (Metacontroller has no /metrics of ours to watch).
@@ -266,7 +189,6 @@ run_sharded() {
     if [ "$budget" != none ]; then flags=(--kube-qps "${budget%/*}" --kube-burst "${budget#*/}"); fi
     echo "== $k shards: N=$n, budget $budget each (load average $loadavg)"
     fresh_cluster
-    kubectl create namespace bench >/dev/null
     mkdir -p "$DIR/controllers/plain"
     cp metacontroller/hello.yaml "$DIR/controllers/plain/"
     for i in $(seq 0 $((k - 1))); do
@@ -317,11 +239,8 @@ EOF
     echo "${SHARD_ROWS[-1]}"
 }
 
-MC=
-MC_ARCHIVE=${METAHOOK_METACONTROLLER_ARCHIVE:-$root/../shared/metacontroller/metacontroller-v4.17.2.tar.gz}
-case " $ENGINES " in *" metacontroller "*) MC=$(tests/metacontroller/build.sh) ;; esac
+case " $ENGINES " in *" metacontroller "*) build_metacontroller ;; esac
 
-CPU=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
 for n in $SIZES; do
     for budget in $BUDGETS; do
         case " $ENGINES " in *" driver "*) run "$n" "$budget" ;; esac
@@ -330,9 +249,8 @@ for n in $SIZES; do
     done
 done
 
-K8S=$("$root/target/cluster/bin/kubectl" version --client -o json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["clientVersion"]["gitVersion"])' || echo "?")
 {
-    echo "$(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) vCPU ($CPU), shared; Kubernetes $K8S (tests/cluster/); metahook $("$BIN" --version | cut -d' ' -f2), release build."
+    machine_line
     echo
     if [ ${#ROWS[@]} -gt 0 ]; then
         echo "| N | budget (QPS / burst) | create s | converged s (reconciles) | all ready s | reconciles until quiet | reconciles/s to converged | API requests per reconcile, by verb | s waiting on the budget | writes in the periodic no-op resync | writes in the restart pass | driver peak RSS MiB (run / restart) | load average before |"

@@ -47,15 +47,17 @@ def kubectl(*args: str, timeout: float = 120) -> str:
 def metrics(url: str | None) -> dict:
     """The driver's metahook_driver_* samples, summed over labels except
     the ones kept: reconciles (all results), reconciles by result, queue
-    depth, API requests by method, throttling. Without a URL (another
-    engine: Metacontroller), nothing."""
+    depth, API requests by method, throttling, cache relists; and hook
+    calls by hook (the driver's, or those `metahook serve` answered).
+    Without a URL (another engine: Metacontroller), nothing."""
     if url is None:
         return {}
     with urllib.request.urlopen(url, timeout=10) as response:
         text = response.read().decode()
-    out = {"reconciles": 0, "results": {}, "queue": 0, "requests": {}, "throttled": 0, "throttled_seconds": 0.0}
+    out = {"reconciles": 0, "results": {}, "queue": 0, "requests": {}, "throttled": 0, "throttled_seconds": 0.0,
+           "relists": 0, "hook_calls": {}}
     for line in text.splitlines():
-        if not line.startswith("metahook_driver_"):
+        if not line.startswith("metahook_"):
             continue
         name_labels, _, value = line.rpartition(" ")
         name, _, labels = name_labels.partition("{")
@@ -75,6 +77,13 @@ def metrics(url: str | None) -> dict:
             out["throttled"] = int(v)
         elif name == "metahook_driver_api_throttled_seconds_total":
             out["throttled_seconds"] = v
+        elif name == "metahook_driver_cache_relists_total":
+            out["relists"] += int(v)
+        elif name in ("metahook_driver_hook_calls_total", "metahook_hook_requests_total"):
+            # By hook: the driver's in-process calls, or the requests
+            # `metahook serve` answered (Metacontroller's calls).
+            hook = labels.get("hook", "?")
+            out["hook_calls"][hook] = out["hook_calls"].get(hook, 0) + int(v)
     return out
 
 
@@ -101,15 +110,16 @@ def wait_quiet(url: str | None, deadline: float, quiet_for: float = 5.0, at_leas
 SHARD_LABEL = "metahook.dev/shard"
 
 
-def hello_manifests(namespace: str, count: int, shards: int = 0) -> str:
-    """N Hellos; with `shards`, Hello i labelled SHARD_LABEL=s<i mod shards>."""
+def hello_manifests(namespace: str, count: int, shards: int = 0, replicas: int = 1, first: int = 0) -> str:
+    """N Hellos (hello-<first> on); with `shards`, Hello i labelled
+    SHARD_LABEL=s<i mod shards>."""
     docs = []
-    for i in range(count):
+    for i in range(first, first + count):
         labels = f"  labels:\n    {SHARD_LABEL}: s{i % shards}\n" if shards else ""
         docs.append(
             "apiVersion: fraim.co.jp/v1\nkind: Hello\n"
             f"metadata:\n  name: hello-{i:04d}\n  namespace: {namespace}\n{labels}"
-            "spec:\n  replicas: 1\n"
+            f"spec:\n  replicas: {replicas}\n"
         )
     return "---\n".join(docs)
 
@@ -119,6 +129,13 @@ def state(namespace: str) -> tuple[int, int, int]:
     generation, of those the ones whose status says every replica ready)."""
     hellos = json.loads(kubectl("get", "helloes", "-n", namespace, "-o", "json"))["items"]
     deployments = json.loads(kubectl("get", "deployments", "-n", namespace, "-o", "json"))["items"]
+    return (len(hellos), *tally(hellos, deployments))
+
+
+def tally(hellos: list, deployments: list) -> tuple[int, int]:
+    """Of these Hellos, (the ones with their Deployment among these and
+    observedGeneration == generation, of those the ones whose status says
+    every replica ready). The Deployments' metadata is enough."""
     owners = {
         ref["uid"]
         for d in deployments
@@ -132,7 +149,7 @@ def state(namespace: str) -> tuple[int, int, int]:
             synced += 1
             if status.get("readyReplicas") == h["spec"]["replicas"]:
                 ready += 1
-    return len(hellos), synced, ready
+    return synced, ready
 
 
 def converge(args: argparse.Namespace) -> None:
@@ -214,8 +231,11 @@ def audit(args: argparse.Namespace) -> None:
     seen = set()
     verbs = collections.Counter()
     detail = collections.Counter()
+    streamed_lists = 0
     with open(args.log) as f:
         for line in f:
+            if args.user not in line:  # cheaper than parsing every line
+                continue
             event = json.loads(line)
             if event["auditID"] in seen:
                 continue
@@ -231,12 +251,16 @@ def audit(args: argparse.Namespace) -> None:
             resource = ref.get("resource", "?") + ("/" + ref["subresource"] if ref.get("subresource") else "")
             verbs[event["verb"]] += 1
             detail[f'{event["verb"]} {resource}'] += 1
+            # client-go's lists: a watch that sends every object first.
+            if event["verb"] == "watch" and "sendInitialEvents=true" in event.get("requestURI", ""):
+                streamed_lists += 1
     json.dump(
         {
             "total": sum(verbs.values()),
             "writes": sum(n for v, n in verbs.items() if v in WRITES),
             "verbs": dict(verbs),
             "detail": dict(detail),
+            "streamed_lists": streamed_lists,
         },
         sys.stdout,
     )
@@ -281,14 +305,14 @@ def shard_audit(args: argparse.Namespace) -> None:
 def loopback_hooks(args: argparse.Namespace) -> None:
     """A CompositeController from stdin with each webhook's Service
     reference replaced by the loopback URL of `metahook serve`."""
-    text = sys.stdin.read()
-    sys.stdout.write(
-        re.sub(
-            r"service:\n\s+name: metahook\n\s+namespace: metahook\n\s+port: 80\n\s+path: (\S+)",
-            lambda m: f"url: http://127.0.0.1:{args.port}{m.group(1)}",
-            text,
-        )
+    # The declaration writes a webhook's path before or after its service.
+    text, services = re.subn(
+        r"^( +)service:\n\1  name: metahook\n\1  namespace: metahook\n\1  port: 80\n", "", sys.stdin.read(), flags=re.M
     )
+    text, paths = re.subn(r"^( +)path: (/\S*)$", rf"\1url: http://127.0.0.1:{args.port}\2", text, flags=re.M)
+    if services == 0 or services != paths or "service:" in text:
+        raise SystemExit(f"driver_bench: loopback-hooks: {services} webhook services and {paths} paths replaced")
+    sys.stdout.write(text)
 
 
 def mc_row(args: argparse.Namespace) -> None:
