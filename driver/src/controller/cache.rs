@@ -30,15 +30,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-/// A change to one cached object.
-#[derive(Debug, Clone)]
-pub enum Change {
-    /// Added or modified (including the initial listing and relists).
-    Applied(Arc<DynamicObject>),
-    Deleted(Arc<DynamicObject>),
-}
-
-pub type Subscriber = Arc<dyn Fn(&Change) + Send + Sync>;
+pub use change::{Change, Subscriber};
 
 /// The cache of one API type.
 pub struct TypeCache {
@@ -132,6 +124,20 @@ impl TypeCache {
         for subscriber in subscribers {
             subscriber(change);
         }
+    }
+}
+
+impl listing::Cached for TypeCache {
+    fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<DynamicObject>> {
+        TypeCache::get(self, namespace, name)
+    }
+
+    fn all(&self) -> Vec<Arc<DynamicObject>> {
+        self.store.state()
+    }
+
+    fn notify(&self, change: &Change) {
+        TypeCache::notify(self, change)
     }
 }
 
@@ -326,7 +332,7 @@ async fn run(
                 Some(Err(err)) => break Some(err),
                 Some(Ok(event)) => event,
             };
-            if listing.apply(&mut writer, &cache, event) {
+            if listing.apply(&mut writer, cache.as_ref(), event) {
                 listed_at = Some(tokio::time::Instant::now());
                 if !cache.synced.swap(true, Ordering::AcqRel) {
                     tracing::info!(%kind, objects = cache.store.len(), "cache synced");
@@ -354,6 +360,7 @@ async fn run(
     }
 }
 
+mod change;
 mod listing;
 #[cfg(test)]
 mod tests;

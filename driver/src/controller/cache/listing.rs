@@ -10,7 +10,7 @@
 //! not find is removed at its end: the store holds about one copy
 //! throughout (docs/performance.md, "Memory").
 
-use super::{Change, TypeCache};
+use super::change::Change;
 use kube::api::DynamicObject;
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::watcher::Event;
@@ -25,6 +25,14 @@ fn key(obj: &DynamicObject) -> Key {
         obj.metadata.namespace.clone(),
         obj.metadata.name.clone().unwrap_or_default(),
     )
+}
+
+/// What a listing reads of its cache's store and tells its subscribers.
+pub(super) trait Cached {
+    fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<DynamicObject>>;
+    /// Every object the store holds.
+    fn all(&self) -> Vec<Arc<DynamicObject>>;
+    fn notify(&self, change: &Change);
 }
 
 /// Where a cache is in listing its type.
@@ -52,7 +60,7 @@ impl Listing {
     pub(super) fn apply(
         &mut self,
         writer: &mut Writer<DynamicObject>,
-        cache: &TypeCache,
+        cache: &impl Cached,
         event: Event<DynamicObject>,
     ) -> bool {
         match event {
@@ -71,7 +79,7 @@ impl Listing {
             Event::Init => match self {
                 Listing::First => writer.apply_watcher_event(&Event::Init),
                 _ => {
-                    let before = cache.store.state().iter().map(|o| key(o)).collect();
+                    let before = cache.all().iter().map(|o| key(o)).collect();
                     *self = Listing::Again {
                         before,
                         seen: HashSet::new(),
@@ -102,7 +110,7 @@ impl Listing {
                     }
                     Listing::First | Listing::Watching => {
                         writer.apply_watcher_event(&Event::InitDone);
-                        for found in cache.store.state() {
+                        for found in cache.all() {
                             cache.notify(&Change::Applied(found));
                         }
                     }
