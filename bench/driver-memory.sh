@@ -46,6 +46,9 @@
 #       # MALLOC_MMAP_THRESHOLD_=131072 as the Dockerfile sets it. A
 #       # glibc run of the main sizes at ALLOC_SIZE counts for glibc.
 #   WRITE_DOCS_PNG=1 bench/driver-memory.sh       # the chart to docs/images/driver-memory.png too
+#   STAMP=20260101T000000Z SIZES=10000 bench/driver-memory.sh
+#       # more runs into an earlier run's directory (target/bench/driver-memory-STAMP/):
+#       # the report and the chart cover them all
 #
 # Set METAHOOK_GOCACHE / METAHOOK_GOMODCACHE (tests/cluster/go-env.sh) to
 # reuse a warm Go build of the control plane. Every wait is bounded; the
@@ -66,7 +69,8 @@ PORT=${PORT:-18290}
 USER_NAME=metahook-bench
 OUT=target/bench
 DIR=$root/target/cluster/bench-memory
-STAMP=$(date -u +%Y%m%dT%H%M%SZ)
+# STAMP=<an earlier run's>: add to its directory; the report covers every run there.
+STAMP=${STAMP:-$(date -u +%Y%m%dT%H%M%SZ)}
 RAW=$OUT/driver-memory-$STAMP
 REPORT=$RAW.md
 PNG=$RAW.png

@@ -497,7 +497,7 @@ def report(args: argparse.Namespace) -> None:
         print("| allocator | steady MiB | relist peak MiB (× steady) | after relist MiB | initial peak MiB "
               "| CPU s per 1,000 reconciles | CPU s per 1,000 parents | converged s after the last create |")
         print("|---|---|---|---|---|---|---|---|")
-        for d in others:
+        for d in sorted(others, key=lambda d: list(ALLOCATOR_NAMES).index(d["allocator"]) if d["allocator"] in ALLOCATOR_NAMES else 99):
             s = d["steady"]["rss_kb"]
             print(
                 f"| {ALLOCATOR_NAMES.get(d['allocator'], d['allocator'])} | **{s / MIB:.1f}** "
@@ -537,12 +537,13 @@ def plot(args: argparse.Namespace) -> None:
         bottom.plot([s["t"] - t0 for s in d["converged"]], [s["converged"] for s in d["converged"]],
                     style, color=colours[d["engine"]], label=label, linewidth=1.4)
         for axis in (top, bottom):
-            axis.axvline(d["marks"]["relist"] - t0, color=colours[d["engine"]], linestyle=style, alpha=0.3, linewidth=1)
+            axis.axvspan(d["marks"]["relist"] - t0, d["marks"]["apiserver_back"] - t0, color=colours[d["engine"]], alpha=0.12)
     top.set_ylabel("RSS (MiB)")
     top.set_ylim(bottom=0)
     top.legend(loc="upper left", fontsize=8)
     top.set_title("Hellos (replicas: 0) and their Deployments: the engine's RSS and the converged parents\n"
-                  "from the first create; faint vertical lines: the API server restarts (a forced relist)", fontsize=10)
+                  "from the first create; shaded: the API server restarting, the engine frozen (it lists again after)",
+                  fontsize=10)
     bottom.set_ylabel("converged Hellos")
     bottom.set_xlabel("seconds since the first create")
     bottom.set_ylim(bottom=0)
