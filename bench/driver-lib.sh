@@ -59,6 +59,13 @@ wait_ready() {
 # environment exported: KUBECONFIG, METAHOOK_CLUSTER_*), metahook's CRDs
 # (and Metacontroller's), a kubeconfig for $USER_NAME at
 # $DIR/driver.kubeconfig, the namespace bench.
+# heading TEXT: says which run starts, with the load average before it, which
+# it leaves in the caller's `loadavg` (bash's locals are seen by callees).
+heading() {
+    loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
+    echo "== $1 (load average $loadavg)"
+}
+
 fresh_cluster() {
     local cluster_env
     tests/cluster/down.sh --wipe "$DIR"

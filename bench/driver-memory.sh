@@ -111,8 +111,7 @@ measure() {
     local tag="$1-${3:-glibc}-n$2" loadavg args=() ua=metahook/ poll=${POLL:-5}
     # The converged Hellos listed every 2 s up to 2,000, else every 5 s.
     if [ -z "${POLL:-}" ] && [ "$n" -le 2000 ]; then poll=2; fi
-    loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
-    echo "== $engine ($alloc): N=$n (load average $loadavg)"
+    heading "$engine ($alloc): N=$n"
     case $alloc in
     jemalloc | mimalloc) bin=$OUT/bin/metahook-$alloc ;;
     glibc-image) env=MALLOC_MMAP_THRESHOLD_=131072 ;;

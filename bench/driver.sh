@@ -78,10 +78,8 @@ build_release
 ROWS=()
 DETAILS=()
 run() {
-    local n=$1 budget=$2 tag="n$1-${2/\//-}"
-    local loadavg
-    loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
-    echo "== N=$n, budget $budget (load average $loadavg)"
+    local n=$1 budget=$2 tag="n$1-${2/\//-}" loadavg
+    heading "N=$n, budget $budget"
     fresh_cluster
     mkdir -p "$DIR/controllers/plain" "$DIR/controllers/resync"
     cp metacontroller/hello.yaml "$DIR/controllers/plain/"
@@ -157,10 +155,8 @@ MC_ROWS=()
 # `metahook serve` on loopback. Metacontroller is DRIVER_PID here, so that
 # cleanup stops it.
 run_metacontroller() {
-    local n=$1 budget=$2 tag="mc-n$1-${2/\//-}"
-    local loadavg
-    loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
-    echo "== Metacontroller: N=$n, budget $budget (load average $loadavg)"
+    local n=$1 budget=$2 tag="mc-n$1-${2/\//-}" loadavg
+    heading "Metacontroller: N=$n, budget $budget"
     fresh_cluster --metacontroller
     start_metacontroller "$RAW/$tag" "$budget"
     local timeout=600
@@ -185,9 +181,8 @@ SHARD_ROWS=()
 run_sharded() {
     local n=$1 budget=$2 k=$SHARDS tag="shards$SHARDS-n$1-${2/\//-}"
     local loadavg flags=() users=() rss=() i
-    loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
+    heading "$k shards: N=$n, budget $budget each"
     if [ "$budget" != none ]; then flags=(--kube-qps "${budget%/*}" --kube-burst "${budget#*/}"); fi
-    echo "== $k shards: N=$n, budget $budget each (load average $loadavg)"
     fresh_cluster
     mkdir -p "$DIR/controllers/plain"
     cp metacontroller/hello.yaml "$DIR/controllers/plain/"
