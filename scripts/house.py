@@ -31,11 +31,7 @@ def main() -> int:
     broken: list[str] = []
     for src in circles_module.crates([ROOT]):
         crate = circles_module.Crate(src)
-        graph = crate.edges()
-        for comp in circles_module.circles(graph):
-            walk = circles_module.cycle_path(graph, comp)
-            names = " -> ".join(str(crate.files[m].relative_to(ROOT)) for m in walk)
-            broken.append(f"import circle: {names}")
+        broken += circles_module.crate_circles(crate)
         for module, path in sorted(crate.files.items()):
             if module in crate.test:
                 continue

@@ -90,6 +90,7 @@ class Crate:
         root = src / "lib.rs" if (src / "lib.rs").exists() else src / "main.rs"
         self._load((), root, in_test=False)
         self.text = {m: self._code(p) for m, p in self.files.items()}
+        self._reexports: dict[tuple[str, ...], dict[str, tuple[str, ...]]] = {}
 
     def _load(self, module: tuple[str, ...], path: Path, in_test: bool) -> None:
         self.files[module] = path
@@ -122,8 +123,12 @@ class Crate:
         return module in self.files
 
     def reexports(self, module: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
-        """Names a module re-exports, mapped to the absolute path they name."""
+        """Names a module re-exports, mapped to the absolute path they name
+        (read once a module: every path through it asks)."""
+        if module in self._reexports:
+            return self._reexports[module]
         out: dict[str, tuple[str, ...]] = {}
+        self._reexports[module] = out
         for m in REEXPORT_RE.finditer(self.text.get(module, "")):
             for path in expand_use(m.group(1)):
                 segs = tuple(s for s in path.split("::") if s)
@@ -268,21 +273,28 @@ def crates(roots: list[Path]) -> list[Path]:
     return sorted(found)
 
 
+def crate_circles(crate: Crate) -> list[str]:
+    """Each circle in `crate`: a walk round it, and all its files when the
+    walk does not pass them all."""
+    graph = crate.edges()
+    lines = []
+    for comp in circles(graph):
+        walk = cycle_path(graph, comp)
+        names = [str(crate.files[m]) for m in walk]
+        line = f"import circle in {crate.src.parent} ({len(comp)} files): " + " -> ".join(names)
+        if len(comp) > len(walk) - 1:
+            line += "\n  all of: " + ", ".join(str(crate.files[m]) for m in comp)
+        lines.append(line)
+    return lines
+
+
 def main(argv: list[str]) -> int:
     roots = [Path(a) for a in argv] or [Path(".")]
-    bad = 0
-    for src in crates(roots):
-        crate = Crate(src)
-        graph = crate.edges()
-        for comp in circles(graph):
-            bad += 1
-            walk = cycle_path(graph, comp)
-            names = [str(crate.files[m]) for m in walk]
-            print(f"import circle in {src.parent} ({len(comp)} files): " + " -> ".join(names))
-            if len(comp) > len(walk) - 1:
-                print("  all of: " + ", ".join(str(crate.files[m]) for m in comp))
-    if bad:
-        print(f"{bad} import circle(s)")
+    lines = [line for src in crates(roots) for line in crate_circles(Crate(src))]
+    for line in lines:
+        print(line)
+    if lines:
+        print(f"{len(lines)} import circle(s)")
         return 1
     print("no import circles")
     return 0
