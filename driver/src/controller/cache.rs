@@ -12,9 +12,12 @@
 //! resume from the last resource version instead, which leaves no moment at
 //! which the cache is known to be current again. A relist replaces each
 //! object as it arrives, so the store never holds two copies of the type
-//! (`listing.rs`).
+//! (`listing.rs`). Beside the store, an index of each object's controller
+//! lets a reconcile read only its own parent's children and the orphans it
+//! may adopt (`owners.rs`).
 
 use crate::decide::model::ApiType;
+use crate::decide::plan::Existing;
 use crate::observe::metrics::DriverMetrics;
 use futures::StreamExt;
 use kube::Client;
@@ -24,6 +27,7 @@ use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher;
 use listing::Listing;
+use owners::Owners;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -40,6 +44,7 @@ pub struct TypeCache {
     subscribers: RwLock<Vec<Subscriber>>,
     /// When the last change arrived, and the resourceVersion it carried.
     last_event: Mutex<Option<(jiff::Timestamp, Option<String>)>>,
+    owners: RwLock<Owners>,
 }
 
 /// What a cache holds, for people (`/debug/driver`).
@@ -57,6 +62,17 @@ pub struct CacheState {
 }
 
 impl TypeCache {
+    fn new(resource: ApiType, store: Store<DynamicObject>, synced: bool) -> Self {
+        TypeCache {
+            resource,
+            store,
+            synced: AtomicBool::new(synced),
+            subscribers: RwLock::new(Vec::new()),
+            last_event: Mutex::new(None),
+            owners: RwLock::new(Owners::default()),
+        }
+    }
+
     pub fn is_synced(&self) -> bool {
         self.synced.load(Ordering::Acquire)
     }
@@ -90,6 +106,24 @@ impl TypeCache {
                 .store
                 .state_filter(|o| o.metadata.namespace.as_deref() == Some(ns)),
         }
+    }
+
+    /// What a parent whose UID is `controller_uid` may claim: the objects
+    /// it controls and those no one controls, in `namespace` (every
+    /// namespace for `None`). Not the objects other controllers hold.
+    pub fn candidates(
+        &self,
+        namespace: Option<&str>,
+        controller_uid: &str,
+    ) -> Vec<Arc<DynamicObject>> {
+        let mut found = Vec::new();
+        self.owners
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .candidates(namespace, controller_uid, |ns, name| {
+                found.extend(self.get(ns, name));
+            });
+        found
     }
 
     pub fn state(&self) -> CacheState {
@@ -136,8 +170,38 @@ impl listing::Cached for TypeCache {
         self.store.state()
     }
 
+    fn reindex(&self, old: Option<&DynamicObject>, new: Option<&DynamicObject>) {
+        self.owners
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .replace(old, new);
+    }
+
+    fn index_anew(&self, objects: &[Arc<DynamicObject>]) {
+        let mut owners = Owners::default();
+        for obj in objects {
+            owners.replace(None, Some(obj));
+        }
+        *self.owners.write().unwrap_or_else(|p| p.into_inner()) = owners;
+    }
+
     fn notify(&self, change: &Change) {
         TypeCache::notify(self, change)
+    }
+}
+
+/// The caches of a controller's child types, by type index, as the planner
+/// looks a desired child's name up in them.
+impl Existing for [Arc<TypeCache>] {
+    fn holds(&self, type_index: usize, namespace: Option<&str>, name: &str) -> bool {
+        self.get(type_index)
+            .is_some_and(|cache| cache.get(namespace, name).is_some())
+    }
+}
+
+impl Existing for Vec<Arc<TypeCache>> {
+    fn holds(&self, type_index: usize, namespace: Option<&str>, name: &str) -> bool {
+        self.as_slice().holds(type_index, namespace, name)
     }
 }
 
@@ -200,13 +264,7 @@ impl Caches {
             return Arc::clone(cache);
         }
         let writer = reflector::store::Writer::new(resource.api.clone());
-        let cache = Arc::new(TypeCache {
-            resource: resource.clone(),
-            store: writer.as_reader(),
-            synced: AtomicBool::new(false),
-            subscribers: RwLock::new(Vec::new()),
-            last_event: Mutex::new(None),
-        });
+        let cache = Arc::new(TypeCache::new(resource.clone(), writer.as_reader(), false));
         types.insert(key, Arc::clone(&cache));
         let api: Api<DynamicObject> = Api::all_with(self.client.clone(), &resource.api);
         let config = match selector {
@@ -235,13 +293,8 @@ impl Caches {
             writer.apply_watcher_event(&watcher::Event::InitApply(obj));
         }
         writer.apply_watcher_event(&watcher::Event::InitDone);
-        let cache = Arc::new(TypeCache {
-            resource: resource.clone(),
-            store: writer.as_reader(),
-            synced: AtomicBool::new(true),
-            subscribers: RwLock::new(Vec::new()),
-            last_event: Mutex::new(None),
-        });
+        let cache = Arc::new(TypeCache::new(resource.clone(), writer.as_reader(), true));
+        listing::Cached::index_anew(cache.as_ref(), &cache.store.state());
         let key = (
             resource.api.api_version.clone(),
             resource.api.plural.clone(),
@@ -362,5 +415,6 @@ async fn run(
 
 mod change;
 mod listing;
+mod owners;
 #[cfg(test)]
 mod tests;

@@ -22,8 +22,6 @@ pub(super) struct Observed<'a> {
     pub hook: HookKind,
     /// The attachments, one list per attachment type.
     pub attachments: &'a [Vec<Arc<DynamicObject>>],
-    /// Every cached object of each attachment type in scope.
-    pub candidates: &'a [Vec<Arc<DynamicObject>>],
     pub related: &'a [(ApiType, Vec<Arc<DynamicObject>>)],
     pub namespace: Option<&'a str>,
 }
@@ -40,7 +38,6 @@ pub(super) async fn hook_and_apply(
         parent,
         hook,
         attachments,
-        candidates,
         related,
         namespace,
     } = seen;
@@ -66,7 +63,7 @@ pub(super) async fn hook_and_apply(
         ctl,
         &parent,
         attachments,
-        candidates,
+        &ctx.children,
         answer,
         memory.as_ref(),
     )?;

@@ -88,10 +88,15 @@ async fn sync(
     } else {
         None
     };
-    // Listed once: the hook sees these (claimed), and the planner checks
-    // desired names against them (taken by someone else).
-    let candidates: Vec<Vec<Arc<DynamicObject>>> =
-        ctx.children.iter().map(|c| c.list(namespace)).collect();
+    // What the parent may claim: its own children and the orphans, not
+    // every object of the type (a desired name another object holds is
+    // looked up in the cache itself).
+    let parent_uid = cached.metadata.uid.as_deref().unwrap_or_default();
+    let candidates: Vec<Vec<Arc<DynamicObject>>> = ctx
+        .children
+        .iter()
+        .map(|c| c.candidates(namespace, parent_uid))
+        .collect();
 
     // 1. The prelude.
     let prelude = plan::prelude(ctl, cached, &candidates)?;
@@ -120,7 +125,6 @@ async fn sync(
             parent,
             hook,
             attachments: &observed,
-            candidates: &candidates,
             related: &related,
             namespace,
         };
@@ -156,7 +160,7 @@ async fn sync(
         ctl,
         &parent,
         &observed,
-        &candidates,
+        &ctx.children,
         response,
         memory.as_ref(),
         pace,

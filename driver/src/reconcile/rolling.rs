@@ -43,7 +43,10 @@ pub(super) async fn hook_and_roll(
         .as_ref()
         .filter(|c| c.is_synced())
         .ok_or_else(|| ReconcileError::NotSynced("ControllerRevision".to_owned()))?;
-    let (theirs, mut ops) = plan::claim_revisions(ctl, seen.parent, &cache.list(seen.namespace))?;
+    // Its own revisions and the orphans: what it may claim.
+    let uid = seen.parent.metadata.uid.as_deref().unwrap_or_default();
+    let candidates = cache.candidates(seen.namespace, uid);
+    let (theirs, mut ops) = plan::claim_revisions(ctl, seen.parent, &candidates)?;
     let revisions = plan::revisions(ctl, seen.parent, &theirs)?;
     let calls = revisions.iter().enumerate().map(|(i, rev)| async move {
         let own;

@@ -4,6 +4,7 @@
 //! what a good answer writes, and the record each leaves; and the loop
 //! (`controller/worker.rs`) that runs them.
 
+mod claims;
 mod decorator;
 
 use super::retry::{OWNER_KIND_RETRY, OWNER_KIND_TRIES};

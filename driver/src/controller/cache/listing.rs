@@ -18,20 +18,25 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 /// An object's place in its type's store: namespace and name.
-type Key = (Option<String>, String);
+pub(super) type Key = (Option<String>, String);
 
-fn key(obj: &DynamicObject) -> Key {
+pub(super) fn key(obj: &DynamicObject) -> Key {
     (
         obj.metadata.namespace.clone(),
         obj.metadata.name.clone().unwrap_or_default(),
     )
 }
 
-/// What a listing reads of its cache's store and tells its subscribers.
+/// What a listing reads of its cache's store, keeps beside it and tells its
+/// subscribers.
 pub(super) trait Cached {
     fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<DynamicObject>>;
     /// Every object the store holds.
     fn all(&self) -> Vec<Arc<DynamicObject>>;
+    /// The store's copy `old` was replaced by `new` (`owners.rs`).
+    fn reindex(&self, old: Option<&DynamicObject>, new: Option<&DynamicObject>);
+    /// The store now holds `objects` and nothing else.
+    fn index_anew(&self, objects: &[Arc<DynamicObject>]);
     fn notify(&self, change: &Change);
 }
 
@@ -65,15 +70,16 @@ impl Listing {
     ) -> bool {
         match event {
             Event::Apply(obj) => {
-                let (namespace, name) = key(&obj);
-                writer.apply_watcher_event(&Event::Apply(obj));
                 // The store's copy: subscribers share it rather than a second.
-                if let Some(applied) = cache.get(namespace.as_deref(), &name) {
+                if let Some(applied) = replace(writer, cache, obj) {
                     cache.notify(&Change::Applied(applied));
                 }
             }
             Event::Delete(obj) => {
+                let (namespace, name) = key(&obj);
+                let old = cache.get(namespace.as_deref(), &name);
                 writer.apply_watcher_event(&Event::Delete(obj.clone()));
+                cache.reindex(old.as_deref(), None);
                 cache.notify(&Change::Deleted(Arc::new(obj)));
             }
             Event::Init => match self {
@@ -89,7 +95,7 @@ impl Listing {
             Event::InitApply(obj) => match self {
                 Listing::Again { seen, .. } => {
                     seen.insert(key(&obj));
-                    writer.apply_watcher_event(&Event::Apply(obj));
+                    replace(writer, cache, obj);
                 }
                 _ => writer.apply_watcher_event(&Event::InitApply(obj)),
             },
@@ -99,6 +105,7 @@ impl Listing {
                         for (namespace, name) in before.difference(&seen) {
                             if let Some(gone) = cache.get(namespace.as_deref(), name) {
                                 writer.apply_watcher_event(&Event::Delete((*gone).clone()));
+                                cache.reindex(Some(&gone), None);
                                 cache.notify(&Change::Deleted(gone));
                             }
                         }
@@ -109,8 +116,11 @@ impl Listing {
                         }
                     }
                     Listing::First | Listing::Watching => {
+                        // kube's writer swaps the listing in whole.
                         writer.apply_watcher_event(&Event::InitDone);
-                        for found in cache.all() {
+                        let listed = cache.all();
+                        cache.index_anew(&listed);
+                        for found in listed {
                             cache.notify(&Change::Applied(found));
                         }
                     }
@@ -120,4 +130,19 @@ impl Listing {
         }
         false
     }
+}
+
+/// Writes `obj` over the store's copy, keeps the index in step, and returns
+/// the store's new copy.
+fn replace(
+    writer: &mut Writer<DynamicObject>,
+    cache: &impl Cached,
+    obj: DynamicObject,
+) -> Option<Arc<DynamicObject>> {
+    let (namespace, name) = key(&obj);
+    let old = cache.get(namespace.as_deref(), &name);
+    writer.apply_watcher_event(&Event::Apply(obj));
+    let new = cache.get(namespace.as_deref(), &name);
+    cache.reindex(old.as_deref(), new.as_deref());
+    new
 }

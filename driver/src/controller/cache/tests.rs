@@ -68,13 +68,7 @@ fn named_at(name: &str, v: &str) -> DynamicObject {
 fn a_relist_replaces_objects_in_place_and_reports_what_it_found_and_what_went_away() {
     let configmaps = ApiType::new("", "v1", "ConfigMap", "configmaps", true);
     let mut writer = reflector::store::Writer::new(configmaps.api.clone());
-    let cache = TypeCache {
-        resource: configmaps,
-        store: writer.as_reader(),
-        synced: AtomicBool::new(false),
-        subscribers: RwLock::new(Vec::new()),
-        last_event: Mutex::new(None),
-    };
+    let cache = TypeCache::new(configmaps, writer.as_reader(), false);
     let heard = Arc::new(Mutex::new(Vec::new()));
     let recorder = heard.clone();
     cache.subscribe(Arc::new(move |change| {
@@ -180,4 +174,127 @@ fn listed_objects_get_their_type_back_and_lose_managed_fields() {
     .unwrap();
     normalize(&mut watched, &deployments);
     assert_eq!(watched.types.unwrap().api_version, "apps/v1beta9");
+}
+
+fn in_ns(name: &str, namespace: &str, controller: Option<&str>) -> DynamicObject {
+    let mut obj = named(name);
+    obj.metadata.namespace = Some(namespace.to_owned());
+    if let Some(uid) = controller {
+        obj.metadata.owner_references = Some(vec![
+            serde_json::from_value(
+                json!({"apiVersion": "v1", "kind": "Other", "name": "not-controller",
+                "uid": "not-controller", "controller": false}),
+            )
+            .unwrap(),
+            serde_json::from_value(json!({"apiVersion": "example.com/v1", "kind": "Parent",
+                "name": "p", "uid": uid, "controller": true}))
+            .unwrap(),
+        ]);
+    }
+    obj
+}
+
+/// The names `uid` may claim in `namespace`, sorted.
+fn claimable(cache: &TypeCache, namespace: Option<&str>, uid: &str) -> Vec<String> {
+    let mut names: Vec<String> = cache
+        .candidates(namespace, uid)
+        .iter()
+        .map(|o| {
+            format!(
+                "{}/{}",
+                o.metadata.namespace.as_deref().unwrap_or_default(),
+                o.metadata.name.as_deref().unwrap_or_default()
+            )
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_parent_may_claim_only_its_own_objects_and_orphans_through_every_kind_of_change() {
+    let configmaps = ApiType::new("", "v1", "ConfigMap", "configmaps", true);
+    let mut writer = reflector::store::Writer::new(configmaps.api.clone());
+    let cache = TypeCache::new(configmaps, writer.as_reader(), false);
+    let mut listing = Listing::default();
+    let indexed = |cache: &TypeCache| cache.owners.read().unwrap().len();
+
+    listing.apply(&mut writer, &cache, watcher::Event::Init);
+    for obj in [
+        in_ns("a-child", "shop", Some("uid-a")),
+        in_ns("b-child", "shop", Some("uid-b")),
+        in_ns("orphan", "shop", None),
+        in_ns("far-orphan", "depot", None),
+        in_ns("a-far-child", "depot", Some("uid-a")),
+    ] {
+        listing.apply(&mut writer, &cache, watcher::Event::InitApply(obj));
+    }
+    assert!(
+        claimable(&cache, Some("shop"), "uid-a").is_empty(),
+        "nothing before the listing ends"
+    );
+    listing.apply(&mut writer, &cache, watcher::Event::InitDone);
+    assert_eq!(
+        claimable(&cache, Some("shop"), "uid-a"),
+        ["shop/a-child", "shop/orphan"]
+    );
+    assert_eq!(
+        claimable(&cache, None, "uid-a"),
+        [
+            "depot/a-far-child",
+            "depot/far-orphan",
+            "shop/a-child",
+            "shop/orphan"
+        ]
+    );
+    assert_eq!(
+        claimable(&cache, Some("shop"), "uid-b"),
+        ["shop/b-child", "shop/orphan"]
+    );
+    assert_eq!(claimable(&cache, Some("shop"), "uid-gone"), ["shop/orphan"]);
+
+    // b adopts the orphan; a releases its child.
+    listing.apply(
+        &mut writer,
+        &cache,
+        watcher::Event::Apply(in_ns("orphan", "shop", Some("uid-b"))),
+    );
+    listing.apply(
+        &mut writer,
+        &cache,
+        watcher::Event::Apply(in_ns("a-child", "shop", None)),
+    );
+    assert_eq!(claimable(&cache, Some("shop"), "uid-a"), ["shop/a-child"]);
+    assert_eq!(
+        claimable(&cache, Some("shop"), "uid-b"),
+        ["shop/a-child", "shop/b-child", "shop/orphan"]
+    );
+    assert_eq!(indexed(&cache), 5, "each object once");
+
+    // A relist that no longer finds b-child, and a deletion seen by watch.
+    listing.apply(&mut writer, &cache, watcher::Event::Init);
+    for obj in [
+        in_ns("a-child", "shop", None),
+        in_ns("orphan", "shop", Some("uid-b")),
+        in_ns("far-orphan", "depot", None),
+        in_ns("a-far-child", "depot", Some("uid-a")),
+    ] {
+        listing.apply(&mut writer, &cache, watcher::Event::InitApply(obj));
+    }
+    listing.apply(&mut writer, &cache, watcher::Event::InitDone);
+    listing.apply(
+        &mut writer,
+        &cache,
+        watcher::Event::Delete(in_ns("a-far-child", "depot", Some("uid-a"))),
+    );
+    assert_eq!(
+        claimable(&cache, Some("shop"), "uid-b"),
+        ["shop/a-child", "shop/orphan"]
+    );
+    assert_eq!(
+        claimable(&cache, Some("depot"), "uid-a"),
+        ["depot/far-orphan"]
+    );
+    assert_eq!(indexed(&cache), cache.store.len(), "nothing stale");
+    assert_eq!(indexed(&cache), 3);
 }

@@ -6,6 +6,7 @@ use super::applied::AppliedMemory;
 use super::apply::{apply_body, with_fingerprint};
 use super::compare::{as_desired, carries, contains, still_as_applied};
 use super::desired::Desired;
+use super::existing::Existing;
 use super::finalizer::is_deleting;
 use super::op::{DeleteReason, EventType, Op, Written, target};
 use crate::config::UpdateStrategy;
@@ -22,7 +23,7 @@ pub(super) fn manage_children(
     ctl: &Driven,
     parent: &DynamicObject,
     observed: &[Vec<Arc<DynamicObject>>],
-    existing: &[Vec<Arc<DynamicObject>>],
+    existing: &dyn Existing,
     desired: &[Desired],
     memory: &dyn AppliedMemory,
     ops: &mut Vec<Op>,
@@ -66,9 +67,7 @@ pub(super) fn manage_children(
         };
         let Some(obs) = found else {
             // An apply would take over an object that is not ours.
-            let taken = existing
-                .get(d.type_index)
-                .is_some_and(|objs| objs.iter().any(|o| same(d, d.type_index, o)));
+            let taken = existing.holds(d.type_index, d.namespace.as_deref(), &d.name);
             if taken {
                 continue;
             }

@@ -15,6 +15,7 @@ use super::applied::AppliedMemory;
 use super::children::manage_children;
 use super::desired::{self, DECORATOR_ANNOTATION};
 use super::error::PlanError;
+use super::existing::Existing;
 use super::finalizer::{finalized, gc_holds, has_finalizer, is_deleting};
 use super::op::{Op, Plan};
 use super::status::condition_events;
@@ -55,14 +56,14 @@ pub(super) fn attachments(
 }
 
 /// Plans what follows from a decorator hook's `answer`. `observed` are the
-/// attachments the hook saw; `existing` every cached object of each
-/// attachment type in scope (a desired name another object holds is left
+/// attachments the hook saw; `existing` finds any cached object of an
+/// attachment type by name (a desired name another object holds is left
 /// alone).
 pub fn decorate(
     ctl: &Driven,
     parent: &DynamicObject,
     observed: &[Vec<Arc<DynamicObject>>],
-    existing: &[Vec<Arc<DynamicObject>>],
+    existing: &dyn Existing,
     answer: DecoratorAnswer,
     memory: &dyn AppliedMemory,
 ) -> Result<Plan, PlanError> {

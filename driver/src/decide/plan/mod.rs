@@ -53,6 +53,7 @@ mod compare;
 mod decorate;
 mod desired;
 mod error;
+mod existing;
 mod finalizer;
 mod op;
 mod rolling;
@@ -67,6 +68,7 @@ pub use compare::contains;
 pub use decorate::decorate;
 pub use desired::DECORATOR_ANNOTATION;
 pub use error::PlanError;
+pub use existing::Existing;
 pub use op::{
     DeleteReason, EventType, Next, Op, Plan, Prelude, RevisionWrite, StatusPace, Target, Written,
 };
@@ -200,7 +202,7 @@ pub fn prelude(
 
 /// Steps 7–12 of docs/metacontroller.md §3.3 for one hook response. `parent`
 /// is the parent the hook was called with; `observed` the claimed children it
-/// saw; `existing` every cached object of each child type in scope (claimed
+/// saw; `existing` finds any cached object of a child type by name (claimed
 /// or not), so that a desired child whose name is taken by an object this
 /// parent does not own is left alone, as Metacontroller's create meets
 /// `AlreadyExists`. `memory` says what was applied last, so that an apply
@@ -209,7 +211,7 @@ pub fn after_hook(
     ctl: &Driven,
     parent: &DynamicObject,
     observed: &[Vec<Arc<DynamicObject>>],
-    existing: &[Vec<Arc<DynamicObject>>],
+    existing: &dyn Existing,
     response: HookResponse,
     memory: &dyn AppliedMemory,
     pace: StatusPace,
