@@ -73,6 +73,21 @@ impl TypeCache {
         }
     }
 
+    /// A cache holding `objects` (as a listing leaves them) and marked
+    /// synced, without a watch: for tests and the memory benchmark.
+    pub fn filled(resource: &ApiType, objects: Vec<DynamicObject>) -> Self {
+        let mut writer = reflector::store::Writer::new(resource.api.clone());
+        let cache = TypeCache::new(resource.clone(), writer.as_reader(), true);
+        let mut listing = Listing::default();
+        listing.apply(&mut writer, &cache, watcher::Event::Init);
+        for mut obj in objects {
+            normalize(&mut obj, resource);
+            listing.apply(&mut writer, &cache, watcher::Event::InitApply(obj));
+        }
+        listing.apply(&mut writer, &cache, watcher::Event::InitDone);
+        cache
+    }
+
     pub fn is_synced(&self) -> bool {
         self.synced.load(Ordering::Acquire)
     }
@@ -286,15 +301,7 @@ impl Caches {
     /// for tests that script the API server.
     #[cfg(test)]
     pub fn preload(&self, resource: &ApiType, objects: Vec<DynamicObject>) -> Arc<TypeCache> {
-        let mut writer = reflector::store::Writer::new(resource.api.clone());
-        writer.apply_watcher_event(&watcher::Event::Init);
-        for mut obj in objects {
-            normalize(&mut obj, resource);
-            writer.apply_watcher_event(&watcher::Event::InitApply(obj));
-        }
-        writer.apply_watcher_event(&watcher::Event::InitDone);
-        let cache = Arc::new(TypeCache::new(resource.clone(), writer.as_reader(), true));
-        listing::Cached::index_anew(cache.as_ref(), &cache.store.state());
+        let cache = Arc::new(TypeCache::filled(resource, objects));
         let key = (
             resource.api.api_version.clone(),
             resource.api.plural.clone(),

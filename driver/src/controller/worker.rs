@@ -46,6 +46,12 @@ pub fn subscribe(ctx: &Arc<Context>) {
             ctx.records.forget(&key);
             ctx.status_changes.forget(&uid);
         }
+        if let Change::Applied(parent) = change {
+            ctx.executor.memory().parent_seen(
+                &parent.uid().unwrap_or_default(),
+                parent.resource_version().as_deref().unwrap_or_default(),
+            );
+        }
         if let Change::Applied(parent) = change
             && ctx.driven.config.parent.ignore_status_changes
             && !ctx.status_changes.passes(parent)

@@ -88,6 +88,31 @@ impl ApplyMemory {
             .insert(uid.to_owned(), (resource_version.to_owned(), status));
     }
 
+    /// The parent cache shows `uid` at `resource_version`: the status and
+    /// metadata written on an earlier version are in the cache now (or
+    /// overtaken), and no later reconcile can read that version again, so
+    /// they are dropped — else each parent would keep a decoded copy of its
+    /// last status for as long as it lives.
+    pub fn parent_seen(&self, uid: &str, resource_version: &str) {
+        let mut statuses = self.statuses.lock().unwrap_or_else(|p| p.into_inner());
+        if statuses
+            .get(uid)
+            .is_some_and(|(written_on, _)| moved_past(resource_version, written_on))
+        {
+            statuses.remove(uid);
+            shrink(&mut statuses);
+        }
+        drop(statuses);
+        let mut metadata = self.metadata.lock().unwrap_or_else(|p| p.into_inner());
+        if metadata
+            .get(uid)
+            .is_some_and(|(read_at, _)| moved_past(resource_version, read_at))
+        {
+            metadata.remove(uid);
+            shrink(&mut metadata);
+        }
+    }
+
     /// Remembers the labels and annotations written on the decorated
     /// object `uid`, whose plan read it at `resource_version`.
     pub fn record_metadata(&self, uid: &str, resource_version: &str, written: WrittenMetadata) {
@@ -137,6 +162,22 @@ impl ApplyMemory {
     fn deferred_statuses(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Instant, bool)>> {
         self.deferred.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// Gives back most of a map's table once it is mostly empty (after a burst
+/// of writes the cache has since caught up with), halving at most as often
+/// as it has emptied by half: amortized, each removal stays O(1).
+fn shrink<K: Eq + std::hash::Hash, V>(map: &mut HashMap<K, V>) {
+    if map.len() * 4 < map.capacity() {
+        map.shrink_to(map.len() * 2);
+    }
+}
+
+/// Whether `shown` is a later version than `earlier`. A resourceVersion is
+/// opaque to clients; kube-apiserver's are etcd revisions, compared here
+/// only when both are numbers (otherwise nothing is dropped, as before).
+fn moved_past(shown: &str, earlier: &str) -> bool {
+    matches!((shown.parse::<u64>(), earlier.parse::<u64>()), (Ok(s), Ok(e)) if s > e)
 }
 
 fn key(type_index: usize, namespace: Option<&str>, name: &str) -> Key {
@@ -223,6 +264,30 @@ mod tests {
             !memory.on_its_way(0, Some("shop"), "web", 7),
             "seen deleted"
         );
+    }
+
+    #[test]
+    fn a_written_status_is_kept_until_the_cache_shows_a_later_version() {
+        let memory = ApplyMemory::new();
+        let status = serde_json::json!({"ok": true});
+        let metadata = WrittenMetadata::default();
+        memory.record_status("p1", "10", status.clone());
+        memory.record_metadata("p1", "10", metadata.clone());
+        // The cache still shows 10, or an older version (an earlier write of
+        // this pass not seen yet): kept.
+        for shown in ["10", "9", "not-a-number"] {
+            memory.parent_seen("p1", shown);
+            assert_eq!(memory.written_status("p1", "10"), Some(status.clone()));
+            assert_eq!(memory.written_metadata("p1", "10"), Some(metadata.clone()));
+        }
+        memory.parent_seen("p2", "11");
+        assert_eq!(memory.written_status("p1", "10"), Some(status.clone()));
+        // Version 11 is in the cache: 10 can never be read again.
+        memory.parent_seen("p1", "11");
+        assert_eq!(memory.written_status("p1", "10"), None);
+        assert_eq!(memory.written_metadata("p1", "10"), None);
+        assert!(memory.statuses.lock().unwrap().is_empty());
+        assert!(memory.metadata.lock().unwrap().is_empty());
     }
 
     #[tokio::test(start_paused = true)]
