@@ -32,12 +32,10 @@ async fn driver_reconciles_every_controller() {
 async fn drive_over_http(client: &Client, kubeconfig: &Path) {
     let hooks = start(kubeconfig, &["serve"]).await;
     let dir = hello_manifest_at(hooks.port, None, "metahook-e2e-controllers");
-    let _driver = start(
+    let _driver = start_drive_with(
         kubeconfig,
+        &dir,
         &[
-            "drive",
-            "--controllers",
-            dir.to_str().expect("a UTF-8 path"),
             "--leader-election",
             "--leader-election-namespace",
             "default",

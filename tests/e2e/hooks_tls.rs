@@ -69,8 +69,25 @@ async fn serve_with(
     serving: &Pair,
     caller: Pair,
 ) -> Hooks {
-    std::fs::create_dir_all(&dir).expect("a directory");
-    serving.write(&dir);
+    let server = serve_mtls_at(kubeconfig, &dir, ca_pem, serving).await;
+    Hooks {
+        ca_pem: ca_pem.to_owned(),
+        caller,
+        dir,
+        server,
+    }
+}
+
+/// `metahook serve --tls-dir <dir> --tls-client-auth`, `dir` holding
+/// `serving` and `ca_pem` as `ca.crt`; once ready.
+pub(crate) async fn serve_mtls_at(
+    kubeconfig: &Path,
+    dir: &Path,
+    ca_pem: &str,
+    serving: &Pair,
+) -> Metahook {
+    std::fs::create_dir_all(dir).expect("a directory");
+    serving.write(dir);
     std::fs::write(dir.join("ca.crt"), ca_pem).expect("ca.crt");
     let server = spawn(
         kubeconfig,
@@ -93,12 +110,7 @@ async fn serve_with(
             .and_then(|r| (r.status == 200).then_some(()))
     })
     .await;
-    Hooks {
-        ca_pem: ca_pem.to_owned(),
-        caller,
-        dir,
-        server,
-    }
+    server
 }
 
 /// `metahook_hook_tls_refusals_total{reason}` on the hooks' `/metrics`.
@@ -200,11 +212,7 @@ async fn drive(kubeconfig: &Path, port: u16, ns: &str, ca_secret: &str) -> (Meta
         mtls_manifest("hello", port, ns, ca_secret),
     )
     .expect("the manifest");
-    let driver = start(
-        kubeconfig,
-        &["drive", "--controllers", dir.to_str().expect("UTF-8")],
-    )
-    .await;
+    let driver = start_drive(kubeconfig, &dir).await;
     (driver, dir)
 }
 

@@ -8,6 +8,7 @@
 //! and a client certificate from a stranger CA on a `serve` over mutual TLS
 //! (scraped too: the same binary, as the chart runs it with TLS on).
 
+use crate::hooks_tls::serve_mtls_at;
 use crate::support::*;
 use metahook_testkit::certs::Ca;
 use metahook_testkit::https::HttpsClient;
@@ -89,24 +90,12 @@ async fn every_metric_and_label_the_alerts_and_dashboard_name_is_exported() {
 async fn tls_refusals_scrape(kubeconfig: &Path, scratch: &Path) -> String {
     let ca = Ca::new("metahook-e2e-monitoring");
     let stranger = Ca::new("stranger").client("metacontroller");
-    let dir = scratch.join("tls");
-    std::fs::create_dir_all(&dir).expect("a directory");
-    ca.server(&["127.0.0.1", "localhost"]).write(&dir);
-    std::fs::write(dir.join("ca.crt"), &ca.pem).expect("ca.crt");
-    let tls_dir = dir.to_str().expect("UTF-8");
-    let server = spawn(
-        kubeconfig,
-        &["serve", "--tls-dir", tls_dir, "--tls-client-auth"],
-    );
+    let serving = ca.server(&["127.0.0.1", "localhost"]);
+    let server = serve_mtls_at(kubeconfig, &scratch.join("tls"), &ca.pem, &serving).await;
     let addr = format!("127.0.0.1:{}", server.port)
         .parse()
         .expect("an address");
     let anonymous = HttpsClient::new(&ca.pem, None);
-    wait_for("metahook serve over HTTPS to be ready", || async {
-        let ready = anonymous.get(addr, "/readyz").ok()?;
-        (ready.status == 200).then_some(())
-    })
-    .await;
     let refused = HttpsClient::new(&ca.pem, Some(&stranger)).post(addr, "/hello/sync", b"{}", "");
     assert!(refused.is_err(), "a stranger's certificate is refused");
     wait_for("the refusal counted", || async {

@@ -201,8 +201,14 @@ pub async fn start(kubeconfig: &Path, args: &[&str]) -> Metahook {
 
 /// `metahook drive --controllers <controllers>`, ready.
 pub async fn start_drive(kubeconfig: &Path, controllers: &Path) -> Metahook {
+    start_drive_with(kubeconfig, controllers, &[]).await
+}
+
+/// As [`start_drive`], with `more` arguments.
+pub async fn start_drive_with(kubeconfig: &Path, controllers: &Path, more: &[&str]) -> Metahook {
     let dir = controllers.to_str().expect("a UTF-8 path");
-    start(kubeconfig, &["drive", "--controllers", dir]).await
+    let args = [["drive", "--controllers", dir].as_slice(), more].concat();
+    start(kubeconfig, &args).await
 }
 
 /// Waits until `metahook` is ready (`true`) or has exited (`false`).
