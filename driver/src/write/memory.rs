@@ -94,23 +94,8 @@ impl ApplyMemory {
     /// they are dropped — else each parent would keep a decoded copy of its
     /// last status for as long as it lives.
     pub fn parent_seen(&self, uid: &str, resource_version: &str) {
-        let mut statuses = self.statuses.lock().unwrap_or_else(|p| p.into_inner());
-        if statuses
-            .get(uid)
-            .is_some_and(|(written_on, _)| moved_past(resource_version, written_on))
-        {
-            statuses.remove(uid);
-            shrink(&mut statuses);
-        }
-        drop(statuses);
-        let mut metadata = self.metadata.lock().unwrap_or_else(|p| p.into_inner());
-        if metadata
-            .get(uid)
-            .is_some_and(|(read_at, _)| moved_past(resource_version, read_at))
-        {
-            metadata.remove(uid);
-            shrink(&mut metadata);
-        }
+        forget_once_past(&self.statuses, uid, resource_version);
+        forget_once_past(&self.metadata, uid, resource_version);
     }
 
     /// Remembers the labels and annotations written on the decorated
@@ -161,6 +146,19 @@ impl ApplyMemory {
 
     fn deferred_statuses(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Instant, bool)>> {
         self.deferred.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Drops `uid`'s entry of `map` (the version it was written on, and what)
+/// once `shown` is a later version.
+fn forget_once_past<V>(map: &Mutex<HashMap<String, (String, V)>>, uid: &str, shown: &str) {
+    let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
+    if map
+        .get(uid)
+        .is_some_and(|(written_on, _)| moved_past(shown, written_on))
+    {
+        map.remove(uid);
+        shrink(&mut map);
     }
 }
 

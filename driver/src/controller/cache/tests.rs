@@ -64,11 +64,17 @@ fn named_at(name: &str, v: &str) -> DynamicObject {
     obj
 }
 
+/// A ConfigMap cache not listed yet, and the writer of its store.
+fn unlisted_configmaps() -> (reflector::store::Writer<DynamicObject>, TypeCache) {
+    let configmaps = ApiType::new("", "v1", "ConfigMap", "configmaps", true);
+    let writer = reflector::store::Writer::new(configmaps.api.clone());
+    let cache = TypeCache::new(configmaps, writer.as_reader(), false);
+    (writer, cache)
+}
+
 #[test]
 fn a_relist_replaces_objects_in_place_and_reports_what_it_found_and_what_went_away() {
-    let configmaps = ApiType::new("", "v1", "ConfigMap", "configmaps", true);
-    let mut writer = reflector::store::Writer::new(configmaps.api.clone());
-    let cache = TypeCache::new(configmaps, writer.as_reader(), false);
+    let (mut writer, cache) = unlisted_configmaps();
     let heard = Arc::new(Mutex::new(Vec::new()));
     let recorder = heard.clone();
     cache.subscribe(Arc::new(move |change| {
@@ -213,9 +219,7 @@ fn claimable(cache: &TypeCache, namespace: Option<&str>, uid: &str) -> Vec<Strin
 
 #[test]
 fn a_parent_may_claim_only_its_own_objects_and_orphans_through_every_kind_of_change() {
-    let configmaps = ApiType::new("", "v1", "ConfigMap", "configmaps", true);
-    let mut writer = reflector::store::Writer::new(configmaps.api.clone());
-    let cache = TypeCache::new(configmaps, writer.as_reader(), false);
+    let (mut writer, cache) = unlisted_configmaps();
     let mut listing = Listing::default();
     let indexed = |cache: &TypeCache| cache.owners.read().unwrap().len();
 
