@@ -43,12 +43,16 @@
 #       # steady and relist-peak RSS. jemalloc and mimalloc are the
 #       # binary's cargo features of those names, each build copied to
 #       # target/bench/bin/metahook-<allocator>; glibc-image is glibc with
-#       # MALLOC_MMAP_THRESHOLD_=131072 as the Dockerfile sets it. A
+#       # MALLOC_MMAP_THRESHOLD_=131072 as the Dockerfile sets it,
+#       # glibc-arenas2 glibc with MALLOC_ARENA_MAX=2 (two arenas, not one
+#       # per thread up to 8 per core). A
 #       # glibc run of the main sizes at ALLOC_SIZE counts for glibc.
 #   WRITE_DOCS_PNG=1 bench/driver-memory.sh       # the chart to docs/images/driver-memory.png too
 #   STAMP=20260101T000000Z SIZES=10000 bench/driver-memory.sh
 #       # more runs into an earlier run's directory (target/bench/driver-memory-STAMP/):
 #       # the report and the chart cover them all
+#   SIZES= ENGINES=driver ALLOCATORS=glibc-arenas2 bench/driver-memory.sh
+#       # the allocator runs only (SIZES empty: no main sizes)
 #
 # Set METAHOOK_GOCACHE / METAHOOK_GOMODCACHE (tests/cluster/go-env.sh) to
 # reuse a warm Go build of the control plane. Every wait is bounded; the
@@ -57,7 +61,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
-SIZES=${SIZES:-"5000 10000"}
+SIZES=${SIZES-"5000 10000"}
 ENGINES=${ENGINES-"driver metacontroller"}
 ALLOCATORS=${ALLOCATORS-}
 ALLOC_SIZE=${ALLOC_SIZE:-5000}
@@ -87,13 +91,13 @@ started=$SECONDS
 # that $BIN is the default build.
 for alloc in $ALLOCATORS; do
     case $alloc in
-    glibc | glibc-image) ;;
+    glibc | glibc-image | glibc-arenas2) ;;
     jemalloc | mimalloc)
         build_release --features "$alloc"
         grep -qa "$alloc" "$BIN" || { echo "$BIN: no $alloc in it" >&2; exit 1; }
         cp "$BIN" "$OUT/bin/metahook-$alloc"
         ;;
-    *) echo "ALLOCATORS: glibc, glibc-image, jemalloc or mimalloc, not $alloc" >&2; exit 1 ;;
+    *) echo "ALLOCATORS: glibc, glibc-image, glibc-arenas2, jemalloc or mimalloc, not $alloc" >&2; exit 1 ;;
     esac
 done
 build_release
@@ -115,6 +119,7 @@ measure() {
     case $alloc in
     jemalloc | mimalloc) bin=$OUT/bin/metahook-$alloc ;;
     glibc-image) env=MALLOC_MMAP_THRESHOLD_=131072 ;;
+    glibc-arenas2) env=MALLOC_ARENA_MAX=2 ;;
     esac
     if [ "$engine" = driver ]; then
         fresh_cluster

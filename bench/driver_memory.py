@@ -510,6 +510,7 @@ def report(args: argparse.Namespace) -> None:
 ALLOCATOR_NAMES = {
     "glibc": "glibc (the default)",
     "glibc-image": "glibc, MALLOC_MMAP_THRESHOLD_=131072 (as the image sets it)",
+    "glibc-arenas2": "glibc, MALLOC_ARENA_MAX=2",
     "jemalloc": "jemalloc (`--features jemalloc`)",
     "mimalloc": "mimalloc (`--features mimalloc`)",
 }
