@@ -36,6 +36,8 @@ async fn listed_objects_carry_apiversion_and_kind_like_watched_ones() {
     assert_eq!(list.method, "GET");
     assert_eq!(list.path, "/apis/apps/v1/deployments");
     assert!(!list.query.contains("watch=true"), "{}", list.query);
+    // Pages of LIST_PAGE_SIZE: what bounds a relist's peak.
+    assert!(list.query.contains("limit=100"), "{}", list.query);
     bounded(cache.wait_synced()).await;
     let web = cache.get(Some("shop"), "web").expect("cached");
     // What a hook is sent for it.
