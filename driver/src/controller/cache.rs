@@ -193,11 +193,7 @@ impl listing::Cached for TypeCache {
     }
 
     fn index_anew(&self, objects: &[Arc<DynamicObject>]) {
-        let mut owners = Owners::default();
-        for obj in objects {
-            owners.replace(None, Some(obj));
-        }
-        *self.owners.write().unwrap_or_else(|p| p.into_inner()) = owners;
+        *self.owners.write().unwrap_or_else(|p| p.into_inner()) = Owners::of(objects);
     }
 
     fn notify(&self, change: &Change) {
@@ -211,12 +207,6 @@ impl Existing for [Arc<TypeCache>] {
     fn holds(&self, type_index: usize, namespace: Option<&str>, name: &str) -> bool {
         self.get(type_index)
             .is_some_and(|cache| cache.get(namespace, name).is_some())
-    }
-}
-
-impl Existing for Vec<Arc<TypeCache>> {
-    fn holds(&self, type_index: usize, namespace: Option<&str>, name: &str) -> bool {
-        self.as_slice().holds(type_index, namespace, name)
     }
 }
 

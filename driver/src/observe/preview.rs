@@ -145,7 +145,7 @@ pub fn preview(
         &ctl,
         &parent,
         &observed,
-        &observed,
+        observed.as_slice(),
         decoded,
         &NoMemory,
         plan::StatusPace::Now,

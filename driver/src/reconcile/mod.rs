@@ -160,7 +160,7 @@ async fn sync(
         ctl,
         &parent,
         &observed,
-        &ctx.children,
+        ctx.children.as_slice(),
         response,
         memory.as_ref(),
         pace,

@@ -187,7 +187,7 @@ impl Cluster {
             &self.driven,
             &parent,
             &observed,
-            &existing,
+            existing.as_slice(),
             response,
             &NoMemory,
             StatusPace::Now,

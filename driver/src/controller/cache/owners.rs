@@ -14,6 +14,7 @@ use super::listing::{Key, key};
 use crate::decide::model::controller_of;
 use kube::api::DynamicObject;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 /// The cached objects of one type by the UID of their controller.
 #[derive(Debug, Default)]
@@ -24,6 +25,15 @@ pub(super) struct Owners {
 }
 
 impl Owners {
+    /// The index of a store holding `objects`.
+    pub(super) fn of(objects: &[Arc<DynamicObject>]) -> Self {
+        let mut owners = Owners::default();
+        for obj in objects {
+            owners.replace(None, Some(obj));
+        }
+        owners
+    }
+
     /// `old` (the store's copy before a write, if any) replaced by `new`
     /// (after it; `None` once deleted).
     pub(super) fn replace(&mut self, old: Option<&DynamicObject>, new: Option<&DynamicObject>) {

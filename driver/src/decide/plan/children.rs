@@ -23,7 +23,7 @@ pub(super) fn manage_children(
     ctl: &Driven,
     parent: &DynamicObject,
     observed: &[Vec<Arc<DynamicObject>>],
-    existing: &dyn Existing,
+    existing: &(impl Existing + ?Sized),
     desired: &[Desired],
     memory: &dyn AppliedMemory,
     ops: &mut Vec<Op>,

@@ -63,7 +63,7 @@ pub fn decorate(
     ctl: &Driven,
     parent: &DynamicObject,
     observed: &[Vec<Arc<DynamicObject>>],
-    existing: &dyn Existing,
+    existing: &(impl Existing + ?Sized),
     answer: DecoratorAnswer,
     memory: &dyn AppliedMemory,
 ) -> Result<Plan, PlanError> {

@@ -24,15 +24,3 @@ impl Existing for [Vec<Arc<DynamicObject>>] {
         })
     }
 }
-
-impl Existing for Vec<Vec<Arc<DynamicObject>>> {
-    fn holds(&self, type_index: usize, namespace: Option<&str>, name: &str) -> bool {
-        self.as_slice().holds(type_index, namespace, name)
-    }
-}
-
-impl<const N: usize> Existing for [Vec<Arc<DynamicObject>>; N] {
-    fn holds(&self, type_index: usize, namespace: Option<&str>, name: &str) -> bool {
-        self.as_slice().holds(type_index, namespace, name)
-    }
-}

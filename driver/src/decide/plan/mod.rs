@@ -211,7 +211,7 @@ pub fn after_hook(
     ctl: &Driven,
     parent: &DynamicObject,
     observed: &[Vec<Arc<DynamicObject>>],
-    existing: &dyn Existing,
+    existing: &(impl Existing + ?Sized),
     response: HookResponse,
     memory: &dyn AppliedMemory,
     pace: StatusPace,

@@ -187,7 +187,7 @@ fn a_desired_name_taken_by_an_object_not_ours_is_left_alone() {
         &ctl,
         &parent,
         observed_of(&p),
-        &existing,
+        existing.as_slice(),
         response(vec![
             desired("web", 1),
             desired("api", 1),

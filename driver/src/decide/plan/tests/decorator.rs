@@ -28,7 +28,7 @@ fn decorate_with(
     observed: &[Vec<Arc<DynamicObject>>],
     answer: DecoratorAnswer,
 ) -> Plan {
-    decorate(ctl, pod, observed, &[], answer, &NoMemory).unwrap()
+    decorate(ctl, pod, observed, UNCACHED, answer, &NoMemory).unwrap()
 }
 
 #[test]
@@ -225,7 +225,7 @@ fn an_attachment_of_a_type_not_declared_fails_before_anything_is_written() {
         ],
         ..DecoratorAnswer::default()
     };
-    let err = decorate(&ctl, &pod().build(), &[vec![]], &[], answer, &NoMemory).unwrap_err();
+    let err = decorate(&ctl, &pod().build(), &[vec![]], UNCACHED, answer, &NoMemory).unwrap_err();
     assert!(matches!(err, PlanError::UndeclaredChild { .. }), "{err}");
 }
 
@@ -301,14 +301,14 @@ fn an_edit_the_cache_has_not_seen_yet_is_not_sent_again() {
         labels: edits(&[("tier", Some(tier))]),
         ..DecoratorAnswer::default()
     };
-    let plan = decorate(&ctl, &seen, &[vec![]], &[], answer("front"), &memory).unwrap();
+    let plan = decorate(&ctl, &seen, &[vec![]], UNCACHED, answer("front"), &memory).unwrap();
     assert!(plan.ops.is_empty(), "{:?}", plan.ops);
     // A label only our write holds is removed: the stale cache lacks it.
     let remove = DecoratorAnswer {
         labels: edits(&[("tier", None)]),
         ..DecoratorAnswer::default()
     };
-    let plan = decorate(&ctl, &seen, &[vec![]], &[], remove, &memory).unwrap();
+    let plan = decorate(&ctl, &seen, &[vec![]], UNCACHED, remove, &memory).unwrap();
     let [Op::PatchObject { patch, .. }] = &plan.ops[..] else {
         panic!("{:?}", plan.ops)
     };
@@ -318,6 +318,6 @@ fn an_edit_the_cache_has_not_seen_yet_is_not_sent_again() {
     );
     // Once the cache shows a newer version, it is the truth again.
     let newer = pod().resource_version("8").build();
-    let plan = decorate(&ctl, &newer, &[vec![]], &[], answer("front"), &memory).unwrap();
+    let plan = decorate(&ctl, &newer, &[vec![]], UNCACHED, answer("front"), &memory).unwrap();
     assert_eq!(kinds(&plan.ops), ["PatchObject"]);
 }

@@ -18,6 +18,9 @@ use crate::config::UpdateStrategy;
 use crate::test_support::{Demo, FINALIZER, Obj};
 use serde_json::{Value, json};
 
+/// No cached object takes any desired name.
+const UNCACHED: &[Vec<Arc<DynamicObject>>] = &[];
+
 /// The plan after the hook, for the common case: nothing related, nothing
 /// remembered from an earlier apply.
 fn planned(
@@ -30,7 +33,7 @@ fn planned(
         ctl,
         parent,
         observed,
-        &[],
+        UNCACHED,
         response,
         &NoMemory,
         StatusPace::Now,
@@ -72,7 +75,7 @@ impl<'a> Pass<'a> {
             self.ctl,
             self.parent,
             &[observed, vec![]],
-            &[],
+            UNCACHED,
             response,
             self.memory,
             self.pace,

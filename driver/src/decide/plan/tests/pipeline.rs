@@ -58,7 +58,7 @@ fn pass(
         ctl,
         parent,
         &observed,
-        &candidates,
+        candidates.as_slice(),
         response,
         memory,
         StatusPace::Now,

@@ -267,7 +267,7 @@ fn a_new_template_moves_the_first_pod_and_keeps_the_others_old() {
         &ctl,
         &parent,
         &[pods, vec![]],
-        &[],
+        UNCACHED,
         rolled.response,
         &NoMemory,
         StatusPace::Now,
