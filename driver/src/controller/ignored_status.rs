@@ -6,8 +6,8 @@
 //! hands over only the new one, so what counts of the last one seen is kept
 //! here, per parent UID.
 
+use kube::Resource;
 use kube::ResourceExt;
-use kube::api::DynamicObject;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
@@ -20,9 +20,9 @@ struct Counted {
 }
 
 impl Counted {
-    fn of(obj: &DynamicObject) -> Self {
+    fn of(obj: &impl Resource) -> Self {
         Counted {
-            generation: obj.metadata.generation,
+            generation: obj.meta().generation,
             labels: obj.labels().clone(),
             annotations: obj.annotations().clone(),
         }
@@ -38,13 +38,13 @@ pub struct StatusChangeFilter {
 impl StatusChangeFilter {
     /// Whether this add or update of `parent` queues it: the first sight
     /// of it, a change that counts, or a parent being deleted.
-    pub fn passes(&self, parent: &DynamicObject) -> bool {
+    pub fn passes(&self, parent: &impl Resource) -> bool {
         let counted = Counted::of(parent);
         let uid = parent.uid().unwrap_or_default();
         let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
         let same = seen.get(&uid) == Some(&counted);
         seen.insert(uid, counted);
-        !same || parent.metadata.deletion_timestamp.is_some()
+        !same || parent.meta().deletion_timestamp.is_some()
     }
 
     /// A parent is gone: nothing to compare its successor with.

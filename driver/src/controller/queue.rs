@@ -7,6 +7,7 @@
 //! parent out of `waiting` first and reads it from the cache after
 //! (`worker::reconcile_isolated`).
 
+use crate::controller::cache::CachedObject;
 use kube::api::DynamicObject;
 use kube::runtime::reflector::ObjectRef;
 use std::collections::HashSet;
@@ -14,7 +15,17 @@ use std::sync::{Mutex, MutexGuard};
 use tokio::sync::mpsc;
 
 /// A parent, as kube's applier and store name it.
-pub type ParentKey = ObjectRef<DynamicObject>;
+pub type ParentKey = ObjectRef<CachedObject>;
+
+/// A parent's key as kube's applier reports it in an error (its errors
+/// name objects as `DynamicObject`s, whatever the store holds).
+pub fn key_of_erased(erased: &ObjectRef<DynamicObject>) -> ParentKey {
+    let key = ParentKey::new_with(&erased.name, erased.dyntype.clone());
+    match &erased.namespace {
+        Some(namespace) => key.within(namespace),
+        None => key,
+    }
+}
 
 /// The queue of one controller.
 pub struct Queue {

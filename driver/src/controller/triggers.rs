@@ -13,40 +13,39 @@
 //! the queue.
 
 use crate::config::HookVersion;
-use crate::controller::cache::{Change, TypeCache};
+use crate::controller::cache::{CachedObject, Change, TypeCache};
 use crate::controller::queue::ParentKey;
 use crate::decide::model::{ApiType, Driven, controller_of};
 use crate::decide::plan;
 use crate::decide::related::{self, Scope};
 use crate::decide::selector::SelectorExt;
-use kube::ResourceExt;
-use kube::api::DynamicObject;
+use kube::{Resource, ResourceExt};
 use metahook_core::protocol::RelatedResourceRule;
 use std::sync::Arc;
 
 /// Where parents are looked up: the parent cache, or a list in tests.
 pub trait Parents {
-    fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<DynamicObject>>;
+    fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<CachedObject>>;
     /// Every parent, or those in `namespace`.
-    fn list(&self, namespace: Option<&str>) -> Vec<Arc<DynamicObject>>;
+    fn list(&self, namespace: Option<&str>) -> Vec<Arc<CachedObject>>;
 }
 
 impl Parents for TypeCache {
-    fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<DynamicObject>> {
+    fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<CachedObject>> {
         TypeCache::get(self, namespace, name)
     }
-    fn list(&self, namespace: Option<&str>) -> Vec<Arc<DynamicObject>> {
+    fn list(&self, namespace: Option<&str>) -> Vec<Arc<CachedObject>> {
         TypeCache::list(self, namespace)
     }
 }
 
-impl Parents for [Arc<DynamicObject>] {
-    fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<DynamicObject>> {
+impl Parents for [Arc<CachedObject>] {
+    fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<CachedObject>> {
         self.iter()
             .find(|p| p.namespace().as_deref() == namespace && p.name_any() == name)
             .cloned()
     }
-    fn list(&self, namespace: Option<&str>) -> Vec<Arc<DynamicObject>> {
+    fn list(&self, namespace: Option<&str>) -> Vec<Arc<CachedObject>> {
         self.iter()
             .filter(|p| namespace.is_none_or(|ns| p.namespace().as_deref() == Some(ns)))
             .cloned()
@@ -55,14 +54,18 @@ impl Parents for [Arc<DynamicObject>] {
 }
 
 /// The key of a parent of `driven`.
-pub fn parent_key(driven: &Driven, parent: &DynamicObject) -> ParentKey {
-    ParentKey::from_obj_with(parent, driven.parent.api.clone())
+pub fn parent_key(driven: &Driven, parent: &impl Resource) -> ParentKey {
+    let key = ParentKey::new_with(&parent.name_any(), driven.parent.api.clone());
+    match &parent.meta().namespace {
+        Some(namespace) => key.within(namespace),
+        None => key,
+    }
 }
 
 /// Whether `driven` handles a parent: it matches the controller's label
 /// (and a decorator's annotation) filter, or still carries its finalizer (so that finalizing finishes
 /// after the labels change).
-pub fn handles(driven: &Driven, parent: &DynamicObject) -> bool {
+pub fn handles(driven: &Driven, parent: &impl Resource) -> bool {
     let finalizer = driven.finalizer();
     parent.finalizers().contains(&finalizer) || driven.selects(parent)
 }
@@ -70,7 +73,7 @@ pub fn handles(driven: &Driven, parent: &DynamicObject) -> bool {
 /// A parent's own change: the parent, if `driven` handles it.
 pub fn parent_changed(driven: &Driven, change: &Change) -> Option<ParentKey> {
     let (Change::Applied(parent) | Change::Deleted(parent)) = change;
-    handles(driven, parent).then(|| parent_key(driven, parent))
+    handles(driven, parent.as_ref()).then(|| parent_key(driven, parent.as_ref()))
 }
 
 /// A child's change: its controller owner, or the parents that may adopt
@@ -89,7 +92,7 @@ pub fn child_changed(
     } else {
         None
     };
-    match controller_of(child) {
+    match controller_of(child.as_ref()) {
         Some(owner) => {
             let group = owner.api_version.split_once('/').map_or("", |(g, _)| g);
             if group != driven.parent.api.group || owner.kind != driven.parent.api.kind {
@@ -99,8 +102,8 @@ pub fn child_changed(
                 .get(namespace, &owner.name)
                 // A parent recreated under the same name is another parent.
                 .filter(|p| p.metadata.uid.as_deref() == Some(owner.uid.as_str()))
-                .filter(|p| handles(driven, p))
-                .map(|p| parent_key(driven, &p))
+                .filter(|p| handles(driven, p.as_ref()))
+                .map(|p| parent_key(driven, p.as_ref()))
                 .into_iter()
                 .collect()
         }
@@ -111,10 +114,15 @@ pub fn child_changed(
             .list(namespace)
             .into_iter()
             .filter(|p| {
-                handles(driven, p)
-                    && plan::child_selector(driven, p).is_ok_and(|s| s.matches(child.labels()))
+                // The selector is the parent's spec: decoded for this
+                // (an orphan's change; a parent that fails to decode
+                // cannot adopt it now, and its own reconcile reports why).
+                handles(driven, p.as_ref())
+                    && p.decode().is_ok_and(|p| {
+                        plan::child_selector(driven, &p).is_ok_and(|s| s.matches(child.labels()))
+                    })
             })
-            .map(|p| parent_key(driven, &p))
+            .map(|p| parent_key(driven, p.as_ref()))
             .collect(),
     }
 }
@@ -128,7 +136,7 @@ pub fn related_changed(
     resource: &ApiType,
     change: &Change,
     answers: &[(ParentKey, Arc<Vec<RelatedResourceRule>>)],
-    namespaces: &[Arc<DynamicObject>],
+    namespaces: &[Arc<CachedObject>],
 ) -> Vec<ParentKey> {
     let (Change::Applied(obj) | Change::Deleted(obj)) = change;
     let obj = std::slice::from_ref(obj);

@@ -9,7 +9,7 @@
 //! shared between controllers, relisting with readiness), not from watches
 //! of its own. What one reconcile does is `reconcile/`.
 
-use crate::controller::cache::Change;
+use crate::controller::cache::{CachedObject, Change};
 use crate::controller::context::Context;
 use crate::controller::queue::ParentKey;
 use crate::controller::triggers;
@@ -18,7 +18,6 @@ use crate::reconcile::{self, ReconcileError, error_policy};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use kube::ResourceExt;
-use kube::api::DynamicObject;
 use kube::runtime::controller::{Action, Error as ApplierError, ReconcileRequest, applier};
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,7 +37,7 @@ pub fn subscribe(ctx: &Arc<Context>) {
     ctx.parents.subscribe(Arc::new(move |change| {
         let Some(ctx) = weak.upgrade() else { return };
         if let Change::Deleted(gone) = change {
-            let key = triggers::parent_key(&ctx.driven, gone);
+            let key = triggers::parent_key(&ctx.driven, gone.as_ref());
             let uid = gone.uid().unwrap_or_default();
             ctx.customized.forget(&uid);
             ctx.executor.memory().forget_parent(&uid);
@@ -54,7 +53,7 @@ pub fn subscribe(ctx: &Arc<Context>) {
         }
         if let Change::Applied(parent) = change
             && ctx.driven.config.parent.ignore_status_changes
-            && !ctx.status_changes.passes(parent)
+            && !ctx.status_changes.passes(parent.as_ref())
         {
             return;
         }
@@ -85,8 +84,8 @@ pub fn subscribe(ctx: &Arc<Context>) {
 /// Queues every cached parent the controller handles (start, resync).
 pub fn enqueue_all(ctx: &Context) {
     for parent in ctx.parents.list(None) {
-        if triggers::handles(&ctx.driven, &parent) {
-            ctx.enqueue(triggers::parent_key(&ctx.driven, &parent));
+        if triggers::handles(&ctx.driven, parent.as_ref()) {
+            ctx.enqueue(triggers::parent_key(&ctx.driven, parent.as_ref()));
         }
     }
 }
@@ -136,7 +135,7 @@ pub async fn run(ctx: Arc<Context>, pace: Pace, resync: Duration, stop: Cancella
     .for_each(|result| {
         // A parent deleted after it was queued: nothing to do.
         if let Err(ApplierError::ObjectNotFound(gone)) = &result {
-            ctx.dequeued(gone);
+            ctx.dequeued(&crate::controller::queue::key_of_erased(gone));
         }
         std::future::ready(())
     });
@@ -162,10 +161,10 @@ pub async fn run(ctx: Arc<Context>, pace: Pace, resync: Duration, stop: Cancella
 /// real node: a Hello relabelled into a shard and scaled 15 ms later kept
 /// its old scale for minutes.
 pub(crate) async fn reconcile_isolated(
-    handed: Arc<DynamicObject>,
+    handed: Arc<CachedObject>,
     ctx: Arc<Context>,
 ) -> Result<Action, ReconcileError> {
-    let key: ParentKey = triggers::parent_key(&ctx.driven, &handed);
+    let key: ParentKey = triggers::parent_key(&ctx.driven, handed.as_ref());
     ctx.dequeued(&key);
     // Gone meanwhile (deleted, or no longer this shard's): nothing to do,
     // as when the applier finds no object for a key.

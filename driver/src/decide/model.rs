@@ -4,8 +4,8 @@
 use crate::config::{ControllerConfig, ControllerKind, UpdateStrategy, UpdateStrategyExt};
 use crate::decide::selector::{self, SelectorExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};
-use kube::ResourceExt;
-use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+use kube::core::{ApiResource, GroupVersionKind};
+use kube::{Resource, ResourceExt};
 use std::collections::BTreeMap;
 
 /// An API type: group, version, kind, plural, and whether it is namespaced.
@@ -88,7 +88,7 @@ impl Driven {
     /// `labelSelector` and, for a decorator, the `annotationSelector` (an
     /// absent one selects everything). A selector that does not parse
     /// selects nothing (the manifest check refuses those before start).
-    pub fn selects(&self, parent: &DynamicObject) -> bool {
+    pub fn selects(&self, parent: &impl Resource) -> bool {
         let parent_filter = &self.config.parent;
         matches(parent_filter.label_selector.as_ref(), parent.labels())
             && matches(
@@ -110,10 +110,10 @@ fn matches(selector: Option<&LabelSelector>, values: &BTreeMap<String, String>) 
 
 /// `namespace/name`, or `name` for cluster-scoped objects: how messages and
 /// hook requests name an object (queues use kube's `ObjectRef`).
-pub fn namespaced_name(obj: &DynamicObject) -> String {
+pub fn namespaced_name(obj: &impl Resource) -> String {
     key_of(
-        obj.metadata.namespace.as_deref(),
-        obj.metadata.name.as_deref().unwrap_or_default(),
+        obj.meta().namespace.as_deref(),
+        obj.meta().name.as_deref().unwrap_or_default(),
     )
 }
 
@@ -126,7 +126,7 @@ pub fn key_of(namespace: Option<&str>, name: &str) -> String {
 
 /// The owner reference marked `controller: true`, if any: the one object
 /// that controls `obj` (Kubernetes allows at most one).
-pub(crate) fn controller_of(obj: &DynamicObject) -> Option<&OwnerReference> {
+pub(crate) fn controller_of(obj: &impl Resource) -> Option<&OwnerReference> {
     obj.owner_references()
         .iter()
         .find(|r| r.controller == Some(true))

@@ -3,8 +3,7 @@
 
 use crate::config::HookVersion;
 use crate::decide::selector::{self, SelectorError, SelectorExt};
-use kube::ResourceExt;
-use kube::core::DynamicObject;
+use kube::{Resource, ResourceExt};
 use metahook_core::protocol::RelatedResourceRule;
 use std::sync::Arc;
 
@@ -43,13 +42,13 @@ pub struct Scope<'a> {
 /// The objects of `objects` (every cached object of the rule's type) that
 /// `rule` selects; `namespaces` is every cached Namespace, for
 /// `namespaceSelector`.
-pub fn select(
+pub fn select<K: Resource>(
     index: usize,
     rule: &RelatedResourceRule,
     scope: &Scope<'_>,
-    objects: &[Arc<DynamicObject>],
-    namespaces: &[Arc<DynamicObject>],
-) -> Result<Vec<Arc<DynamicObject>>, RelatedError> {
+    objects: &[Arc<K>],
+    namespaces: &[Arc<K>],
+) -> Result<Vec<Arc<K>>, RelatedError> {
     let has_names = rule.names.as_ref().is_some_and(|n| !n.is_empty());
     if has_names && (rule.label_selector.is_some() || rule.namespace_selector.is_some()) {
         return Err(RelatedError::NamesWithSelector { index });
@@ -75,22 +74,22 @@ pub fn select(
         }
     }
     let namespace = rule.namespace.as_deref().or(confined);
-    let in_namespace = |o: &DynamicObject| {
+    let in_namespace = |o: &K| {
         !scope.resource_namespaced
-            || namespace.is_none_or(|ns| o.metadata.namespace.as_deref() == Some(ns))
+            || namespace.is_none_or(|ns| o.meta().namespace.as_deref() == Some(ns))
     };
-    let selected: Vec<Arc<DynamicObject>> = if let Some(ns_selector) = &rule.namespace_selector {
+    let selected: Vec<Arc<K>> = if let Some(ns_selector) = &rule.namespace_selector {
         let ns_selector = sel(ns_selector)?;
         let label_selector = rule.label_selector.as_ref().map(sel).transpose()?;
         let chosen: Vec<&str> = namespaces
             .iter()
             .filter(|n| ns_selector.matches(n.labels()))
-            .filter_map(|n| n.metadata.name.as_deref())
+            .filter_map(|n| n.meta().name.as_deref())
             .collect();
         objects
             .iter()
             .filter(|o| {
-                o.metadata
+                o.meta()
                     .namespace
                     .as_deref()
                     .is_some_and(|ns| chosen.contains(&ns))
@@ -115,7 +114,7 @@ pub fn select(
             .iter()
             .filter(|o| in_namespace(o))
             .filter(|o| {
-                names.is_empty() || o.metadata.name.as_ref().is_some_and(|n| names.contains(n))
+                names.is_empty() || o.meta().name.as_ref().is_some_and(|n| names.contains(n))
             })
             .cloned()
             .collect()
@@ -133,6 +132,7 @@ pub fn select(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kube::core::DynamicObject;
     use kube::core::{ApiResource, GroupVersionKind};
     use serde_json::json;
 

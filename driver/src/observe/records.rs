@@ -13,8 +13,8 @@
 use crate::controller::queue::ParentKey;
 use crate::decide::model::Driven;
 use crate::decide::plan::{APPLIED, DeleteReason, EventType, Op, RevisionWrite};
-use kube::ResourceExt;
 use kube::api::DynamicObject;
+use kube::{Resource, ResourceExt};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
@@ -115,14 +115,14 @@ pub struct ParentRef {
 }
 
 impl ParentRef {
-    pub fn of(ctl: &Driven, parent: &DynamicObject) -> Self {
+    pub fn of(ctl: &Driven, parent: &impl Resource) -> Self {
         ParentRef {
             api_version: ctl.parent.api.api_version.clone(),
             kind: ctl.parent.api.kind.clone(),
-            namespace: parent.metadata.namespace.clone(),
+            namespace: parent.meta().namespace.clone(),
             name: parent.name_any(),
             uid: parent.uid().unwrap_or_default(),
-            generation: parent.metadata.generation,
+            generation: parent.meta().generation,
             labels: parent.labels().clone(),
         }
     }

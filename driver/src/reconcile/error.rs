@@ -39,6 +39,8 @@ pub enum ReconcileError {
     },
     #[error("the cache of {0} has not synced yet")]
     NotSynced(String),
+    #[error("the cached object could not be decoded")]
+    Cached(#[source] serde_json::Error),
     #[error("the reconcile panicked")]
     Panicked,
 }

@@ -40,6 +40,7 @@ pub use retry::error_policy;
 use hook::call_hook;
 use trace::{Again, Trace};
 
+use crate::controller::cache::CachedObject;
 use crate::controller::context::Context;
 use crate::controller::triggers::parent_key;
 use crate::decide::plan::{self, Next, StatusPace};
@@ -64,14 +65,25 @@ const DEFERRED_STATUS_RETRY: Duration = Duration::from_secs(1);
 /// `Ok` says when to come back after a success: the hook's
 /// `resyncAfterSeconds`, soon for a deferred status, or on the next change.
 pub async fn reconcile(
-    parent: Arc<DynamicObject>,
+    parent: Arc<CachedObject>,
     ctx: Arc<Context>,
 ) -> Result<Action, ReconcileError> {
-    let key = parent_key(&ctx.driven, &parent);
+    let key = parent_key(&ctx.driven, parent.as_ref());
     let started = Instant::now();
     let mut trace = Trace::default();
-    let result = sync(&parent, &ctx, &mut trace).await;
-    report::reconciled(&ctx, &parent, &key, trace, &result, started.elapsed()).await;
+    let result = match parent.decode() {
+        Ok(decoded) => sync(&decoded, &ctx, &mut trace).await,
+        Err(err) => Err(ReconcileError::Cached(err)),
+    };
+    report::reconciled(
+        &ctx,
+        parent.as_ref(),
+        &key,
+        trace,
+        &result,
+        started.elapsed(),
+    )
+    .await;
     result.map(|again| again.map_or_else(Action::await_change, |a| Action::requeue(a.after)))
 }
 
@@ -92,11 +104,12 @@ async fn sync(
     // every object of the type (a desired name another object holds is
     // looked up in the cache itself).
     let parent_uid = cached.metadata.uid.as_deref().unwrap_or_default();
-    let candidates: Vec<Vec<Arc<DynamicObject>>> = ctx
+    let candidates = ctx
         .children
         .iter()
-        .map(|c| c.candidates(namespace, parent_uid))
-        .collect();
+        .map(|c| CachedObject::decode_all(&c.candidates(namespace, parent_uid)))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(ReconcileError::Cached)?;
 
     // 1. The prelude.
     let prelude = plan::prelude(ctl, cached, &candidates)?;

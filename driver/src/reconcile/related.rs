@@ -5,6 +5,7 @@
 //! (`decide/related.rs`, pure).
 
 use super::error::ReconcileError;
+use crate::controller::cache::CachedObject;
 use crate::controller::context::Context;
 use crate::controller::customized::Rules;
 use crate::controller::triggers::{self, parent_key};
@@ -53,6 +54,7 @@ pub(super) async fn objects(
             resource_namespaced: resource.namespaced,
         };
         let selected = related::select(index, rule, &scope, &cache.list(None), &namespaces)?;
+        let selected = CachedObject::decode_all(&selected).map_err(ReconcileError::Cached)?;
         out.push((resource, selected));
     }
     Ok(out)

@@ -5,16 +5,16 @@
 use super::error::ReconcileError;
 use super::retry::learning_owner_kind;
 use super::trace::{Again, Trace};
+use crate::controller::cache::CachedObject;
 use crate::controller::context::Context;
 use crate::controller::queue::ParentKey;
 use crate::decide::plan::EventType;
 use crate::observe::records::{ChildCount, Outcome, Record, Requeue};
-use kube::api::DynamicObject;
 use std::time::Duration;
 
 pub(super) async fn reconciled(
     ctx: &Context,
-    parent: &DynamicObject,
+    parent: &CachedObject,
     key: &ParentKey,
     trace: Trace,
     result: &Result<Option<Again>, ReconcileError>,

@@ -3,11 +3,11 @@
 //! backoff.
 
 use super::error::ReconcileError;
+use crate::controller::cache::CachedObject;
 use crate::controller::context::Context;
 use crate::controller::queue::ParentKey;
 use crate::controller::triggers::parent_key;
 use crate::observe::records::Requeue;
-use kube::api::DynamicObject;
 use kube::runtime::controller::Action;
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,8 +33,8 @@ pub(super) fn learning_owner_kind(ctx: &Context, key: &ParentKey, err: &Reconcil
 /// §3.10): after the hook's `Retry-After` for a 429, with no backoff step;
 /// otherwise after the parent's next backoff step, at most
 /// `OWNER_KIND_RETRY` while the API server learns a new CRD's kind.
-pub fn error_policy(parent: Arc<DynamicObject>, err: &ReconcileError, ctx: Arc<Context>) -> Action {
-    let key = parent_key(&ctx.driven, &parent);
+pub fn error_policy(parent: Arc<CachedObject>, err: &ReconcileError, ctx: Arc<Context>) -> Action {
+    let key = parent_key(&ctx.driven, parent.as_ref());
     let (after, reason) = match err.retry_after() {
         Some(after) => (after, "retryAfter"),
         None if learning_owner_kind(&ctx, &key, err) => (

@@ -10,6 +10,7 @@ use super::error::ReconcileError;
 use super::hook::call_hook;
 use super::related;
 use super::trace::Trace;
+use crate::controller::cache::CachedObject;
 use crate::controller::context::Context;
 use crate::decide::model::ApiType;
 use crate::decide::plan;
@@ -45,7 +46,8 @@ pub(super) async fn hook_and_roll(
         .ok_or_else(|| ReconcileError::NotSynced("ControllerRevision".to_owned()))?;
     // Its own revisions and the orphans: what it may claim.
     let uid = seen.parent.metadata.uid.as_deref().unwrap_or_default();
-    let candidates = cache.candidates(seen.namespace, uid);
+    let candidates = CachedObject::decode_all(&cache.candidates(seen.namespace, uid))
+        .map_err(ReconcileError::Cached)?;
     let (theirs, mut ops) = plan::claim_revisions(ctl, seen.parent, &candidates)?;
     let revisions = plan::revisions(ctl, seen.parent, &theirs)?;
     let calls = revisions.iter().enumerate().map(|(i, rev)| async move {

@@ -10,6 +10,7 @@ mod decorator;
 use super::retry::{OWNER_KIND_RETRY, OWNER_KIND_TRIES};
 use super::{ReconcileError, STATUS_DEFERRAL, error_policy, reconcile, status_pace};
 use crate::controller::backoff::backoff;
+use crate::controller::cache::CachedObject;
 use crate::controller::context::{Context, HookTargets, Shared};
 use crate::controller::customized::Discover;
 use crate::controller::queue::ParentKey;
@@ -33,14 +34,14 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// The parent, as the applier hands it over: from the parent cache.
-fn cached(ctx: &Context) -> Arc<DynamicObject> {
+fn cached(ctx: &Context) -> Arc<CachedObject> {
     ctx.parents
         .get(Some("shop"), "p")
         .expect("the parent is cached")
 }
 
 fn key(ctx: &Context) -> ParentKey {
-    parent_key(&ctx.driven, &cached(ctx))
+    parent_key(&ctx.driven, cached(ctx).as_ref())
 }
 
 /// One reconcile of the cached parent.
@@ -179,6 +180,7 @@ async fn a_failed_hook_changes_nothing() {
         // A request would block the reconcile on its answer, so whichever
         // comes first tells: the reconcile's error, or an API call.
         let (parent, mut trace) = (cached(&ctx), super::trace::Trace::default());
+        let parent = parent.decode().unwrap();
         let steps = super::sync(&parent, &ctx, &mut trace);
         bounded(async { tokio::select! {
             result = steps => assert!(result.is_err()),
@@ -573,7 +575,7 @@ async fn customize_rules_select_related_objects_from_the_caches() {
     // The answer is cached for the parent, and dropped once it is deleted.
     assert_eq!(ctx.customized.answers().len(), 1);
     parents.notify(&crate::controller::cache::Change::Deleted(Arc::new(
-        settled_parent(),
+        CachedObject::of(&settled_parent()).unwrap(),
     )));
     assert_eq!(ctx.customized.answers().len(), 0);
 }
@@ -667,7 +669,10 @@ async fn a_dequeued_parent_is_reconciled_as_the_cache_holds_it_not_as_it_was_han
     let mut handed = settled_parent();
     handed.data["spec"] = json!({"replicas": 1});
     let (result, ((apply, _status), _event)) = scripted(
-        worker::reconcile_isolated(Arc::new(handed), Arc::clone(&ctx)),
+        worker::reconcile_isolated(
+            Arc::new(CachedObject::of(&handed).unwrap()),
+            Arc::clone(&ctx),
+        ),
         apply_status_event(&mut api, 2),
     )
     .await;
@@ -682,9 +687,10 @@ async fn a_dequeued_parent_is_reconciled_as_the_cache_holds_it_not_as_it_was_han
     // is left alone.
     let mut gone = settled_parent();
     gone.metadata.name = Some("gone".to_owned());
-    let action = worker::reconcile_isolated(Arc::new(gone), Arc::clone(&ctx))
-        .await
-        .unwrap();
+    let action =
+        worker::reconcile_isolated(Arc::new(CachedObject::of(&gone).unwrap()), Arc::clone(&ctx))
+            .await
+            .unwrap();
     no_further_request(&mut api);
     assert_eq!(action, Action::await_change());
 }

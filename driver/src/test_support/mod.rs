@@ -271,4 +271,9 @@ impl Obj {
     pub(crate) fn arc(self) -> Arc<DynamicObject> {
         Arc::new(self.0)
     }
+
+    /// As a cache holds it.
+    pub(crate) fn cached(self) -> Arc<crate::controller::cache::CachedObject> {
+        Arc::new(crate::controller::cache::CachedObject::of(&self.0).expect("JSON"))
+    }
 }

@@ -11,7 +11,7 @@
 //! throughout (docs/performance.md, "Memory").
 
 use super::change::Change;
-use kube::api::DynamicObject;
+use super::object::CachedObject;
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::watcher::Event;
 use std::collections::HashSet;
@@ -20,7 +20,7 @@ use std::sync::Arc;
 /// An object's place in its type's store: namespace and name.
 pub(super) type Key = (Option<String>, String);
 
-pub(super) fn key(obj: &DynamicObject) -> Key {
+pub(super) fn key(obj: &CachedObject) -> Key {
     (
         obj.metadata.namespace.clone(),
         obj.metadata.name.clone().unwrap_or_default(),
@@ -30,13 +30,13 @@ pub(super) fn key(obj: &DynamicObject) -> Key {
 /// What a listing reads of its cache's store, keeps beside it and tells its
 /// subscribers.
 pub(super) trait Cached {
-    fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<DynamicObject>>;
+    fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<CachedObject>>;
     /// Every object the store holds.
-    fn all(&self) -> Vec<Arc<DynamicObject>>;
+    fn all(&self) -> Vec<Arc<CachedObject>>;
     /// The store's copy `old` was replaced by `new` (`owners.rs`).
-    fn reindex(&self, old: Option<&DynamicObject>, new: Option<&DynamicObject>);
+    fn reindex(&self, old: Option<&CachedObject>, new: Option<&CachedObject>);
     /// The store now holds `objects` and nothing else.
-    fn index_anew(&self, objects: &[Arc<DynamicObject>]);
+    fn index_anew(&self, objects: &[Arc<CachedObject>]);
     fn notify(&self, change: &Change);
 }
 
@@ -64,9 +64,9 @@ impl Listing {
     /// whether `event` completed a listing.
     pub(super) fn apply(
         &mut self,
-        writer: &mut Writer<DynamicObject>,
+        writer: &mut Writer<CachedObject>,
         cache: &impl Cached,
-        event: Event<DynamicObject>,
+        event: Event<CachedObject>,
     ) -> bool {
         match event {
             Event::Apply(obj) => {
@@ -135,10 +135,10 @@ impl Listing {
 /// Writes `obj` over the store's copy, keeps the index in step, and returns
 /// the store's new copy.
 fn replace(
-    writer: &mut Writer<DynamicObject>,
+    writer: &mut Writer<CachedObject>,
     cache: &impl Cached,
-    obj: DynamicObject,
-) -> Option<Arc<DynamicObject>> {
+    obj: CachedObject,
+) -> Option<Arc<CachedObject>> {
     let (namespace, name) = key(&obj);
     let old = cache.get(namespace.as_deref(), &name);
     writer.apply_watcher_event(&Event::Apply(obj));

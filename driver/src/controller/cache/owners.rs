@@ -11,8 +11,8 @@
 //! gone from the store by the time it is read is skipped.
 
 use super::listing::{Key, key};
+use super::object::CachedObject;
 use crate::decide::model::controller_of;
-use kube::api::DynamicObject;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -26,7 +26,7 @@ pub(super) struct Owners {
 
 impl Owners {
     /// The index of a store holding `objects`.
-    pub(super) fn of(objects: &[Arc<DynamicObject>]) -> Self {
+    pub(super) fn of(objects: &[Arc<CachedObject>]) -> Self {
         let mut owners = Owners::default();
         for obj in objects {
             owners.replace(None, Some(obj));
@@ -36,7 +36,7 @@ impl Owners {
 
     /// `old` (the store's copy before a write, if any) replaced by `new`
     /// (after it; `None` once deleted).
-    pub(super) fn replace(&mut self, old: Option<&DynamicObject>, new: Option<&DynamicObject>) {
+    pub(super) fn replace(&mut self, old: Option<&CachedObject>, new: Option<&CachedObject>) {
         if let Some(old) = old {
             self.remove(old);
         }
@@ -56,7 +56,7 @@ impl Owners {
         }
     }
 
-    fn remove(&mut self, obj: &DynamicObject) {
+    fn remove(&mut self, obj: &CachedObject) {
         let (namespace, name) = key(obj);
         match controller_of(obj) {
             Some(owner) => {

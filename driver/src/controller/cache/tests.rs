@@ -41,7 +41,7 @@ async fn listed_objects_carry_apiversion_and_kind_like_watched_ones() {
     bounded(cache.wait_synced()).await;
     let web = cache.get(Some("shop"), "web").expect("cached");
     // What a hook is sent for it.
-    let sent = wire::object_json(&web);
+    let sent = wire::object_json(&web.decode().unwrap());
     assert_eq!(sent["apiVersion"], "apps/v1");
     assert_eq!(sent["kind"], "Deployment");
     assert_eq!(sent["status"]["readyReplicas"], 1);
@@ -49,7 +49,7 @@ async fn listed_objects_carry_apiversion_and_kind_like_watched_ones() {
     stop.cancel();
 }
 
-fn named(name: &str) -> DynamicObject {
+fn named(name: &str) -> CachedObject {
     serde_json::from_value(json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": name, "namespace": "shop"}}))
     .unwrap()
@@ -57,17 +57,18 @@ fn named(name: &str) -> DynamicObject {
 
 fn version(obj: &TypeCache, name: &str) -> Option<String> {
     let found = obj.get(Some("shop"), name)?;
+    let found = found.decode().unwrap();
     Some(found.data["data"]["v"].as_str().unwrap_or("1").to_owned())
 }
 
-fn named_at(name: &str, v: &str) -> DynamicObject {
-    let mut obj = named(name);
-    obj.data["data"] = json!({"v": v});
-    obj
+fn named_at(name: &str, v: &str) -> CachedObject {
+    serde_json::from_value(json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "shop"}, "data": {"v": v}}))
+    .unwrap()
 }
 
 /// A ConfigMap cache not listed yet, and the writer of its store.
-fn unlisted_configmaps() -> (reflector::store::Writer<DynamicObject>, TypeCache) {
+fn unlisted_configmaps() -> (reflector::store::Writer<CachedObject>, TypeCache) {
     let configmaps = ApiType::new("", "v1", "ConfigMap", "configmaps", true);
     let writer = reflector::store::Writer::new(configmaps.api.clone());
     let cache = TypeCache::new(configmaps, writer.as_reader(), false);
@@ -162,21 +163,21 @@ fn a_relist_replaces_objects_in_place_and_reports_what_it_found_and_what_went_aw
 fn listed_objects_get_their_type_back_and_lose_managed_fields() {
     let deployments = ApiType::new("apps", "v1", "Deployment", "deployments", true);
     // As a list item comes from the API server: no apiVersion, no kind.
-    let mut listed: DynamicObject = serde_json::from_value(json!({
+    let mut listed: CachedObject = serde_json::from_value(json!({
         "metadata": {"name": "web", "namespace": "shop",
                      "managedFields": [{"manager": "kubectl", "operation": "Update"}]},
         "spec": {"replicas": 1}
     }))
     .unwrap();
     normalize(&mut listed, &deployments);
-    let json = serde_json::to_value(&listed).unwrap();
+    let json = serde_json::to_value(listed.decode().unwrap()).unwrap();
     assert_eq!(json["apiVersion"], "apps/v1");
     assert_eq!(json["kind"], "Deployment");
     assert!(json["metadata"].get("managedFields").is_none());
     assert_eq!(json["spec"]["replicas"], 1, "the rest is kept");
 
     // A watch event's object keeps what it says.
-    let mut watched: DynamicObject = serde_json::from_value(json!({
+    let mut watched: CachedObject = serde_json::from_value(json!({
         "apiVersion": "apps/v1beta9", "kind": "Deployment", "metadata": {"name": "web"}
     }))
     .unwrap();
@@ -184,7 +185,7 @@ fn listed_objects_get_their_type_back_and_lose_managed_fields() {
     assert_eq!(watched.types.unwrap().api_version, "apps/v1beta9");
 }
 
-fn in_ns(name: &str, namespace: &str, controller: Option<&str>) -> DynamicObject {
+fn in_ns(name: &str, namespace: &str, controller: Option<&str>) -> CachedObject {
     let mut obj = named(name);
     obj.metadata.namespace = Some(namespace.to_owned());
     if let Some(uid) = controller {

@@ -23,7 +23,7 @@ fn names(keys: &[ParentKey]) -> Vec<String> {
 }
 
 fn applied(obj: Obj) -> Change {
-    Change::Applied(obj.arc())
+    Change::Applied(obj.cached())
 }
 
 #[test]
@@ -41,7 +41,7 @@ fn a_parent_is_queued_when_the_label_filter_or_the_finalizer_says_it_is_ours() {
         parent_changed(&driven, &finalizing).is_some(),
         "a parent carrying our finalizer is finalized whatever its labels"
     );
-    let gone = Change::Deleted(Obj::parent().label("tier", "web").arc());
+    let gone = Change::Deleted(Obj::parent().label("tier", "web").cached());
     assert!(parent_changed(&driven, &gone).is_some());
     // The key names the parent in the applier's store: same type, same name.
     let key = parent_changed(&Demo::default().build(), &web).unwrap();
@@ -53,8 +53,8 @@ fn a_parent_is_queued_when_the_label_filter_or_the_finalizer_says_it_is_ours() {
 fn a_child_queues_its_controller_owner_when_the_uid_matches() {
     let driven = Demo::default().build();
     let parents = [
-        Obj::parent().arc(),
-        Obj::parent().uid("p2").namespace("other").arc(),
+        Obj::parent().cached(),
+        Obj::parent().uid("p2").namespace("other").cached(),
     ];
     let child = |uid: &str, name: &str| {
         Obj::deployment("web").controlled_by(OwnerReference {
@@ -75,7 +75,7 @@ fn a_child_queues_its_controller_owner_when_the_uid_matches() {
         ["shop/p"]
     );
     // Deleted children queue their owner too (it may recreate them).
-    let deleted = Change::Deleted(child("p1", "p").arc());
+    let deleted = Change::Deleted(child("p1", "p").cached());
     assert_eq!(
         names(&child_changed(&driven, &deleted, &parents[..])),
         ["shop/p"]
@@ -109,11 +109,11 @@ fn an_orphan_queues_the_parents_whose_selector_matches_it() {
     // generateSelector: a parent selects `controller-uid = <its UID>`.
     let driven = Demo::default().build();
     let parents = [
-        Obj::parent().arc(),
+        Obj::parent().cached(),
         Obj::new(("example.com", "v1", "Thing"), "q")
             .uid("q1")
-            .arc(),
-        Obj::parent().uid("p9").namespace("elsewhere").arc(),
+            .cached(),
+        Obj::parent().uid("p9").namespace("elsewhere").cached(),
     ];
     let orphan = Obj::deployment("web").label("controller-uid", "q1");
     assert_eq!(
@@ -127,7 +127,7 @@ fn an_orphan_queues_the_parents_whose_selector_matches_it() {
     assert!(
         child_changed(
             &driven,
-            &Change::Deleted(orphan.clone().arc()),
+            &Change::Deleted(orphan.clone().cached()),
             &parents[..]
         )
         .is_empty(),
@@ -165,7 +165,7 @@ fn a_related_object_queues_the_parents_whose_rules_select_it() {
             Arc::new(vec![rule(&["other"]), rule(&["settings"])]),
         ),
     ];
-    let settings = Change::Applied(Obj::new(("", "v1", "ConfigMap"), "settings").arc());
+    let settings = Change::Applied(Obj::new(("", "v1", "ConfigMap"), "settings").cached());
     let queued = related_changed(
         &driven,
         HookVersion::V2,
@@ -177,7 +177,7 @@ fn a_related_object_queues_the_parents_whose_rules_select_it() {
     assert_eq!(names(&queued), ["shop/a", "shop/c"]);
     // Another type of the same name selects nothing.
     let secrets = crate::test_support::api_type("", "v1", "Secret", true);
-    let secret = Change::Applied(Obj::new(("", "v1", "Secret"), "settings").arc());
+    let secret = Change::Applied(Obj::new(("", "v1", "Secret"), "settings").cached());
     assert!(related_changed(&driven, HookVersion::V2, &secrets, &secret, &answers, &[]).is_empty());
 }
 
@@ -198,7 +198,7 @@ fn a_decorator_queues_what_its_annotation_selector_selects_and_adopts_no_orphan(
     let finalizing = Obj::pod().finalizer(crate::test_support::DECORATOR_FINALIZER);
     assert!(parent_changed(&svc, &applied(finalizing)).is_some());
 
-    let pods = [exposed.arc()];
+    let pods = [exposed.cached()];
     let attachment = Obj::attachment("web-0");
     let keys = child_changed(&svc, &applied(attachment), &pods[..]);
     assert_eq!(names(&keys), ["shop/web-0"]);

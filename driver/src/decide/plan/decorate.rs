@@ -42,7 +42,7 @@ pub(super) fn attachments(
         .map(|objects| {
             objects
                 .iter()
-                .filter(|o| controller_of(o).is_some_and(|r| r.uid == uid))
+                .filter(|o| controller_of(o.as_ref()).is_some_and(|r| r.uid == uid))
                 .filter(|o| {
                     o.annotations()
                         .get(DECORATOR_ANNOTATION)

@@ -80,7 +80,7 @@ async fn a_decorator_pass_patches_the_object_and_applies_its_attachment() {
     assert_eq!(apply.body["metadata"]["ownerReferences"][0]["kind"], "Pod");
     let record = ctx
         .records
-        .get(&parent_key(&ctx.driven, &cached))
+        .get(&parent_key(&ctx.driven, cached.as_ref()))
         .expect("a record");
     assert_eq!(record.outcome, Outcome::Succeeded);
     let ops: Vec<&str> = record.plan.iter().map(|s| s.op).collect();

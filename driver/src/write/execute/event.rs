@@ -6,15 +6,15 @@ use super::executor::Executor;
 use crate::decide::model::Driven;
 use crate::decide::plan::EventType;
 use crate::write::events::Published;
-use kube::Resource as _;
-use kube::api::DynamicObject;
+use kube::Resource;
+use kube::core::ApiResource;
 
 impl Executor {
     /// Publishes an Event on the parent; a failure is logged, never fatal.
     pub async fn publish(
         &self,
         ctl: &Driven,
-        parent: &DynamicObject,
+        parent: &(impl Resource<DynamicType = ApiResource> + Sync),
         kind: EventType,
         reason: String,
         note: String,

@@ -1,0 +1,304 @@
+//! An object as a cache holds it: its metadata decoded (what the driver
+//! indexes, selects and keys on), everything else kept as the JSON text it
+//! arrived as.
+//!
+//! A decoded `DynamicObject` costs about 4.7× its JSON (a Hello and its
+//! Deployment: 18.7 KB for 4.0 KB, `tests/memory_per_parent.rs`), and most
+//! of it is `spec` and `status`, which the driver reads only while it
+//! reconciles the object's parent. Holding those as text, and decoding them
+//! for the reconcile that reads them ([`CachedObject::decode`]), is how the
+//! cache stays near the size of the objects (docs/performance.md,
+//! "Memory"). `managedFields` is skipped while the metadata is read: no
+//! decision reads it, and it can be most of an object. The type
+//! (`apiVersion`, `kind`) is one shared copy per type, not one per object.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
+use kube::core::{ApiResource, DynamicObject, DynamicResourceScope, Resource, TypeMeta};
+use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+/// One cached object.
+#[derive(Debug, Clone)]
+pub struct CachedObject {
+    /// `apiVersion` and `kind`, shared with every object of the type.
+    pub types: Option<Arc<TypeMeta>>,
+    /// Without `managedFields`.
+    pub metadata: ObjectMeta,
+    /// Every other top-level field (`spec`, `status`, `data`, …) as one JSON
+    /// object, as the API server wrote it.
+    rest: Box<RawValue>,
+}
+
+impl CachedObject {
+    /// The whole object, as the planner and the hooks read it.
+    pub fn decode(&self) -> Result<DynamicObject, serde_json::Error> {
+        Ok(DynamicObject {
+            types: self.types.as_deref().cloned(),
+            metadata: self.metadata.clone(),
+            data: serde_json::from_str(self.rest.get())?,
+        })
+    }
+
+    /// Each of `cached`, decoded.
+    pub fn decode_all(cached: &[Arc<Self>]) -> Result<Vec<Arc<DynamicObject>>, serde_json::Error> {
+        cached.iter().map(|o| o.decode().map(Arc::new)).collect()
+    }
+
+    /// Every top-level field but `apiVersion`, `kind` and `metadata`, as
+    /// the JSON text of one object.
+    pub fn rest(&self) -> &str {
+        self.rest.get()
+    }
+
+    /// The object of `types`, as a cache would hold `obj` (tests, the
+    /// memory benchmark and objects the driver wrote itself).
+    pub fn of(obj: &DynamicObject) -> Result<Self, serde_json::Error> {
+        serde_json::from_slice(&serde_json::to_vec(obj)?)
+    }
+
+    /// Gives the object its type when it came without one (a listing's
+    /// items do: only watch events carry it).
+    pub fn set_type_if_missing(&mut self, api_version: &str, kind: &str) {
+        if self.types.is_none() {
+            self.types = Some(shared_type(api_version, kind));
+        }
+    }
+}
+
+impl Resource for CachedObject {
+    type DynamicType = ApiResource;
+    type Scope = DynamicResourceScope;
+
+    fn group(dt: &ApiResource) -> Cow<'_, str> {
+        dt.group.as_str().into()
+    }
+
+    fn version(dt: &ApiResource) -> Cow<'_, str> {
+        dt.version.as_str().into()
+    }
+
+    fn kind(dt: &ApiResource) -> Cow<'_, str> {
+        dt.kind.as_str().into()
+    }
+
+    fn api_version(dt: &ApiResource) -> Cow<'_, str> {
+        dt.api_version.as_str().into()
+    }
+
+    fn plural(dt: &ApiResource) -> Cow<'_, str> {
+        dt.plural.as_str().into()
+    }
+
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+/// At most this many types are shared; past it (a process watching more
+/// types than any controller set names) each object keeps its own copy.
+const SHARED_TYPES: usize = 256;
+
+static TYPES: Mutex<Vec<Arc<TypeMeta>>> = Mutex::new(Vec::new());
+
+/// The shared copy of a type.
+fn shared_type(api_version: &str, kind: &str) -> Arc<TypeMeta> {
+    let mut types = TYPES.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(known) = types
+        .iter()
+        .find(|t| t.api_version == api_version && t.kind == kind)
+    {
+        return Arc::clone(known);
+    }
+    let new = Arc::new(TypeMeta {
+        api_version: api_version.to_owned(),
+        kind: kind.to_owned(),
+    });
+    if types.len() < SHARED_TYPES {
+        types.push(Arc::clone(&new));
+    }
+    new
+}
+
+/// `ObjectMeta`'s fields but `managedFields`, which serde skips unread
+/// (k8s-openapi's own `ObjectMeta` would decode them).
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Metadata {
+    annotations: Option<BTreeMap<String, String>>,
+    creation_timestamp: Option<Time>,
+    deletion_grace_period_seconds: Option<i64>,
+    deletion_timestamp: Option<Time>,
+    finalizers: Option<Vec<String>>,
+    generate_name: Option<String>,
+    generation: Option<i64>,
+    labels: Option<BTreeMap<String, String>>,
+    name: Option<String>,
+    namespace: Option<String>,
+    owner_references: Option<Vec<OwnerReference>>,
+    resource_version: Option<String>,
+    self_link: Option<String>,
+    uid: Option<String>,
+}
+
+impl From<Metadata> for ObjectMeta {
+    fn from(m: Metadata) -> Self {
+        ObjectMeta {
+            annotations: m.annotations,
+            creation_timestamp: m.creation_timestamp,
+            deletion_grace_period_seconds: m.deletion_grace_period_seconds,
+            deletion_timestamp: m.deletion_timestamp,
+            finalizers: m.finalizers,
+            generate_name: m.generate_name,
+            generation: m.generation,
+            labels: m.labels,
+            managed_fields: None,
+            name: m.name,
+            namespace: m.namespace,
+            owner_references: m.owner_references,
+            resource_version: m.resource_version,
+            self_link: m.self_link,
+            uid: m.uid,
+        }
+    }
+}
+
+// Hand-written: serde's `flatten` would gather the other fields into its own
+// buffer, where a `RawValue` cannot be read.
+impl<'de> Deserialize<'de> for CachedObject {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(ObjectVisitor)
+    }
+}
+
+struct ObjectVisitor;
+
+impl<'de> Visitor<'de> for ObjectVisitor {
+    type Value = CachedObject;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a Kubernetes object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CachedObject, A::Error> {
+        let mut api_version: Option<String> = None;
+        let mut kind: Option<String> = None;
+        let mut metadata: Option<Metadata> = None;
+        let mut rest = String::from("{");
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            match key.as_ref() {
+                "apiVersion" => api_version = map.next_value()?,
+                "kind" => kind = map.next_value()?,
+                "metadata" => metadata = map.next_value()?,
+                _ => {
+                    let value: Box<RawValue> = map.next_value()?;
+                    if rest.len() > 1 {
+                        rest.push(',');
+                    }
+                    let key = serde_json::to_string(key.as_ref()).map_err(de::Error::custom)?;
+                    rest.push_str(&key);
+                    rest.push(':');
+                    rest.push_str(value.get());
+                }
+            }
+        }
+        rest.push('}');
+        let types = match (api_version, kind) {
+            (Some(api_version), Some(kind)) => Some(shared_type(&api_version, &kind)),
+            _ => None,
+        };
+        Ok(CachedObject {
+            types,
+            metadata: metadata.map(ObjectMeta::from).unwrap_or_default(),
+            rest: RawValue::from_string(rest).map_err(de::Error::custom)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn deployment() -> serde_json::Value {
+        json!({
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {
+                "name": "web",
+                "namespace": "default",
+                "uid": "u1",
+                "resourceVersion": "42",
+                "labels": {"app": "web"},
+                "ownerReferences": [{"apiVersion": "example.com/v1", "kind": "Hello",
+                    "name": "h", "uid": "p1", "controller": true}],
+                "managedFields": [{"manager": "kubectl", "operation": "Apply",
+                    "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {}}}]
+            },
+            "spec": {"replicas": 2, "template": {"metadata": {"labels": {"app": "web"}}}},
+            "status": {"readyReplicas": 1, "ratio": 0.5, "text": "a \"quoted\" \u{e9}"}
+        })
+    }
+
+    #[test]
+    fn decodes_to_the_object_it_was_read_from_without_managed_fields() {
+        let cached: CachedObject = serde_json::from_value(deployment()).unwrap();
+        let decoded = cached.decode().unwrap();
+        let mut expected: DynamicObject = serde_json::from_value(deployment()).unwrap();
+        expected.metadata.managed_fields = None;
+        assert_eq!(
+            serde_json::to_value(&decoded).unwrap(),
+            serde_json::to_value(&expected).unwrap()
+        );
+        assert_eq!(cached.metadata.labels, expected.metadata.labels);
+        assert!(cached.rest().starts_with(r#"{"spec":{"replicas":2"#));
+    }
+
+    #[test]
+    fn one_copy_of_a_type_for_every_object() {
+        let a: CachedObject = serde_json::from_value(deployment()).unwrap();
+        let b: CachedObject = serde_json::from_str(&deployment().to_string()).unwrap();
+        let (a, b) = (a.types.unwrap(), b.types.unwrap());
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(
+            (a.api_version.as_str(), a.kind.as_str()),
+            ("apps/v1", "Deployment")
+        );
+    }
+
+    #[test]
+    fn a_listed_item_gets_its_type() {
+        let mut item = deployment();
+        let object = item.as_object_mut().unwrap();
+        object.remove("apiVersion");
+        object.remove("kind");
+        let mut cached: CachedObject = serde_json::from_value(item).unwrap();
+        assert!(cached.types.is_none());
+        cached.set_type_if_missing("apps/v1", "Deployment");
+        let decoded = cached.decode().unwrap();
+        assert_eq!(decoded.types.unwrap().kind, "Deployment");
+    }
+
+    #[test]
+    fn an_object_with_nothing_but_metadata() {
+        let cached: CachedObject = serde_json::from_str(
+            r#"{"kind":"Namespace","apiVersion":"v1","metadata":{"name":"a"}}"#,
+        )
+        .unwrap();
+        assert_eq!(cached.rest(), "{}");
+        assert_eq!(cached.decode().unwrap().data, json!({}));
+    }
+
+    #[test]
+    fn what_is_not_an_object_is_refused() {
+        assert!(serde_json::from_str::<CachedObject>("[1]").is_err());
+        assert!(serde_json::from_str::<CachedObject>(r#"{"metadata":3}"#).is_err());
+    }
+}
