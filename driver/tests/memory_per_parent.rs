@@ -11,7 +11,7 @@
 
 use kube::api::DynamicObject;
 use kube::runtime::reflector::ObjectRef;
-use metahook_driver::controller::cache::{CachedObject, TypeCache};
+use metahook_driver::controller::cache::{CachedObject, SharedType, TypeCache};
 use metahook_driver::decide::model::ApiType;
 use metahook_driver::observe::records::{
     ChildCount, Condition, Outcome, ParentRef, Record, Records, Requeue,
@@ -121,7 +121,7 @@ fn each_structure_kept_per_parent_stays_within_its_budget() {
         .map(|p| {
             ObjectRef::<CachedObject>::new_with(
                 p.metadata.name.as_deref().unwrap_or_default(),
-                ApiType::new("fraim.co.jp", "v1", "Hello", "helloes", true).api,
+                SharedType::of(&ApiType::new("fraim.co.jp", "v1", "Hello", "helloes", true).api),
             )
             .within("default")
         })

@@ -75,7 +75,9 @@ mod tests {
     fn key(name: &str) -> ParentKey {
         ParentKey::new_with(
             name,
-            crate::test_support::api_type("example.com", "v1", "Thing", true).api,
+            crate::controller::cache::SharedType::of(
+                &crate::test_support::api_type("example.com", "v1", "Thing", true).api,
+            ),
         )
     }
 

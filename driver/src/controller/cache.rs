@@ -36,11 +36,13 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 pub use change::{Change, Subscriber};
-pub use object::CachedObject;
+pub use object::{CachedObject, SharedType};
 
 /// The cache of one API type.
 pub struct TypeCache {
     pub resource: ApiType,
+    /// `resource` as the store's keys name it.
+    shared: SharedType,
     pub store: Store<CachedObject>,
     synced: AtomicBool,
     subscribers: RwLock<Vec<Subscriber>>,
@@ -66,6 +68,7 @@ pub struct CacheState {
 impl TypeCache {
     fn new(resource: ApiType, store: Store<CachedObject>, synced: bool) -> Self {
         TypeCache {
+            shared: SharedType::of(&resource.api),
             resource,
             store,
             synced: AtomicBool::new(synced),
@@ -78,7 +81,7 @@ impl TypeCache {
     /// A cache holding `objects` (as a listing leaves them) and marked
     /// synced, without a watch: for tests and the memory benchmark.
     pub fn filled(resource: &ApiType, objects: &[DynamicObject]) -> Self {
-        let mut writer = reflector::store::Writer::new(resource.api.clone());
+        let mut writer = reflector::store::Writer::new(SharedType::of(&resource.api));
         let cache = TypeCache::new(resource.clone(), writer.as_reader(), true);
         let mut listing = Listing::default();
         listing.apply(&mut writer, &cache, watcher::Event::Init);
@@ -110,7 +113,7 @@ impl TypeCache {
     }
 
     pub fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<CachedObject>> {
-        let mut key = ObjectRef::new_with(name, self.resource.api.clone());
+        let mut key = ObjectRef::new_with(name, self.shared.clone());
         if let Some(ns) = namespace {
             key = key.within(ns);
         }
@@ -272,10 +275,11 @@ impl Caches {
         if let Some(cache) = types.get(&key) {
             return Arc::clone(cache);
         }
-        let writer = reflector::store::Writer::new(resource.api.clone());
+        let writer = reflector::store::Writer::new(SharedType::of(&resource.api));
         let cache = Arc::new(TypeCache::new(resource.clone(), writer.as_reader(), false));
         types.insert(key, Arc::clone(&cache));
-        let api: Api<CachedObject> = Api::all_with(self.client.clone(), &resource.api);
+        let api: Api<CachedObject> =
+            Api::all_with(self.client.clone(), &SharedType::of(&resource.api));
         let config = watcher::Config::default().page_size(LIST_PAGE_SIZE);
         let config = match selector {
             Some(selector) => config.labels_from(selector),

@@ -4,29 +4,25 @@
 //! (the driver's own included) or anything else that leaves those alone.
 //! Metacontroller compares an informer's old and new objects; the cache
 //! hands over only the new one, so what counts of the last one seen is kept
-//! here, per parent UID.
+//! here, per parent UID: as a 64-bit hash, not a copy of the labels and
+//! annotations, so that it costs the same per parent whatever they hold.
 
-use kube::Resource;
+use crate::controller::cache::CachedObject;
 use kube::ResourceExt;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Mutex;
 
-/// What an update must change to count.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Counted {
-    generation: Option<i64>,
-    labels: BTreeMap<String, String>,
-    annotations: BTreeMap<String, String>,
-}
+/// What an update must change to count: the hash of the generation, the
+/// labels and the annotations (as the API server wrote them: in key order).
+type Counted = u64;
 
-impl Counted {
-    fn of(obj: &impl Resource) -> Self {
-        Counted {
-            generation: obj.meta().generation,
-            labels: obj.labels().clone(),
-            annotations: obj.annotations().clone(),
-        }
-    }
+fn counted(obj: &CachedObject) -> Counted {
+    let mut hasher = DefaultHasher::new();
+    obj.metadata.generation.hash(&mut hasher);
+    obj.labels().hash(&mut hasher);
+    obj.annotations_text().hash(&mut hasher);
+    hasher.finish()
 }
 
 /// The last counted state of each parent seen.
@@ -38,13 +34,13 @@ pub struct StatusChangeFilter {
 impl StatusChangeFilter {
     /// Whether this add or update of `parent` queues it: the first sight
     /// of it, a change that counts, or a parent being deleted.
-    pub fn passes(&self, parent: &impl Resource) -> bool {
-        let counted = Counted::of(parent);
+    pub fn passes(&self, parent: &CachedObject) -> bool {
+        let counted = counted(parent);
         let uid = parent.uid().unwrap_or_default();
         let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
         let same = seen.get(&uid) == Some(&counted);
         seen.insert(uid, counted);
-        !same || parent.meta().deletion_timestamp.is_some()
+        !same || parent.metadata.deletion_timestamp.is_some()
     }
 
     /// A parent is gone: nothing to compare its successor with.
@@ -66,19 +62,19 @@ mod tests {
     fn only_generation_labels_annotations_or_deletion_count() {
         let filter = StatusChangeFilter::default();
         let parent = Obj::parent().generation(1).label("a", "1");
-        assert!(filter.passes(&parent.clone().build()), "first sight");
+        assert!(filter.passes(&parent.clone().cached()), "first sight");
         // A status write, a new resource version: nothing that counts.
         let status = parent
             .clone()
             .resource_version("2")
             .data("status", json!({"ready": true}));
-        assert!(!filter.passes(&status.clone().build()));
+        assert!(!filter.passes(&status.clone().cached()));
         assert!(
-            filter.passes(&status.clone().generation(2).build()),
+            filter.passes(&status.clone().generation(2).cached()),
             "generation"
         );
         assert!(
-            filter.passes(&status.clone().generation(2).label("a", "2").build()),
+            filter.passes(&status.clone().generation(2).label("a", "2").cached()),
             "label"
         );
         let annotated = status
@@ -86,18 +82,18 @@ mod tests {
             .generation(2)
             .label("a", "2")
             .annotation("n", "x");
-        assert!(filter.passes(&annotated.clone().build()), "annotation");
-        assert!(!filter.passes(&annotated.clone().build()));
+        assert!(filter.passes(&annotated.clone().cached()), "annotation");
+        assert!(!filter.passes(&annotated.clone().cached()));
         assert!(
-            filter.passes(&annotated.clone().deleting().build()),
+            filter.passes(&annotated.clone().deleting().cached()),
             "deleting"
         );
         assert!(
-            filter.passes(&annotated.clone().deleting().build()),
+            filter.passes(&annotated.clone().deleting().cached()),
             "still deleting"
         );
         // Forgotten (deleted): a successor is a first sight.
         filter.forget("p1");
-        assert!(filter.passes(&annotated.build()));
+        assert!(filter.passes(&annotated.cached()));
     }
 }

@@ -7,7 +7,7 @@
 //! parent out of `waiting` first and reads it from the cache after
 //! (`worker::reconcile_isolated`).
 
-use crate::controller::cache::CachedObject;
+use crate::controller::cache::{CachedObject, SharedType};
 use kube::api::DynamicObject;
 use kube::runtime::reflector::ObjectRef;
 use std::collections::HashSet;
@@ -20,7 +20,7 @@ pub type ParentKey = ObjectRef<CachedObject>;
 /// A parent's key as kube's applier reports it in an error (its errors
 /// name objects as `DynamicObject`s, whatever the store holds).
 pub fn key_of_erased(erased: &ObjectRef<DynamicObject>) -> ParentKey {
-    let key = ParentKey::new_with(&erased.name, erased.dyntype.clone());
+    let key = ParentKey::new_with(&erased.name, SharedType::of(&erased.dyntype));
     match &erased.namespace {
         Some(namespace) => key.within(namespace),
         None => key,

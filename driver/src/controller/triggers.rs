@@ -13,7 +13,7 @@
 //! the queue.
 
 use crate::config::HookVersion;
-use crate::controller::cache::{CachedObject, Change, TypeCache};
+use crate::controller::cache::{CachedObject, Change, SharedType, TypeCache};
 use crate::controller::queue::ParentKey;
 use crate::decide::model::{ApiType, Driven, controller_of};
 use crate::decide::plan;
@@ -55,7 +55,7 @@ impl Parents for [Arc<CachedObject>] {
 
 /// The key of a parent of `driven`.
 pub fn parent_key(driven: &Driven, parent: &impl Resource) -> ParentKey {
-    let key = ParentKey::new_with(&parent.name_any(), driven.parent.api.clone());
+    let key = ParentKey::new_with(&parent.name_any(), SharedType::of(&driven.parent.api));
     match &parent.meta().namespace {
         Some(namespace) => key.within(namespace),
         None => key,
@@ -65,9 +65,10 @@ pub fn parent_key(driven: &Driven, parent: &impl Resource) -> ParentKey {
 /// Whether `driven` handles a parent: it matches the controller's label
 /// (and a decorator's annotation) filter, or still carries its finalizer (so that finalizing finishes
 /// after the labels change).
-pub fn handles(driven: &Driven, parent: &impl Resource) -> bool {
+pub fn handles(driven: &Driven, parent: &CachedObject) -> bool {
     let finalizer = driven.finalizer();
-    parent.finalizers().contains(&finalizer) || driven.selects(parent)
+    parent.finalizers().contains(&finalizer)
+        || driven.selects(parent.labels(), || parent.annotations())
 }
 
 /// A parent's own change: the parent, if `driven` handles it.

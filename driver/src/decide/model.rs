@@ -84,17 +84,22 @@ impl Driven {
         self.config.kind == ControllerKind::Decorator
     }
 
-    /// Whether the controller's parent filter selects `parent`: the
+    /// Whether the controller's parent filter selects a parent with these
+    /// labels and annotations (read only for an `annotationSelector`): the
     /// `labelSelector` and, for a decorator, the `annotationSelector` (an
     /// absent one selects everything). A selector that does not parse
     /// selects nothing (the manifest check refuses those before start).
-    pub fn selects(&self, parent: &impl Resource) -> bool {
+    pub fn selects(
+        &self,
+        labels: &BTreeMap<String, String>,
+        annotations: impl FnOnce() -> BTreeMap<String, String>,
+    ) -> bool {
         let parent_filter = &self.config.parent;
-        matches(parent_filter.label_selector.as_ref(), parent.labels())
-            && matches(
-                parent_filter.annotation_selector.as_ref(),
-                parent.annotations(),
-            )
+        matches(parent_filter.label_selector.as_ref(), labels)
+            && parent_filter
+                .annotation_selector
+                .as_ref()
+                .is_none_or(|selector| matches(Some(selector), &annotations()))
     }
 
     pub fn name(&self) -> &str {

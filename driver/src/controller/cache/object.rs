@@ -8,8 +8,11 @@
 //! reconciles the object's parent. Holding those as text, and decoding them
 //! for the reconcile that reads them ([`CachedObject::decode`]), is how the
 //! cache stays near the size of the objects (docs/performance.md,
-//! "Memory"). `managedFields` is skipped while the metadata is read: no
-//! decision reads it, and it can be most of an object. The type
+//! "Memory"). The annotations are kept as text too: only a decorator's
+//! `annotationSelector` and `ignoreStatusChanges` read them outside a
+//! reconcile, and a map of a few entries decoded costs a tree node of
+//! half a kilobyte. `managedFields` is skipped while the metadata is read:
+//! no decision reads it, and it can be most of an object. The type
 //! (`apiVersion`, `kind`) is one shared copy per type, not one per object.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
@@ -19,6 +22,8 @@ use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::ops::Deref;
 use std::sync::{Arc, Mutex};
 
 /// One cached object.
@@ -26,8 +31,11 @@ use std::sync::{Arc, Mutex};
 pub struct CachedObject {
     /// `apiVersion` and `kind`, shared with every object of the type.
     pub types: Option<Arc<TypeMeta>>,
-    /// Without `managedFields`.
+    /// Without `managedFields`, and without `annotations`: those are
+    /// [`CachedObject::annotations`].
     pub metadata: ObjectMeta,
+    /// `metadata.annotations` as the API server wrote them.
+    annotations: Option<Box<RawValue>>,
     /// Every other top-level field (`spec`, `status`, `data`, …) as one JSON
     /// object, as the API server wrote it.
     rest: Box<RawValue>,
@@ -36,11 +44,32 @@ pub struct CachedObject {
 impl CachedObject {
     /// The whole object, as the planner and the hooks read it.
     pub fn decode(&self) -> Result<DynamicObject, serde_json::Error> {
+        let mut metadata = self.metadata.clone();
+        metadata.annotations = self.decode_annotations()?;
         Ok(DynamicObject {
             types: self.types.as_deref().cloned(),
-            metadata: self.metadata.clone(),
+            metadata,
             data: serde_json::from_str(self.rest.get())?,
         })
+    }
+
+    /// The object's annotations (none when they do not decode as a map of
+    /// strings, which the API server never sends).
+    pub fn annotations(&self) -> BTreeMap<String, String> {
+        self.decode_annotations().ok().flatten().unwrap_or_default()
+    }
+
+    /// The annotations as the API server wrote them: what stays the same
+    /// while they do (it writes map keys in order).
+    pub fn annotations_text(&self) -> &str {
+        self.annotations.as_deref().map_or("", RawValue::get)
+    }
+
+    fn decode_annotations(&self) -> Result<Option<BTreeMap<String, String>>, serde_json::Error> {
+        self.annotations
+            .as_deref()
+            .map(|raw| serde_json::from_str(raw.get()))
+            .transpose()
     }
 
     /// Each of `cached`, decoded.
@@ -69,27 +98,61 @@ impl CachedObject {
     }
 }
 
+/// The type of a cached object as kube's keys name it: one shared copy per
+/// type. kube's store keys each object with its type; with `ApiResource`
+/// itself that is five strings of its own per object (and per key the
+/// driver keeps: queue, records, backoff).
+#[derive(Debug, Clone, Eq)]
+pub struct SharedType(Arc<ApiResource>);
+
+impl SharedType {
+    pub fn of(api: &ApiResource) -> Self {
+        SharedType(shared(&RESOURCES, |known| known == api, || api.clone()))
+    }
+}
+
+impl Deref for SharedType {
+    type Target = ApiResource;
+
+    fn deref(&self) -> &ApiResource {
+        &self.0
+    }
+}
+
+impl PartialEq for SharedType {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+    }
+}
+
+// By content, as equality falls back to: a type past `SHARED` is not shared.
+impl Hash for SharedType {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
+
 impl Resource for CachedObject {
-    type DynamicType = ApiResource;
+    type DynamicType = SharedType;
     type Scope = DynamicResourceScope;
 
-    fn group(dt: &ApiResource) -> Cow<'_, str> {
+    fn group(dt: &SharedType) -> Cow<'_, str> {
         dt.group.as_str().into()
     }
 
-    fn version(dt: &ApiResource) -> Cow<'_, str> {
+    fn version(dt: &SharedType) -> Cow<'_, str> {
         dt.version.as_str().into()
     }
 
-    fn kind(dt: &ApiResource) -> Cow<'_, str> {
+    fn kind(dt: &SharedType) -> Cow<'_, str> {
         dt.kind.as_str().into()
     }
 
-    fn api_version(dt: &ApiResource) -> Cow<'_, str> {
+    fn api_version(dt: &SharedType) -> Cow<'_, str> {
         dt.api_version.as_str().into()
     }
 
-    fn plural(dt: &ApiResource) -> Cow<'_, str> {
+    fn plural(dt: &SharedType) -> Cow<'_, str> {
         dt.plural.as_str().into()
     }
 
@@ -103,28 +166,37 @@ impl Resource for CachedObject {
 }
 
 /// At most this many types are shared; past it (a process watching more
-/// types than any controller set names) each object keeps its own copy.
-const SHARED_TYPES: usize = 256;
+/// types than any controller set names) each new one is a copy of its own.
+const SHARED: usize = 256;
 
 static TYPES: Mutex<Vec<Arc<TypeMeta>>> = Mutex::new(Vec::new());
+static RESOURCES: Mutex<Vec<Arc<ApiResource>>> = Mutex::new(Vec::new());
 
-/// The shared copy of a type.
-fn shared_type(api_version: &str, kind: &str) -> Arc<TypeMeta> {
-    let mut types = TYPES.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(known) = types
-        .iter()
-        .find(|t| t.api_version == api_version && t.kind == kind)
-    {
+/// The shared copy of a type: the one in `pool` that `is` finds, or a new
+/// one (`make`), kept while the pool has room. A handful of types per
+/// process: a scan is all it takes.
+fn shared<T>(
+    pool: &Mutex<Vec<Arc<T>>>,
+    is: impl Fn(&T) -> bool,
+    make: impl FnOnce() -> T,
+) -> Arc<T> {
+    let mut pool = pool.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(known) = pool.iter().find(|t| is(t)) {
         return Arc::clone(known);
     }
-    let new = Arc::new(TypeMeta {
-        api_version: api_version.to_owned(),
-        kind: kind.to_owned(),
-    });
-    if types.len() < SHARED_TYPES {
-        types.push(Arc::clone(&new));
+    let new = Arc::new(make());
+    if pool.len() < SHARED {
+        pool.push(Arc::clone(&new));
     }
     new
+}
+
+fn shared_type(api_version: &str, kind: &str) -> Arc<TypeMeta> {
+    let is = |t: &TypeMeta| t.api_version == api_version && t.kind == kind;
+    shared(&TYPES, is, || TypeMeta {
+        api_version: api_version.to_owned(),
+        kind: kind.to_owned(),
+    })
 }
 
 /// `ObjectMeta`'s fields but `managedFields`, which serde skips unread
@@ -132,7 +204,7 @@ fn shared_type(api_version: &str, kind: &str) -> Arc<TypeMeta> {
 #[derive(serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Metadata {
-    annotations: Option<BTreeMap<String, String>>,
+    annotations: Option<Box<RawValue>>,
     creation_timestamp: Option<Time>,
     deletion_grace_period_seconds: Option<i64>,
     deletion_timestamp: Option<Time>,
@@ -148,10 +220,12 @@ struct Metadata {
     uid: Option<String>,
 }
 
-impl From<Metadata> for ObjectMeta {
-    fn from(m: Metadata) -> Self {
-        ObjectMeta {
-            annotations: m.annotations,
+impl Metadata {
+    /// The metadata the cache decodes, and the annotations' text.
+    fn split(self) -> (ObjectMeta, Option<Box<RawValue>>) {
+        let m = self;
+        let meta = ObjectMeta {
+            annotations: None,
             creation_timestamp: m.creation_timestamp,
             deletion_grace_period_seconds: m.deletion_grace_period_seconds,
             deletion_timestamp: m.deletion_timestamp,
@@ -166,7 +240,8 @@ impl From<Metadata> for ObjectMeta {
             resource_version: m.resource_version,
             self_link: m.self_link,
             uid: m.uid,
-        }
+        };
+        (meta, m.annotations)
     }
 }
 
@@ -214,9 +289,11 @@ impl<'de> Visitor<'de> for ObjectVisitor {
             (Some(api_version), Some(kind)) => Some(shared_type(&api_version, &kind)),
             _ => None,
         };
+        let (metadata, annotations) = metadata.map(Metadata::split).unwrap_or_default();
         Ok(CachedObject {
             types,
-            metadata: metadata.map(ObjectMeta::from).unwrap_or_default(),
+            metadata,
+            annotations,
             rest: RawValue::from_string(rest).map_err(de::Error::custom)?,
         })
     }
@@ -237,6 +314,7 @@ mod tests {
                 "uid": "u1",
                 "resourceVersion": "42",
                 "labels": {"app": "web"},
+                "annotations": {"a": "1", "b": "two"},
                 "ownerReferences": [{"apiVersion": "example.com/v1", "kind": "Hello",
                     "name": "h", "uid": "p1", "controller": true}],
                 "managedFields": [{"manager": "kubectl", "operation": "Apply",
@@ -258,6 +336,9 @@ mod tests {
             serde_json::to_value(&expected).unwrap()
         );
         assert_eq!(cached.metadata.labels, expected.metadata.labels);
+        assert_eq!(cached.metadata.annotations, None, "kept as text");
+        assert_eq!(Some(cached.annotations()), expected.metadata.annotations);
+        assert_eq!(cached.annotations_text(), r#"{"a":"1","b":"two"}"#);
         assert!(cached.rest().starts_with(r#"{"spec":{"replicas":2"#));
     }
 

@@ -19,7 +19,9 @@ use std::sync::Arc;
 /// The cached objects of one type by the UID of their controller.
 #[derive(Debug, Default)]
 pub(super) struct Owners {
-    controlled: HashMap<String, HashSet<Key>>,
+    /// A parent holds a few children: a Vec of one is a fifth of a
+    /// HashSet's smallest table.
+    controlled: HashMap<String, Vec<Key>>,
     /// Objects no controller holds, by namespace: what a parent may adopt.
     orphans: HashMap<Option<String>, HashSet<String>>,
 }
@@ -44,10 +46,11 @@ impl Owners {
             let (namespace, name) = key(new);
             match controller_of(new) {
                 Some(owner) => {
-                    self.controlled
-                        .entry(owner.uid.clone())
-                        .or_default()
-                        .insert((namespace, name));
+                    let keys = self.controlled.entry(owner.uid.clone()).or_default();
+                    let key = (namespace, name);
+                    if !keys.contains(&key) {
+                        keys.push(key);
+                    }
                 }
                 None => {
                     self.orphans.entry(namespace).or_default().insert(name);
@@ -61,7 +64,8 @@ impl Owners {
         match controller_of(obj) {
             Some(owner) => {
                 if let Some(keys) = self.controlled.get_mut(&owner.uid) {
-                    keys.remove(&(namespace, name));
+                    let key = (namespace, name);
+                    keys.retain(|k| *k != key);
                     // A parent gone leaves no entry behind.
                     if keys.is_empty() {
                         self.controlled.remove(&owner.uid);
@@ -115,7 +119,7 @@ impl Owners {
     /// How many objects are indexed (each once).
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {
-        self.controlled.values().map(HashSet::len).sum::<usize>()
+        self.controlled.values().map(Vec::len).sum::<usize>()
             + self.orphans.values().map(HashSet::len).sum::<usize>()
     }
 }

@@ -70,7 +70,7 @@ fn named_at(name: &str, v: &str) -> CachedObject {
 /// A ConfigMap cache not listed yet, and the writer of its store.
 fn unlisted_configmaps() -> (reflector::store::Writer<CachedObject>, TypeCache) {
     let configmaps = ApiType::new("", "v1", "ConfigMap", "configmaps", true);
-    let writer = reflector::store::Writer::new(configmaps.api.clone());
+    let writer = reflector::store::Writer::new(SharedType::of(&configmaps.api));
     let cache = TypeCache::new(configmaps, writer.as_reader(), false);
     (writer, cache)
 }

@@ -99,7 +99,9 @@ fn records_are_one_per_parent_and_go_with_it() {
     let key = |name: &str, ns: &str| {
         ParentKey::new_with(
             name,
-            crate::test_support::api_type("fraim.co.jp", "v1", "Hello", true).api,
+            crate::controller::cache::SharedType::of(
+                &crate::test_support::api_type("fraim.co.jp", "v1", "Hello", true).api,
+            ),
         )
         .within(ns)
     };

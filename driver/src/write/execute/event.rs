@@ -6,15 +6,15 @@ use super::executor::Executor;
 use crate::decide::model::Driven;
 use crate::decide::plan::EventType;
 use crate::write::events::Published;
+use k8s_openapi::api::core::v1::ObjectReference;
 use kube::Resource;
-use kube::core::ApiResource;
 
 impl Executor {
     /// Publishes an Event on the parent; a failure is logged, never fatal.
     pub async fn publish(
         &self,
         ctl: &Driven,
-        parent: &(impl Resource<DynamicType = ApiResource> + Sync),
+        parent: &(impl Resource + Sync),
         kind: EventType,
         reason: String,
         note: String,
@@ -22,7 +22,16 @@ impl Executor {
         let Some(events) = &self.events else {
             return;
         };
-        let reference = parent.object_ref(&ctl.parent.api);
+        let meta = parent.meta();
+        let reference = ObjectReference {
+            api_version: Some(ctl.parent.api.api_version.clone()),
+            kind: Some(ctl.parent.api.kind.clone()),
+            name: meta.name.clone(),
+            namespace: meta.namespace.clone(),
+            uid: meta.uid.clone(),
+            resource_version: meta.resource_version.clone(),
+            field_path: None,
+        };
         let type_ = match kind {
             EventType::Normal => "Normal",
             EventType::Warning => "Warning",
