@@ -3,13 +3,16 @@
 //! decodes them (docs/metacontroller.md §1.4): pure.
 
 pub mod decorator;
+mod written;
+
+pub use written::{ControllerJson, ObjectJson, ObjectMap};
 
 use crate::config::HookVersion;
 use crate::decide::model::{ApiType, key_of};
 use kube::core::DynamicObject;
 use metahook_core::protocol::RelatedResourceRule;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::sync::Arc;
 
 /// Objects of one type, as a request map's inner entries.
@@ -22,15 +25,16 @@ pub struct TypedObjects<'a> {
 /// inner keys per hook version. With v1 and a namespaced parent, objects in
 /// another namespace (and cluster-scoped ones) are dropped, as Metacontroller
 /// does.
-pub fn object_map(
-    types: &[TypedObjects<'_>],
+pub fn object_map<'a>(
+    types: &[TypedObjects<'a>],
     version: HookVersion,
     parent_namespace: Option<&str>,
-) -> Value {
-    let mut outer = Map::new();
+) -> ObjectMap<'a> {
+    let mut outer = ObjectMap::new();
     for typed in types {
-        let mut inner = Map::new();
-        for obj in typed.objects {
+        let objects: &'a [Arc<DynamicObject>] = typed.objects;
+        let mut inner = std::collections::BTreeMap::new();
+        for obj in objects {
             let name = obj.metadata.name.as_deref().unwrap_or_default();
             let namespace = obj
                 .metadata
@@ -47,17 +51,15 @@ pub fn object_map(
                 }
                 (HookVersion::V1, None) => key_of(namespace, name),
             };
-            inner.insert(key, object_json(obj));
+            inner.insert(key, ObjectJson(obj.as_ref()));
         }
         // Types can repeat in `related` (several rules on one type): merge.
-        match outer.get_mut(&typed.resource.map_key()) {
-            Some(Value::Object(existing)) => existing.extend(inner),
-            _ => {
-                outer.insert(typed.resource.map_key(), Value::Object(inner));
-            }
-        }
+        outer
+            .entry(typed.resource.map_key())
+            .or_default()
+            .extend(inner);
     }
-    Value::Object(outer)
+    outer
 }
 
 /// An object as JSON, `apiVersion` and `kind` included.
@@ -65,30 +67,33 @@ pub fn object_json(obj: &DynamicObject) -> Value {
     serde_json::to_value(obj).unwrap_or(Value::Null)
 }
 
-/// The CompositeController as Metacontroller sends it: with `status: {}`.
-fn controller_json(controller: &Value) -> Value {
-    let mut controller = controller.clone();
-    if let Some(map) = controller.as_object_mut() {
-        map.entry("status").or_insert_with(|| json!({}));
-    }
-    controller
+/// A sync or finalize request (docs/metacontroller.md §1.3). Fields in
+/// the order serde_json's map writes keys (as they were when the request
+/// was a `Value`).
+#[derive(serde::Serialize)]
+struct SyncRequest<'a> {
+    children: &'a ObjectMap<'a>,
+    controller: ControllerJson<'a>,
+    finalizing: bool,
+    parent: ObjectJson<'a>,
+    related: &'a ObjectMap<'a>,
 }
 
 /// A sync or finalize request (docs/metacontroller.md §1.3).
 pub fn sync_request(
     controller: &Value,
     parent: &DynamicObject,
-    children: Value,
-    related: Value,
+    children: &ObjectMap<'_>,
+    related: &ObjectMap<'_>,
     finalizing: bool,
 ) -> Result<Vec<u8>, serde_json::Error> {
-    serde_json::to_vec(&json!({
-        "controller": controller_json(controller),
-        "parent": object_json(parent),
-        "children": children,
-        "related": related,
-        "finalizing": finalizing,
-    }))
+    serde_json::to_vec(&SyncRequest {
+        children,
+        controller: ControllerJson(controller),
+        finalizing,
+        parent: ObjectJson(parent),
+        related,
+    })
 }
 
 /// A customize request (docs/metacontroller.md §1.6).
@@ -96,9 +101,15 @@ pub fn customize_request(
     controller: &Value,
     parent: &DynamicObject,
 ) -> Result<Vec<u8>, serde_json::Error> {
-    serde_json::to_vec(
-        &json!({"controller": controller_json(controller), "parent": object_json(parent)}),
-    )
+    #[derive(serde::Serialize)]
+    struct CustomizeRequest<'a> {
+        controller: ControllerJson<'a>,
+        parent: ObjectJson<'a>,
+    }
+    serde_json::to_vec(&CustomizeRequest {
+        controller: ControllerJson(controller),
+        parent: ObjectJson(parent),
+    })
 }
 
 /// A sync or finalize response (docs/metacontroller.md §1.4). Absent or
@@ -250,7 +261,10 @@ mod tests {
                 objects: &namespaces,
             },
         ];
-        let v2 = object_map(&types, HookVersion::V2, Some("shop"));
+        let map = |version, namespace| {
+            serde_json::to_value(object_map(&types, version, namespace)).unwrap()
+        };
+        let v2 = map(HookVersion::V2, Some("shop"));
         let keys = |v: &Value, t: &str| -> Vec<String> {
             v[t].as_object().unwrap().keys().cloned().collect()
         };
@@ -258,17 +272,55 @@ mod tests {
         assert_eq!(keys(&v2, "Namespace.v1"), ["shop"]);
         // v1 with a namespaced parent: names only; other namespaces and
         // cluster-scoped objects dropped, the type still present.
-        let v1 = object_map(&types, HookVersion::V1, Some("shop"));
+        let v1 = map(HookVersion::V1, Some("shop"));
         assert_eq!(keys(&v1, "Deployment.apps/v1"), ["web"]);
         assert!(keys(&v1, "Namespace.v1").is_empty());
         // v1 with a cluster-scoped parent: namespace/name for namespaced objects.
-        let v1c = object_map(&types, HookVersion::V1, None);
+        let v1c = map(HookVersion::V1, None);
         assert_eq!(keys(&v1c, "Deployment.apps/v1"), ["other/x", "shop/web"]);
         assert_eq!(v1c["Deployment.apps/v1"]["shop/web"]["kind"], "Deployment");
         assert_eq!(
             v1c["Deployment.apps/v1"]["shop/web"]["apiVersion"],
             "apps/v1"
         );
+    }
+
+    /// The request written straight out is the one the `Value` tree
+    /// gave, byte for byte.
+    #[test]
+    fn a_sync_request_is_written_as_its_tree_was() {
+        let fixture: Value =
+            serde_json::from_slice(include_bytes!("../../../fixtures/hello/ready.json")).unwrap();
+        let parent: DynamicObject = serde_json::from_value(fixture["parent"].clone()).unwrap();
+        let child: DynamicObject = serde_json::from_value(
+            fixture["children"]["Deployment.apps/v1"]["default/hello"].clone(),
+        )
+        .unwrap();
+        let deployments = resource("apps", "v1", "Deployment", true);
+        let children = [Arc::new(child)];
+        let typed = [TypedObjects {
+            resource: &deployments,
+            objects: &children,
+        }];
+        let map = object_map(&typed, HookVersion::V2, Some("default"));
+        let controller = &fixture["controller"];
+        for finalizing in [false, true] {
+            let written =
+                sync_request(controller, &parent, &map, &ObjectMap::new(), finalizing).unwrap();
+            let mut with_status = controller.clone();
+            if let Some(c) = with_status.as_object_mut() {
+                c.entry("status").or_insert_with(|| serde_json::json!({}));
+            }
+            let tree = serde_json::to_vec(&serde_json::json!({
+                "controller": with_status,
+                "parent": object_json(&parent),
+                "children": {"Deployment.apps/v1": {"default/hello": object_json(&children[0])}},
+                "related": {},
+                "finalizing": finalizing,
+            }))
+            .unwrap();
+            assert_eq!(String::from_utf8(written), String::from_utf8(tree));
+        }
     }
 
     #[test]

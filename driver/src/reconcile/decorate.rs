@@ -46,8 +46,8 @@ pub(super) async fn hook_and_apply(
     let request = wire::decorator::request(
         &ctl.config.object,
         &parent,
-        attachment_map,
-        related_map,
+        &attachment_map,
+        &related_map,
         hook == HookKind::Finalize,
     )?;
     let called = std::time::Instant::now();

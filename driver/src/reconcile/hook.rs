@@ -28,8 +28,8 @@ pub(super) async fn call_hook(
     let request = wire::sync_request(
         &ctl.config.object,
         parent,
-        children_map,
-        related_map,
+        &children_map,
+        &related_map,
         hook == HookKind::Finalize,
     )?;
     let called = std::time::Instant::now();
@@ -42,13 +42,13 @@ pub(super) async fn call_hook(
 
 /// A request's `children` (or `attachments`) and `related` maps, keyed as
 /// `target`'s version keys them.
-pub(super) fn object_maps(
-    ctl: &Driven,
-    observed: &[Vec<Arc<DynamicObject>>],
-    related: &[(ApiType, Vec<Arc<DynamicObject>>)],
+pub(super) fn object_maps<'a>(
+    ctl: &'a Driven,
+    observed: &'a [Vec<Arc<DynamicObject>>],
+    related: &'a [(ApiType, Vec<Arc<DynamicObject>>)],
     target: &HookTarget,
     namespace: Option<&str>,
-) -> (serde_json::Value, serde_json::Value) {
+) -> (wire::ObjectMap<'a>, wire::ObjectMap<'a>) {
     let children: Vec<TypedObjects<'_>> = ctl
         .children
         .iter()

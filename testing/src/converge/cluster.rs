@@ -173,8 +173,8 @@ impl Cluster {
         let request = wire::sync_request(
             &self.driven.config.object,
             &parent,
-            wire::object_map(&children, version, namespace.as_deref()),
-            wire::object_map(&related_typed, version, namespace.as_deref()),
+            &wire::object_map(&children, version, namespace.as_deref()),
+            &wire::object_map(&related_typed, version, namespace.as_deref()),
             hook == HookKind::Finalize,
         )
         .map_err(|source| ConvergeError::Object { pass, source })?;

@@ -4,10 +4,12 @@
 //! as a composite's children), and the answer edits labels and
 //! annotations key by key.
 
-use super::{DecodeResponseError, controller_json, field, object_json, objects, top_level};
+use super::{
+    ControllerJson, DecodeResponseError, ObjectJson, ObjectMap, field, objects, top_level,
+};
 use kube::core::DynamicObject;
 use metahook_core::protocol::decorator::DecoratorResponse;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// A decorator's answer as the driver reads it: `status` `None` leaves the
 /// object's status alone.
@@ -26,17 +28,26 @@ const KEYS: &[&str] = &[
 pub fn request(
     controller: &Value,
     object: &DynamicObject,
-    attachments: Value,
-    related: Value,
+    attachments: &ObjectMap<'_>,
+    related: &ObjectMap<'_>,
     finalizing: bool,
 ) -> Result<Vec<u8>, serde_json::Error> {
-    serde_json::to_vec(&json!({
-        "controller": controller_json(controller),
-        "object": object_json(object),
-        "attachments": attachments,
-        "related": related,
-        "finalizing": finalizing,
-    }))
+    // Fields in the order serde_json's map writes keys.
+    #[derive(serde::Serialize)]
+    struct Request<'a> {
+        attachments: &'a ObjectMap<'a>,
+        controller: ControllerJson<'a>,
+        finalizing: bool,
+        object: ObjectJson<'a>,
+        related: &'a ObjectMap<'a>,
+    }
+    serde_json::to_vec(&Request {
+        attachments,
+        controller: ControllerJson(controller),
+        finalizing,
+        object: ObjectJson(object),
+        related,
+    })
 }
 
 /// Decodes a 200 body. `strict` (v2) rejects unknown top-level keys;
@@ -62,6 +73,7 @@ pub fn decode_response(body: &[u8], strict: bool) -> Result<DecoratorAnswer, Dec
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn null_removes_a_label_and_absent_status_is_none() {
@@ -101,11 +113,12 @@ mod tests {
             "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-0", "namespace": "shop"},
         }))
         .unwrap();
+        let attachments: ObjectMap = [("Service.v1".to_owned(), Default::default())].into();
         let body = request(
             &json!({"kind": "DecoratorController"}),
             &object,
-            json!({"Service.v1": {}}),
-            json!({}),
+            &attachments,
+            &ObjectMap::new(),
             false,
         )
         .unwrap();

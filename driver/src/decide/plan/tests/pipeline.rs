@@ -45,8 +45,14 @@ fn pass(
     }];
     let hook_config = &ctl.config.hooks.sync;
     let children = wire::object_map(&typed, hook_config.version, Some("shop"));
-    let request =
-        wire::sync_request(&ctl.config.object, parent, children, json!({}), false).unwrap();
+    let request = wire::sync_request(
+        &ctl.config.object,
+        parent,
+        &children,
+        &Default::default(),
+        false,
+    )
+    .unwrap();
     let handler = metahook_seeds::controller("hello")
         .unwrap()
         .hook(HookKind::Sync)
