@@ -29,7 +29,7 @@ const N: usize = 1_000;
 /// a Hello and its Deployment as the caches hold them (object and
 /// bookkeeping: store entry, key, owners index), a record, a last apply.
 const CACHED_PAIR: u64 = 8_000;
-const RECORD: u64 = 1_536;
+const RECORD: u64 = 1_280;
 const APPLIED: u64 = 400;
 
 fn heap() -> u64 {
