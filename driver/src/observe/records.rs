@@ -394,11 +394,14 @@ pub struct Records {
     /// By namespace and name: listed in that order. Boxed: a tree node
     /// holds eleven entries and is often half full, so a record inline
     /// would leave its size empty beside it as often as not.
-    by_key: Mutex<BTreeMap<(Option<String>, String), Box<Record>>>,
+    by_key: Mutex<ByKey>,
 }
 
+/// Records by namespace and name.
+type ByKey = BTreeMap<(Option<String>, String), Box<Record>>;
+
 impl Records {
-    fn lock(&self) -> MutexGuard<'_, BTreeMap<(Option<String>, String), Box<Record>>> {
+    fn lock(&self) -> MutexGuard<'_, ByKey> {
         // Every update replaces one entry whole.
         self.by_key.lock().unwrap_or_else(|p| p.into_inner())
     }
