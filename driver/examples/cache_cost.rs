@@ -58,19 +58,29 @@ fn request(controller: &Value, parent: &DynamicObject, child: Arc<DynamicObject>
         .map_or(0, |b| b.len())
 }
 
+/// The events decoded into a cache of `T`s, each as `keep` leaves it.
+type Cache<T> = Vec<(Arc<T>, Arc<T>)>;
+
+fn fill<T: serde::de::DeserializeOwned>(
+    events: &[(Vec<u8>, Vec<u8>)],
+    keep: impl Fn(T) -> T,
+) -> Result<Cache<T>, serde_json::Error> {
+    let decode = |bytes: &[u8]| serde_json::from_slice(bytes).map(|o| Arc::new(keep(o)));
+    events
+        .iter()
+        .map(|(parent, child)| Ok((decode(parent)?, decode(child)?)))
+        .collect()
+}
+
 fn decoded(
     events: &[(Vec<u8>, Vec<u8>)],
     controller: &Value,
     reconcile: bool,
 ) -> Result<usize, serde_json::Error> {
-    let mut cache = Vec::with_capacity(events.len());
-    for (parent, child) in events {
-        let mut parent: DynamicObject = serde_json::from_slice(parent)?;
-        let mut child: DynamicObject = serde_json::from_slice(child)?;
-        parent.metadata.managed_fields = None;
-        child.metadata.managed_fields = None;
-        cache.push((Arc::new(parent), Arc::new(child)));
-    }
+    let cache = fill(events, |mut obj: DynamicObject| {
+        obj.metadata.managed_fields = None;
+        obj
+    })?;
     if !reconcile {
         return Ok(0);
     }
@@ -85,12 +95,7 @@ fn compact(
     controller: &Value,
     reconcile: bool,
 ) -> Result<usize, serde_json::Error> {
-    let mut cache = Vec::with_capacity(events.len());
-    for (parent, child) in events {
-        let parent: CachedObject = serde_json::from_slice(parent)?;
-        let child: CachedObject = serde_json::from_slice(child)?;
-        cache.push((Arc::new(parent), Arc::new(child)));
-    }
+    let cache = fill(events, |obj: CachedObject| obj)?;
     if !reconcile {
         return Ok(0);
     }

@@ -22,7 +22,6 @@ use crate::observe::metrics::DriverMetrics;
 use futures::StreamExt;
 use kube::Client;
 use kube::api::{Api, DynamicObject};
-
 use kube::core::Selector;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::{self, ObjectRef, Store};

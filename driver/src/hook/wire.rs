@@ -5,7 +5,7 @@
 pub mod decorator;
 mod written;
 
-pub use written::{ControllerJson, ObjectJson, ObjectMap};
+pub use written::{ControllerJson, ObjectJson, ObjectMap, body};
 
 use crate::config::HookVersion;
 use crate::decide::model::{ApiType, key_of};
@@ -67,18 +67,6 @@ pub fn object_json(obj: &DynamicObject) -> Value {
     serde_json::to_value(obj).unwrap_or(Value::Null)
 }
 
-/// A sync or finalize request (docs/metacontroller.md §1.3). Fields in
-/// the order serde_json's map writes keys (as they were when the request
-/// was a `Value`).
-#[derive(serde::Serialize)]
-struct SyncRequest<'a> {
-    children: &'a ObjectMap<'a>,
-    controller: ControllerJson<'a>,
-    finalizing: bool,
-    parent: ObjectJson<'a>,
-    related: &'a ObjectMap<'a>,
-}
-
 /// A sync or finalize request (docs/metacontroller.md §1.3).
 pub fn sync_request(
     controller: &Value,
@@ -87,13 +75,13 @@ pub fn sync_request(
     related: &ObjectMap<'_>,
     finalizing: bool,
 ) -> Result<Vec<u8>, serde_json::Error> {
-    serde_json::to_vec(&SyncRequest {
-        children,
-        controller: ControllerJson(controller),
+    body(
+        ("children", children),
+        controller,
         finalizing,
-        parent: ObjectJson(parent),
+        ("parent", parent),
         related,
-    })
+    )
 }
 
 /// A customize request (docs/metacontroller.md §1.6).

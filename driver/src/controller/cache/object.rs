@@ -83,8 +83,7 @@ impl CachedObject {
         self.rest.get()
     }
 
-    /// The object of `types`, as a cache would hold `obj` (tests, the
-    /// memory benchmark and objects the driver wrote itself).
+    /// `obj` as a cache would hold it (tests and the memory benchmark).
     pub fn of(obj: &DynamicObject) -> Result<Self, serde_json::Error> {
         serde_json::from_slice(&serde_json::to_vec(obj)?)
     }

@@ -4,9 +4,7 @@
 //! as a composite's children), and the answer edits labels and
 //! annotations key by key.
 
-use super::{
-    ControllerJson, DecodeResponseError, ObjectJson, ObjectMap, field, objects, top_level,
-};
+use super::{DecodeResponseError, ObjectMap, body, field, objects, top_level};
 use kube::core::DynamicObject;
 use metahook_core::protocol::decorator::DecoratorResponse;
 use serde_json::{Map, Value};
@@ -32,22 +30,13 @@ pub fn request(
     related: &ObjectMap<'_>,
     finalizing: bool,
 ) -> Result<Vec<u8>, serde_json::Error> {
-    // Fields in the order serde_json's map writes keys.
-    #[derive(serde::Serialize)]
-    struct Request<'a> {
-        attachments: &'a ObjectMap<'a>,
-        controller: ControllerJson<'a>,
-        finalizing: bool,
-        object: ObjectJson<'a>,
-        related: &'a ObjectMap<'a>,
-    }
-    serde_json::to_vec(&Request {
-        attachments,
-        controller: ControllerJson(controller),
+    body(
+        ("attachments", attachments),
+        controller,
         finalizing,
-        object: ObjectJson(object),
+        ("object", object),
         related,
-    })
+    )
 }
 
 /// Decodes a 200 body. `strict` (v2) rejects unknown top-level keys;

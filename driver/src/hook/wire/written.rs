@@ -64,6 +64,47 @@ impl Serialize for ObjectJson<'_> {
     }
 }
 
+/// A sync or finalize request's body, a composite's or a decorator's: its
+/// objects (`children` or `attachments`), the controller, whether it
+/// finalizes, its root object (`parent` or `object`) and the related
+/// objects, in the order serde_json's map writes those keys (both kinds of
+/// request sort the same way).
+pub fn body(
+    objects: (&str, &ObjectMap<'_>),
+    controller: &Value,
+    finalizing: bool,
+    root: (&str, &DynamicObject),
+    related: &ObjectMap<'_>,
+) -> Result<Vec<u8>, serde_json::Error> {
+    serde_json::to_vec(&RequestBody {
+        objects,
+        controller,
+        finalizing,
+        root,
+        related,
+    })
+}
+
+struct RequestBody<'a> {
+    objects: (&'a str, &'a ObjectMap<'a>),
+    controller: &'a Value,
+    finalizing: bool,
+    root: (&'a str, &'a DynamicObject),
+    related: &'a ObjectMap<'a>,
+}
+
+impl Serialize for RequestBody<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(5))?;
+        map.serialize_entry(self.objects.0, self.objects.1)?;
+        map.serialize_entry("controller", &ControllerJson(self.controller))?;
+        map.serialize_entry("finalizing", &self.finalizing)?;
+        map.serialize_entry(self.root.0, &ObjectJson(self.root.1))?;
+        map.serialize_entry("related", self.related)?;
+        map.end()
+    }
+}
+
 /// The CompositeController (or DecoratorController) as Metacontroller sends
 /// it: with `status: {}` when it has none.
 pub struct ControllerJson<'a>(pub &'a Value);
