@@ -13,7 +13,9 @@ use crate::cli::NewArgs;
 use std::path::{Path, PathBuf};
 
 /// The scaffold's files, with `@@…@@` where the names go. A path may hold
-/// markers too.
+/// markers too. Its Rust, fixture and snapshots are links to
+/// examples/widget's (a crate CI builds and tests as it is), named for the
+/// Widget: [`WIDGET`] turns those names into markers.
 const FILES: &[(&str, &str, bool)] = &[
     // Not `Cargo.toml`: a folder with one is a crate of its own, left out
     // of this one when it is packaged.
@@ -39,7 +41,7 @@ const FILES: &[(&str, &str, bool)] = &[
     ),
     (
         "tests/@@KIND_LOWER@@.rs",
-        include_str!("../scaffold/tests/@@KIND_LOWER@@.rs"),
+        include_str!("../scaffold/tests/widget.rs"),
         false,
     ),
     (
@@ -50,14 +52,14 @@ const FILES: &[(&str, &str, bool)] = &[
     (
         "tests/snapshots/@@KIND_LOWER@@__a_recorded_request_is_answered_as_before.snap",
         include_str!(
-            "../scaffold/tests/snapshots/@@KIND_LOWER@@__a_recorded_request_is_answered_as_before.snap"
+            "../scaffold/tests/snapshots/widget__a_recorded_request_is_answered_as_before.snap"
         ),
         false,
     ),
     (
         "tests/snapshots/@@KIND_LOWER@@__a_@@KIND_LOWER@@_being_deleted_waits_for_its_config_map.snap",
         include_str!(
-            "../scaffold/tests/snapshots/@@KIND_LOWER@@__a_@@KIND_LOWER@@_being_deleted_waits_for_its_config_map.snap"
+            "../scaffold/tests/snapshots/widget__a_widget_being_deleted_waits_for_its_config_map.snap"
         ),
         false,
     ),
@@ -158,18 +160,35 @@ pub enum NewError {
     },
 }
 
+/// The Widget's names in the files linked from examples/widget, and the
+/// markers they become: longest first, so that `widgets` is the plural
+/// before `widget` is the kind.
+const WIDGET: &[(&str, &str)] = &[
+    ("widget-operator", "@@CRATE@@"),
+    ("widget_operator", "@@CRATE_IDENT@@"),
+    ("example.metahook.dev/v1", "@@GROUP@@/@@VERSION@@"),
+    ("example.metahook.dev", "@@GROUP@@"),
+    ("version = \"v1\"", "version = \"@@VERSION@@\""),
+    ("widgets", "@@PLURAL@@"),
+    ("Widget", "@@KIND@@"),
+    ("widget", "@@KIND_LOWER@@"),
+];
+
 /// The names a scaffold's markers stand for.
 struct Names {
     pairs: Vec<(&'static str, String)>,
 }
 
 impl Names {
+    /// The Widget's names made markers first (a marker holds none of
+    /// them), then the markers filled.
     fn fill(&self, text: &str) -> String {
+        let marked = WIDGET
+            .iter()
+            .fold(text.to_owned(), |t, (name, marker)| t.replace(name, marker));
         self.pairs
             .iter()
-            .fold(text.to_owned(), |t, (marker, value)| {
-                t.replace(marker, value)
-            })
+            .fold(marked, |t, (marker, value)| t.replace(marker, value))
     }
 }
 

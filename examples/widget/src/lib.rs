@@ -1,6 +1,9 @@
 //! The Widget controller: a `Widget` keeps its message, repeated as many
 //! times as it asks, in a ConfigMap of its own; its status says whether
 //! the ConfigMap holds it. Deleted, it waits until the ConfigMap is gone.
+//!
+//! Each hook is a plain function from what is observed to what should
+//! exist; metahook serves it, drives it and renders it (`src/main.rs`).
 #![forbid(unsafe_code)]
 
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -42,6 +45,7 @@ impl HasConditions for WidgetStatus {
     }
 }
 
+/// What the hooks are given: the Widget and its ConfigMaps.
 pub type Sync = Request<Widget, ConfigMap>;
 
 /// The text the ConfigMap should hold.
@@ -69,6 +73,7 @@ fn written(req: &Sync) -> String {
         .unwrap_or_default()
 }
 
+/// The ConfigMap, and a status saying whether it holds the message.
 pub fn sync(req: &Sync) -> Answer<WidgetStatus> {
     let name = &req.parent.metadata.name;
     let written = written(req);
@@ -129,6 +134,7 @@ pub fn finalize(req: &Sync) -> Answer<WidgetStatus> {
     Answer::new(status).finalized(gone)
 }
 
+/// The Widget controller, declared.
 pub fn controller() -> Controller {
     Controller::composite::<Widget>("widget")
         .child::<ConfigMap>(UpdateStrategy::InPlace)

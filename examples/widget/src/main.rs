@@ -1,5 +1,5 @@
-//! widget-operator: serve | serve --drive | drive | render | crds, for the
-//! Widget controller.
+//! widget-operator: `serve`, `serve --drive`, `drive`, `render`, `crds`, `chart`
+//! and `manifests`, for the Widget controller.
 #![forbid(unsafe_code)]
 
 fn main() -> std::process::ExitCode {

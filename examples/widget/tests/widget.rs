@@ -1,13 +1,19 @@
-//! The Widget's hooks answered whole (insta snapshots, read before
-//! accepting), and the controller driven to a settled cluster and deleted
-//! through finalize, with no cluster.
+//! The Widget controller's hooks answered whole — a recorded request and a
+//! situation built from typed objects, snapshot with insta (read every new
+//! snapshot before accepting it: `cargo insta review`) — and the controller
+//! driven to a settled cluster and deleted through finalize, with no
+//! cluster at all (metahook-testing).
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use metahook::HookKind;
 use metahook_testing::{Converge, Situation};
-use serde_json::json;
+use serde_json::{Value, json};
 
-fn widget(copies: u32) -> serde_json::Value {
+fn now() -> metahook::Timestamp {
+    "2026-01-01T00:00:00Z".parse().unwrap()
+}
+
+fn widget(copies: u32) -> Value {
     json!({
         "apiVersion": "example.metahook.dev/v1", "kind": "Widget",
         "metadata": {"name": "hello", "namespace": "shop", "uid": "u-1", "generation": 1},
@@ -15,15 +21,12 @@ fn widget(copies: u32) -> serde_json::Value {
     })
 }
 
-fn now() -> jiff::Timestamp {
-    "2026-11-22T03:00:00Z".parse().unwrap()
-}
-
 #[test]
-fn a_new_widget_desires_its_config_map() {
-    let answer = Situation::of(widget(2))
-        .answer(&widget_operator::controller(), HookKind::Sync, now())
-        .unwrap();
+fn a_recorded_request_is_answered_as_before() {
+    // As Metacontroller sends it: tests/fixtures/sync.json.
+    let request = std::fs::read("tests/fixtures/sync.json").unwrap();
+    let sync = widget_operator::controller().hook(HookKind::Sync).unwrap();
+    let answer: Value = serde_json::from_slice(&sync(&request, now()).unwrap()).unwrap();
     insta::assert_json_snapshot!(answer);
 }
 

@@ -57,6 +57,14 @@ fn every_name_follows_from_the_kind_group_and_version() {
     assert!(cargo.contains("metahook = \"0.1\""));
     let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
     assert!(main.contains("gadget_operator::controller()"));
+    // examples/widget's fixture and snapshots, named for the Gadget.
+    let fixture = std::fs::read_to_string(dir.join("tests/fixtures/sync.json")).unwrap();
+    assert!(fixture.contains("\"apiVersion\": \"tools.example.com/v1alpha1\""));
+    assert!(fixture.contains("\"kind\": \"Gadget\""));
+    let snapshot = "tests/snapshots/gadget__a_gadget_being_deleted_waits_for_its_config_map.snap";
+    assert!(written.contains(&snapshot.to_owned()));
+    let snapshot = std::fs::read_to_string(dir.join(snapshot)).unwrap();
+    assert!(snapshot.contains("source: tests/gadget.rs"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -92,8 +100,11 @@ fn a_bad_name_or_a_full_directory_is_refused_and_nothing_is_written() {
     let leftovers: Vec<_> = std::fs::read_dir(dir.parent().unwrap())
         .unwrap()
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().contains("metahook-new-"))
-        .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
+        // This test's staging directories only: the others run beside it.
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with(&format!(".{}.", dir.file_name().unwrap().to_string_lossy()))
+        })
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     std::fs::remove_dir_all(&dir).unwrap();
