@@ -38,10 +38,13 @@ fn load(dir: &Path) -> Result<Roots, TlsError> {
 
 /// The client CA, replaced when `ca.crt` changes, and the client
 /// certificate verifier that uses it: see `chain` for what it checks (as
-/// Go's TLS server does, v1 certificates included).
+/// Go's TLS server does, v1 certificates included). Or no CA
+/// ([`ClientCa::judged_later`]): any certificate whose key the client
+/// proves it holds.
 #[derive(Debug)]
 pub struct ClientCa {
-    dir: PathBuf,
+    /// Where `ca.crt` is; `None` for a certificate judged later.
+    dir: Option<PathBuf>,
     provider: Arc<CryptoProvider>,
     current: RwLock<Roots>,
 }
@@ -50,16 +53,31 @@ impl ClientCa {
     /// Reads `dir/ca.crt`: a missing or bad one fails at start.
     pub fn load(dir: &Path, provider: Arc<CryptoProvider>) -> Result<Self, TlsError> {
         Ok(ClientCa {
-            dir: dir.to_owned(),
+            dir: Some(dir.to_owned()),
             provider,
             current: RwLock::new(load(dir)?),
         })
     }
 
+    /// No CA: the handshake checks only that the client holds its
+    /// certificate's key, and the caller judges who signed it (a stand-in
+    /// API server answers a stranger with a 401 and a reason, not a failed
+    /// handshake, and its CA comes and goes with a ConfigMap).
+    pub fn judged_later(provider: Arc<CryptoProvider>) -> Self {
+        ClientCa {
+            dir: None,
+            provider,
+            current: RwLock::new((Vec::new(), Arc::new(Vec::new()))),
+        }
+    }
+
     /// Re-reads `ca.crt`: `Ok(true)` when it changed and was taken; a bad
     /// one keeps the CA in use.
     pub fn reload(&self) -> Result<bool, TlsError> {
-        let (pem, roots) = load(&self.dir)?;
+        let Some(dir) = &self.dir else {
+            return Ok(false);
+        };
+        let (pem, roots) = load(dir)?;
         let mut current = self.current.write().unwrap_or_else(|p| p.into_inner());
         if current.0 == pem {
             return Ok(false);
@@ -122,6 +140,9 @@ impl ClientCertVerifier for ClientCa {
         intermediates: &[CertificateDer<'_>],
         now: UnixTime,
     ) -> Result<ClientCertVerified, rustls::Error> {
+        if self.dir.is_none() {
+            return Ok(ClientCertVerified::assertion());
+        }
         let intermediates: Vec<&[u8]> = intermediates.iter().map(|c| c.as_ref()).collect();
         let now = i64::try_from(now.as_secs()).unwrap_or(i64::MAX);
         chain::verify(

@@ -56,7 +56,7 @@ fn a_certificate_of_the_current_ca_passes_and_of_another_does_not() {
 /// key given as is: rustls' own check of it reads v3 certificates only).
 /// The server's connection, or its error.
 fn handshake(
-    ca: &ClientCa,
+    ca: &Arc<ClientCa>,
     version: &'static rustls::SupportedProtocolVersion,
     identity: Option<(CertificateDer<'static>, &KeyPair)>,
 ) -> Result<rustls::ServerConnection, rustls::Error> {
@@ -69,7 +69,7 @@ fn handshake(
         .unwrap();
     let server = crate::server_config_builder(provider.clone())
         .unwrap()
-        .with_client_cert_verifier(Arc::new(ClientCa::load(&ca.dir, provider.clone()).unwrap()))
+        .with_client_cert_verifier(ca.clone())
         .with_single_cert(
             vec![server_cert.der().clone()],
             PrivateKeyDer::try_from(server_key.serialize_der()).unwrap(),
@@ -119,7 +119,7 @@ fn a_v1_client_certificate_completes_the_handshake_over_tls_1_2_and_1_3() {
     let dir = temp_dir("client-ca-handshake");
     let authority = Authority::root("webhook-auth-test-ca");
     std::fs::write(dir.join(CA_FILE), &authority.pem).unwrap();
-    let ca = ClientCa::load(&dir, provider()).unwrap();
+    let ca = Arc::new(ClientCa::load(&dir, provider()).unwrap());
     let (leaf, key) = authority.v1_client("metacontroller", TEN_YEARS);
     let leaf = CertificateDer::from(leaf);
     for version in [&rustls::version::TLS12, &rustls::version::TLS13] {
@@ -151,4 +151,31 @@ fn a_v1_client_certificate_completes_the_handshake_over_tls_1_2_and_1_3() {
         );
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn judged_later_any_ca_passes_the_handshake_but_not_a_stolen_certificate() {
+    use crate::testing::{Authority, TEN_YEARS};
+    let ca = Arc::new(ClientCa::judged_later(provider()));
+    assert!(!ca.reload().unwrap(), "no ca.crt to re-read");
+    let (stranger, key) = Authority::root("stranger").v1_client("front-proxy", TEN_YEARS);
+    let stranger = CertificateDer::from(stranger);
+    for version in [&rustls::version::TLS12, &rustls::version::TLS13] {
+        let server = handshake(&ca, version, Some((stranger.clone(), &key)))
+            .unwrap_or_else(|e| panic!("{version:?}: {e}"));
+        assert_eq!(
+            server.peer_certificates(),
+            Some(&[stranger.clone()][..]),
+            "{version:?}"
+        );
+        let other_key = KeyPair::generate().unwrap();
+        let err = handshake(&ca, version, Some((stranger.clone(), &other_key))).unwrap_err();
+        assert_eq!(
+            crate::Refusal::of_rustls(&err),
+            crate::Refusal::BadSignature,
+            "{version:?}: {err}"
+        );
+        let server = handshake(&ca, version, None).unwrap();
+        assert!(server.peer_certificates().is_none());
+    }
 }
