@@ -25,31 +25,7 @@ const WANT: &str = "e2e.metahook.dev/want-secret";
 /// the object is annotated `want-secret: "no"`; sets a status; finalize
 /// appends the object's name to `finalized.log`, says `finalized` and still
 /// wants the Secret (so that only its owner reference removes it).
-const ANSWER: &str = r#"
-import os
-
-def answer(path, req):
-    obj = req['object']
-    meta = obj['metadata']
-    want = meta.get('annotations', {}).get('e2e.metahook.dev/want-secret') != 'no'
-    secret = {
-        'apiVersion': 'v1', 'kind': 'Secret',
-        'metadata': {'name': meta['name'] + '-attached'},
-        'stringData': {'for': meta['name']},
-    }
-    attachments = [secret] if want else []
-    if path == '/finalize':
-        with open(os.path.join(DIR, 'finalized.log'), 'a') as f:
-            f.write(meta['name'] + '\n')
-        return {'finalized': True, 'attachments': attachments}
-    seen = sum(len(v) for v in req['attachments'].values())
-    return {
-        'labels': {'decorated-by': 'e2e', 'remove-me': None},
-        'annotations': {'e2e.metahook.dev/attachments-seen': str(seen)},
-        'status': {'decorated': True, 'attachments': seen},
-        'attachments': attachments,
-    }
-"#;
+const ANSWER: &str = include_str!("hooks/decorator.py");
 
 fn manifest(port: u16) -> String {
     format!(

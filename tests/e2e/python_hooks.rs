@@ -9,26 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 /// What every test's `answer` is served by: POST, JSON in, JSON out.
-const SERVER: &str = r#"
-import json, sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-def serve(answer):
-    class Hooks(BaseHTTPRequestHandler):
-        def do_POST(self):
-            req = json.loads(self.rfile.read(int(self.headers['content-length'])))
-            body = json.dumps(answer(self.path, req)).encode()
-            self.send_response(200)
-            self.send_header('Content-Type', 'application/json')
-            self.send_header('Content-Length', str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    ThreadingHTTPServer(('127.0.0.1', int(sys.argv[1])), Hooks).serve_forever()
-"#;
+const SERVER: &str = include_str!("hooks/server.py");
 
 /// A running hook server (killed when dropped) and the directory of the
 /// controller manifest pointed at it: `metahook drive --controllers`.

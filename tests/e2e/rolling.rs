@@ -22,18 +22,7 @@ const PARENT: &str = "r";
 /// The hook: `spec.replicas` Gadgets `<parent>-<i>`, in that order, each
 /// with the parent's `spec.version` (and its `spec.selector`'s labels, if
 /// it has one); a status the rollout adds `Updated` to.
-const ANSWER: &str = r#"
-def answer(path, req):
-    parent = req['parent']
-    spec = parent['spec']
-    labels = spec.get('selector', {}).get('matchLabels', {})
-    gadgets = [{
-        'apiVersion': 'e2e.metahook.dev/v1', 'kind': 'Gadget',
-        'metadata': {'name': '%s-%d' % (parent['metadata']['name'], i), 'labels': labels},
-        'spec': {'version': spec['version']},
-    } for i in range(spec['replicas'])]
-    return {'status': {'gadgets': len(gadgets)}, 'children': gadgets}
-"#;
+const ANSWER: &str = include_str!("hooks/rolling.py");
 
 fn manifest(port: u16) -> String {
     manifest_selecting(port, true)
