@@ -113,6 +113,30 @@ fn handshake(
     Ok(server)
 }
 
+/// Over TLS 1.2 and 1.3: `leaf` with its `key` completes the handshake
+/// and is the peer's certificate; `leaf` with another key is refused as a
+/// bad signature; no certificate at all completes it (probes).
+fn holder_passes_and_no_other(ca: &Arc<ClientCa>, leaf: &CertificateDer<'static>, key: &KeyPair) {
+    for version in [&rustls::version::TLS12, &rustls::version::TLS13] {
+        let server = handshake(ca, version, Some((leaf.clone(), key)))
+            .unwrap_or_else(|e| panic!("{version:?}: {e}"));
+        assert_eq!(
+            server.peer_certificates(),
+            Some(&[leaf.clone()][..]),
+            "{version:?}"
+        );
+        let other_key = KeyPair::generate().unwrap();
+        let err = handshake(ca, version, Some((leaf.clone(), &other_key))).unwrap_err();
+        assert_eq!(
+            crate::Refusal::of_rustls(&err),
+            crate::Refusal::BadSignature,
+            "{version:?}: {err}"
+        );
+        let server = handshake(ca, version, None).unwrap();
+        assert!(server.peer_certificates().is_none());
+    }
+}
+
 #[test]
 fn a_v1_client_certificate_completes_the_handshake_over_tls_1_2_and_1_3() {
     use crate::testing::{Authority, TEN_YEARS};
@@ -121,33 +145,15 @@ fn a_v1_client_certificate_completes_the_handshake_over_tls_1_2_and_1_3() {
     std::fs::write(dir.join(CA_FILE), &authority.pem).unwrap();
     let ca = Arc::new(ClientCa::load(&dir, provider()).unwrap());
     let (leaf, key) = authority.v1_client("metacontroller", TEN_YEARS);
-    let leaf = CertificateDer::from(leaf);
+    holder_passes_and_no_other(&ca, &CertificateDer::from(leaf), &key);
+    // Another CA's.
+    let (stranger, key) = Authority::root("stranger").v1_client("metacontroller", TEN_YEARS);
     for version in [&rustls::version::TLS12, &rustls::version::TLS13] {
-        let server = handshake(&ca, version, Some((leaf.clone(), &key)))
-            .unwrap_or_else(|e| panic!("{version:?}: {e}"));
-        assert_eq!(
-            server.peer_certificates(),
-            Some(&[leaf.clone()][..]),
-            "{version:?}"
-        );
-        // A client that does not hold the certificate's key.
-        let other_key = KeyPair::generate().unwrap();
-        let err = handshake(&ca, version, Some((leaf.clone(), &other_key))).unwrap_err();
-        assert_eq!(
-            crate::Refusal::of_rustls(&err),
-            crate::Refusal::BadSignature,
-            "{version:?}: {err}"
-        );
-        // No certificate at all: the handshake completes (probes).
-        let server = handshake(&ca, version, None).unwrap();
-        assert!(server.peer_certificates().is_none());
-        // Another CA's.
-        let (stranger, key) = Authority::root("stranger").v1_client("metacontroller", TEN_YEARS);
-        let err = handshake(&ca, version, Some((stranger.into(), &key))).unwrap_err();
+        let err = handshake(&ca, version, Some((stranger.clone().into(), &key))).unwrap_err();
         assert_eq!(
             crate::Refusal::of_rustls(&err),
             crate::Refusal::UnknownCa,
-            "{err}"
+            "{version:?}: {err}"
         );
     }
     std::fs::remove_dir_all(&dir).unwrap();
@@ -159,23 +165,5 @@ fn judged_later_any_ca_passes_the_handshake_but_not_a_stolen_certificate() {
     let ca = Arc::new(ClientCa::judged_later(provider()));
     assert!(!ca.reload().unwrap(), "no ca.crt to re-read");
     let (stranger, key) = Authority::root("stranger").v1_client("front-proxy", TEN_YEARS);
-    let stranger = CertificateDer::from(stranger);
-    for version in [&rustls::version::TLS12, &rustls::version::TLS13] {
-        let server = handshake(&ca, version, Some((stranger.clone(), &key)))
-            .unwrap_or_else(|e| panic!("{version:?}: {e}"));
-        assert_eq!(
-            server.peer_certificates(),
-            Some(&[stranger.clone()][..]),
-            "{version:?}"
-        );
-        let other_key = KeyPair::generate().unwrap();
-        let err = handshake(&ca, version, Some((stranger.clone(), &other_key))).unwrap_err();
-        assert_eq!(
-            crate::Refusal::of_rustls(&err),
-            crate::Refusal::BadSignature,
-            "{version:?}: {err}"
-        );
-        let server = handshake(&ca, version, None).unwrap();
-        assert!(server.peer_certificates().is_none());
-    }
+    holder_passes_and_no_other(&ca, &CertificateDer::from(stranger), &key);
 }
