@@ -716,21 +716,35 @@ pub fn controlled_by(owners: Option<&Vec<OwnerReference>>, uid: &str) -> bool {
 /// Whether the Hello `name` is done: its status observed its generation,
 /// and its one Deployment (controlled by it) has `replicas` ready.
 pub async fn converged(client: &Client, ns: &str, name: &str, replicas: i64) -> bool {
+    hello_state(client, ns, name, replicas)
+        .await
+        .is_some_and(|ready| ready == json!(replicas))
+}
+
+/// Whether the engine has done its part for the Hello `name`, whatever the
+/// controller-manager has made of it yet: its status observed its
+/// generation, and its one Deployment (controlled by it) asks for
+/// `replicas`.
+pub async fn applied(client: &Client, ns: &str, name: &str, replicas: i64) -> bool {
+    hello_state(client, ns, name, replicas).await.is_some()
+}
+
+/// The Hello's `status.readyReplicas` when its status observed its
+/// generation and its Deployment, controlled by it, asks for `replicas`.
+async fn hello_state(client: &Client, ns: &str, name: &str, replicas: i64) -> Option<Value> {
     let hellos = hello_api(client, ns);
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns);
     let (Ok(hello), Ok(Some(deployment))) =
         (hellos.get(name).await, deployments.get_opt(name).await)
     else {
-        return false;
+        return None;
     };
-    let Some(status) = hello.data.get("status") else {
-        return false;
-    };
+    let status = hello.data.get("status")?;
     let uid = hello.metadata.uid.as_deref().unwrap_or_default();
-    controlled_by(deployment.metadata.owner_references.as_ref(), uid)
+    (controlled_by(deployment.metadata.owner_references.as_ref(), uid)
         && status["observedGeneration"] == json!(hello.metadata.generation)
-        && status["readyReplicas"] == json!(replicas)
-        && deployment.spec.and_then(|s| s.replicas) == Some(replicas as i32)
+        && deployment.spec.and_then(|s| s.replicas) == Some(replicas as i32))
+    .then(|| status["readyReplicas"].clone())
 }
 
 /// Whether each Hello has its Deployment and a status for its generation:
