@@ -78,8 +78,9 @@ pub mod objects;
 pub mod protocol;
 pub mod registry;
 pub mod request;
-#[cfg(test)]
-pub(crate) mod test_types;
+#[cfg(any(test, feature = "test-types"))]
+#[doc(hidden)]
+pub mod test_types;
 
 pub use answer::{Answer, CustomizeAnswer, DecoratorAnswer, IntoAnswer};
 pub use collection::{And, Nothing, ObjectSet, Objects, ObjectsBy};

@@ -1,4 +1,5 @@
-//! Types for this crate's own tests: a custom resource and its status.
+//! Types for tests: a custom resource and its status, for this crate's
+//! tests and (feature `test-types`) the testing crate's.
 
 use crate::HasConditions;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
@@ -21,6 +22,9 @@ pub struct NoteSpec {
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 pub struct NoteStatus {
+    /// When a hook last saw the Note (a controller made to misbehave).
+    #[serde(rename = "lastSeen", default, skip_serializing_if = "Option::is_none")]
+    pub last_seen: Option<String>,
     #[serde(default)]
     pub copies: usize,
     #[serde(default, deserialize_with = "crate::conditions::firsts")]

@@ -2,37 +2,14 @@
 //! it, naming the object and the field that kept changing.
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::CustomResource;
+use metahook_core::test_types::{Note, NoteStatus};
 use metahook_core::{Answer, Controller, Request, UpdateStrategy};
 use metahook_testing::{Converge, ConvergeError};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
-
-#[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
-#[kube(
-    group = "example.com",
-    version = "v1",
-    kind = "Note",
-    namespaced,
-    status = "NoteStatus"
-)]
-pub struct NoteSpec {
-    size: String,
-}
-
-#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct NoteStatus {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    last_seen: Option<String>,
-    #[serde(default)]
-    copies: usize,
-}
 
 fn note() -> serde_json::Value {
     json!({"apiVersion": "example.com/v1", "kind": "Note",
-           "metadata": {"name": "n", "namespace": "ns"}, "spec": {"size": "1024Mi"}})
+           "metadata": {"name": "n", "namespace": "ns"}, "spec": {"text": "1024Mi"}})
 }
 
 fn config_map(req: &Request<Note, ConfigMap>) -> serde_json::Value {
@@ -40,7 +17,7 @@ fn config_map(req: &Request<Note, ConfigMap>) -> serde_json::Value {
         .parent
         .spec
         .as_ref()
-        .map(|s| s.size.clone())
+        .map(|s| s.text.clone())
         .unwrap_or_default();
     json!({"apiVersion": "v1", "kind": "ConfigMap",
            "metadata": {"name": req.parent.metadata.name}, "data": {"size": size}})
@@ -51,6 +28,7 @@ fn stamping(req: &Request<Note, ConfigMap>) -> Answer<NoteStatus> {
     Answer::new(NoteStatus {
         last_seen: Some(req.now.to_string()),
         copies: req.children.of::<ConfigMap>().len(),
+        conditions: Vec::new(),
     })
     .child(config_map(req))
 }
@@ -60,6 +38,7 @@ fn steady(req: &Request<Note, ConfigMap>) -> Answer<NoteStatus> {
     Answer::new(NoteStatus {
         last_seen: None,
         copies: req.children.of::<ConfigMap>().len(),
+        conditions: Vec::new(),
     })
     .child(config_map(req))
 }

@@ -28,6 +28,7 @@ fn config_map(name: &str, namespace: &str) -> Value {
 fn copies(req: &Request<Note, ConfigMap>) -> Answer<NoteStatus> {
     let ready = Wanted::new("Ready", true, "Copied", "copied".to_owned());
     let status = NoteStatus {
+        last_seen: None,
         copies: req.children.of::<ConfigMap>().len(),
         conditions: req.conditions([ready]),
     };
