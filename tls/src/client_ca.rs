@@ -43,9 +43,15 @@ fn load(dir: &Path) -> Result<Roots, TlsError> {
 /// proves it holds.
 #[derive(Debug)]
 pub struct ClientCa {
-    /// Where `ca.crt` is; `None` for a certificate judged later.
-    dir: Option<PathBuf>,
+    /// `None` for a certificate judged later.
+    ca: Option<Ca>,
     provider: Arc<CryptoProvider>,
+}
+
+/// Where `ca.crt` is, and its certificates as last read.
+#[derive(Debug)]
+struct Ca {
+    dir: PathBuf,
     current: RwLock<Roots>,
 }
 
@@ -53,9 +59,11 @@ impl ClientCa {
     /// Reads `dir/ca.crt`: a missing or bad one fails at start.
     pub fn load(dir: &Path, provider: Arc<CryptoProvider>) -> Result<Self, TlsError> {
         Ok(ClientCa {
-            dir: Some(dir.to_owned()),
+            ca: Some(Ca {
+                dir: dir.to_owned(),
+                current: RwLock::new(load(dir)?),
+            }),
             provider,
-            current: RwLock::new(load(dir)?),
         })
     }
 
@@ -64,34 +72,22 @@ impl ClientCa {
     /// API server answers a stranger with a 401 and a reason, not a failed
     /// handshake, and its CA comes and goes with a ConfigMap).
     pub fn judged_later(provider: Arc<CryptoProvider>) -> Self {
-        ClientCa {
-            dir: None,
-            provider,
-            current: RwLock::new((Vec::new(), Arc::new(Vec::new()))),
-        }
+        ClientCa { ca: None, provider }
     }
 
     /// Re-reads `ca.crt`: `Ok(true)` when it changed and was taken; a bad
     /// one keeps the CA in use.
     pub fn reload(&self) -> Result<bool, TlsError> {
-        let Some(dir) = &self.dir else {
+        let Some(ca) = &self.ca else {
             return Ok(false);
         };
-        let (pem, roots) = load(dir)?;
-        let mut current = self.current.write().unwrap_or_else(|p| p.into_inner());
+        let (pem, roots) = load(&ca.dir)?;
+        let mut current = ca.current.write().unwrap_or_else(|p| p.into_inner());
         if current.0 == pem {
             return Ok(false);
         }
         *current = (pem, roots);
         Ok(true)
-    }
-
-    fn roots(&self) -> Arc<Vec<Vec<u8>>> {
-        self.current
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .1
-            .clone()
     }
 
     fn algorithms(&self) -> &WebPkiSupportedAlgorithms {
@@ -140,13 +136,19 @@ impl ClientCertVerifier for ClientCa {
         intermediates: &[CertificateDer<'_>],
         now: UnixTime,
     ) -> Result<ClientCertVerified, rustls::Error> {
-        if self.dir.is_none() {
+        let Some(ca) = &self.ca else {
             return Ok(ClientCertVerified::assertion());
-        }
+        };
+        let roots = ca
+            .current
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .1
+            .clone();
         let intermediates: Vec<&[u8]> = intermediates.iter().map(|c| c.as_ref()).collect();
         let now = i64::try_from(now.as_secs()).unwrap_or(i64::MAX);
         chain::verify(
-            &self.roots(),
+            &roots,
             end_entity,
             &intermediates,
             now,
