@@ -16,6 +16,13 @@ passed=0
 failed=0
 failures=()
 
+# Free space under the checkout, in GiB: printed after every step, since a
+# disk that fills mid-run fails later steps in ways that do not say so (a
+# node tainted for disk pressure, a build that stops at once).
+free_gib() {
+  df -Pk . | awk 'NR == 2 { printf "%.1f", $4 / 1024 / 1024 }'
+}
+
 step() {
   local name=$1
   shift
@@ -24,11 +31,11 @@ step() {
   local start=$SECONDS
   if "$@"; then
     passed=$((passed + 1))
-    echo "<== $name: ok ($((SECONDS - start))s)"
+    echo "<== $name: ok ($((SECONDS - start))s; $(free_gib) GiB free)"
   else
     failed=$((failed + 1))
-    failures+=("$name")
-    echo "<== $name: FAILED ($((SECONDS - start))s)"
+    failures+=("$name ($(free_gib) GiB free after it)")
+    echo "<== $name: FAILED ($((SECONDS - start))s; $(free_gib) GiB free)"
   fi
 }
 
@@ -52,7 +59,7 @@ scripts/prune-target.sh || echo "prune-target failed; going on with the cache as
 # The disk is shared with other machines' work: say how much there is, so a
 # run that dies of ENOSPC says so at the top.
 free_kib=$(df -Pk . | awk 'NR == 2 { print $4 }')
-echo "disk: $((free_kib / 1024 / 1024)) GiB free under $PWD"
+echo "disk: $(free_gib) GiB free under $PWD"
 if [ "$free_kib" -lt $((8 * 1024 * 1024)) ]; then
   echo "WARNING: under 8 GiB free; a full run writes about 5 GiB (workspace builds, clusters, images)"
 fi

@@ -169,7 +169,20 @@ def report(cluster: Cluster, namespace: str, selector: str | None = None) -> str
             parts.append(f"$ kubectl logs -n {namespace} {name} {' '.join(previous)}\n{done.stdout}{done.stderr}")
     done = kubectl(cluster, "get", "events", "-n", namespace, "--sort-by=.lastTimestamp", check=False)
     parts.append(f"$ kubectl get events -n {namespace}\n" + "\n".join(done.stdout.splitlines()[-40:]) + done.stderr)
+    parts.append(node_state(cluster))
     return "\n".join(parts)
+
+
+def node_state(cluster: Cluster) -> str:
+    """The node's taints and conditions, and the free space where its
+    kubelet and containerd keep their files: a pod "Pending" on "untolerated
+    taint(s)" names no taint, and a disk near full taints the node."""
+    template = ("{range .items[*]}{.metadata.name} taints: {.spec.taints}{'\\n'}"
+                "{range .status.conditions[*]}  {.type}={.status} {.reason}: {.message}{'\\n'}{end}{end}")
+    done = kubectl(cluster, "get", "nodes", "-o", f"jsonpath={template}", check=False)
+    usage = shutil.disk_usage(cluster.dir)
+    return (f"$ kubectl get nodes (taints, conditions)\n{done.stdout}{done.stderr}"
+            f"disk under {cluster.dir}: {usage.free / 2**30:.1f} GiB free of {usage.total / 2**30:.1f}")
 
 
 def report_if_failed(request: Any, cluster: Cluster, *where: tuple[str, str | None]) -> None:
