@@ -20,7 +20,7 @@ type Counted = u64;
 fn counted(obj: &CachedObject) -> Counted {
     let mut hasher = DefaultHasher::new();
     obj.metadata.generation.hash(&mut hasher);
-    obj.labels().hash(&mut hasher);
+    obj.labels_text().hash(&mut hasher);
     obj.annotations_text().hash(&mut hasher);
     hasher.finish()
 }

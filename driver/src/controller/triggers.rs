@@ -68,7 +68,7 @@ pub fn parent_key(driven: &Driven, parent: &impl Resource) -> ParentKey {
 pub fn handles(driven: &Driven, parent: &CachedObject) -> bool {
     let finalizer = driven.finalizer();
     parent.finalizers().contains(&finalizer)
-        || driven.selects(parent.labels(), || parent.annotations())
+        || driven.selects(&parent.labels(), || parent.annotations())
 }
 
 /// A parent's own change: the parent, if `driven` handles it.
@@ -120,7 +120,7 @@ pub fn child_changed(
                 // cannot adopt it now, and its own reconcile reports why).
                 handles(driven, p.as_ref())
                     && p.decode().is_ok_and(|p| {
-                        plan::child_selector(driven, &p).is_ok_and(|s| s.matches(child.labels()))
+                        plan::child_selector(driven, &p).is_ok_and(|s| s.matches(&child.labels()))
                     })
             })
             .map(|p| parent_key(driven, p.as_ref()))

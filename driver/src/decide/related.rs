@@ -2,8 +2,8 @@
 //! selected from cached objects: pure.
 
 use crate::config::HookVersion;
-use crate::decide::selector::{self, SelectorError, SelectorExt};
-use kube::{Resource, ResourceExt};
+use crate::decide::selector::{self, Labelled, SelectorError, SelectorExt};
+use kube::Resource;
 use metahook_core::protocol::RelatedResourceRule;
 use std::sync::Arc;
 
@@ -42,7 +42,7 @@ pub struct Scope<'a> {
 /// The objects of `objects` (every cached object of the rule's type) that
 /// `rule` selects; `namespaces` is every cached Namespace, for
 /// `namespaceSelector`.
-pub fn select<K: Resource>(
+pub fn select<K: Resource + Labelled>(
     index: usize,
     rule: &RelatedResourceRule,
     scope: &Scope<'_>,
@@ -83,7 +83,7 @@ pub fn select<K: Resource>(
         let label_selector = rule.label_selector.as_ref().map(sel).transpose()?;
         let chosen: Vec<&str> = namespaces
             .iter()
-            .filter(|n| ns_selector.matches(n.labels()))
+            .filter(|n| ns_selector.matches(&n.label_map()))
             .filter_map(|n| n.meta().name.as_deref())
             .collect();
         objects
@@ -97,7 +97,7 @@ pub fn select<K: Resource>(
             .filter(|o| {
                 label_selector
                     .as_ref()
-                    .is_none_or(|s| s.matches(o.labels()))
+                    .is_none_or(|s| s.matches(&o.label_map()))
             })
             .cloned()
             .collect()
@@ -105,7 +105,7 @@ pub fn select<K: Resource>(
         let label_selector = sel(label_selector)?;
         objects
             .iter()
-            .filter(|o| in_namespace(o) && label_selector.matches(o.labels()))
+            .filter(|o| in_namespace(o) && label_selector.matches(&o.label_map()))
             .cloned()
             .collect()
     } else if rule.namespace.is_some() || has_names {
@@ -132,6 +132,7 @@ pub fn select<K: Resource>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kube::ResourceExt;
     use kube::core::DynamicObject;
     use kube::core::{ApiResource, GroupVersionKind};
     use serde_json::json;

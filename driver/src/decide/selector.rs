@@ -7,8 +7,28 @@
 pub mod text;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
-use kube::core::Expression;
+use kube::core::{DynamicObject, Expression};
 pub use kube::core::{Selector, SelectorExt};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+/// An object whose labels a selector reads: a decoded object lends its
+/// own, a cached one decodes them from the text it keeps
+/// (`controller::cache::CachedObject`). Code that takes either kind reads
+/// labels through this, never `ResourceExt::labels`, which finds none on a
+/// cached object.
+pub trait Labelled {
+    fn label_map(&self) -> Cow<'_, BTreeMap<String, String>>;
+}
+
+impl Labelled for DynamicObject {
+    fn label_map(&self) -> Cow<'_, BTreeMap<String, String>> {
+        self.metadata
+            .labels
+            .as_ref()
+            .map_or_else(|| Cow::Owned(BTreeMap::new()), Cow::Borrowed)
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SelectorError {

@@ -115,7 +115,7 @@ pub struct ParentRef {
 }
 
 impl ParentRef {
-    pub fn of(ctl: &Driven, parent: &impl Resource) -> Self {
+    pub fn of(ctl: &Driven, parent: &DynamicObject) -> Self {
         ParentRef {
             api_version: ctl.parent.api.api_version.clone(),
             kind: ctl.parent.api.kind.clone(),

@@ -8,13 +8,18 @@
 //! reconciles the object's parent. Holding those as text, and decoding them
 //! for the reconcile that reads them ([`CachedObject::decode`]), is how the
 //! cache stays near the size of the objects (docs/performance.md,
-//! "Memory"). The annotations are kept as text too: only a decorator's
-//! `annotationSelector` and `ignoreStatusChanges` read them outside a
-//! reconcile, and a map of a few entries decoded costs a tree node of
-//! half a kilobyte. `managedFields` is skipped while the metadata is read:
+//! "Memory"). The labels and annotations are kept as text too: outside a
+//! reconcile only selectors read them (a parent's filter, an orphan's
+//! adopters, related rules) and `ignoreStatusChanges` compares them, and a
+//! map of a few entries decoded costs a tree node of half a kilobyte and a
+//! string per key and value. Read them with [`CachedObject::labels`] and
+//! [`CachedObject::annotations`], or through [`Labelled`] where code takes
+//! either kind of object: `ResourceExt::labels` and the metadata's fields
+//! find none. `managedFields` is skipped while the metadata is read:
 //! no decision reads it, and it can be most of an object. The type
 //! (`apiVersion`, `kind`) is one shared copy per type, not one per object.
 
+use crate::decide::selector::Labelled;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 use kube::core::{ApiResource, DynamicObject, DynamicResourceScope, Resource, TypeMeta};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
@@ -31,9 +36,11 @@ use std::sync::{Arc, Mutex};
 pub struct CachedObject {
     /// `apiVersion` and `kind`, shared with every object of the type.
     pub types: Option<Arc<TypeMeta>>,
-    /// Without `managedFields`, and without `annotations`: those are
-    /// [`CachedObject::annotations`].
+    /// Without `managedFields`, `labels` and `annotations`: those are
+    /// [`CachedObject::labels`] and [`CachedObject::annotations`].
     pub metadata: ObjectMeta,
+    /// `metadata.labels` as the API server wrote them.
+    labels: Option<Box<RawValue>>,
     /// `metadata.annotations` as the API server wrote them.
     annotations: Option<Box<RawValue>>,
     /// Every other top-level field (`spec`, `status`, `data`, …) as one JSON
@@ -45,7 +52,8 @@ impl CachedObject {
     /// The whole object, as the planner and the hooks read it.
     pub fn decode(&self) -> Result<DynamicObject, serde_json::Error> {
         let mut metadata = self.metadata.clone();
-        metadata.annotations = self.decode_annotations()?;
+        metadata.labels = decode_map(self.labels.as_deref())?;
+        metadata.annotations = decode_map(self.annotations.as_deref())?;
         Ok(DynamicObject {
             types: self.types.as_deref().cloned(),
             metadata,
@@ -53,23 +61,34 @@ impl CachedObject {
         })
     }
 
-    /// The object's annotations (none when they do not decode as a map of
-    /// strings, which the API server never sends).
-    pub fn annotations(&self) -> BTreeMap<String, String> {
-        self.decode_annotations().ok().flatten().unwrap_or_default()
+    /// The object's labels, decoded (none when they do not decode as a
+    /// map of strings, which the API server never sends). A method of its
+    /// own, so that `obj.labels()` does not reach `ResourceExt::labels`,
+    /// which would find none.
+    pub fn labels(&self) -> BTreeMap<String, String> {
+        decode_map(self.labels.as_deref())
+            .ok()
+            .flatten()
+            .unwrap_or_default()
     }
 
-    /// The annotations as the API server wrote them: what stays the same
-    /// while they do (it writes map keys in order).
+    /// The object's annotations, as [`CachedObject::labels`] are.
+    pub fn annotations(&self) -> BTreeMap<String, String> {
+        decode_map(self.annotations.as_deref())
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    /// The labels as the API server wrote them: what stays the same while
+    /// they do (it writes map keys in order).
+    pub fn labels_text(&self) -> &str {
+        self.labels.as_deref().map_or("", RawValue::get)
+    }
+
+    /// The annotations as the API server wrote them.
     pub fn annotations_text(&self) -> &str {
         self.annotations.as_deref().map_or("", RawValue::get)
-    }
-
-    fn decode_annotations(&self) -> Result<Option<BTreeMap<String, String>>, serde_json::Error> {
-        self.annotations
-            .as_deref()
-            .map(|raw| serde_json::from_str(raw.get()))
-            .transpose()
     }
 
     /// Each of `cached`, decoded.
@@ -96,6 +115,19 @@ impl CachedObject {
             self.types = Some(shared_type(api_version, kind));
         }
     }
+}
+
+impl Labelled for CachedObject {
+    fn label_map(&self) -> Cow<'_, BTreeMap<String, String>> {
+        Cow::Owned(self.labels())
+    }
+}
+
+/// A map of strings kept as text, decoded.
+fn decode_map(
+    text: Option<&RawValue>,
+) -> Result<Option<BTreeMap<String, String>>, serde_json::Error> {
+    text.map(|raw| serde_json::from_str(raw.get())).transpose()
 }
 
 /// The type of a cached object as kube's keys name it: one shared copy per
@@ -211,7 +243,7 @@ struct Metadata {
     finalizers: Option<Vec<String>>,
     generate_name: Option<String>,
     generation: Option<i64>,
-    labels: Option<BTreeMap<String, String>>,
+    labels: Option<Box<RawValue>>,
     name: Option<String>,
     namespace: Option<String>,
     owner_references: Option<Vec<OwnerReference>>,
@@ -220,9 +252,17 @@ struct Metadata {
     uid: Option<String>,
 }
 
+/// What a cache keeps of an object's metadata: the decoded part, and the
+/// labels and annotations as text.
+#[derive(Default)]
+struct Split {
+    meta: ObjectMeta,
+    labels: Option<Box<RawValue>>,
+    annotations: Option<Box<RawValue>>,
+}
+
 impl Metadata {
-    /// The metadata the cache decodes, and the annotations' text.
-    fn split(self) -> (ObjectMeta, Option<Box<RawValue>>) {
+    fn split(self) -> Split {
         let m = self;
         let meta = ObjectMeta {
             annotations: None,
@@ -232,7 +272,7 @@ impl Metadata {
             finalizers: m.finalizers,
             generate_name: m.generate_name,
             generation: m.generation,
-            labels: m.labels,
+            labels: None,
             managed_fields: None,
             name: m.name,
             namespace: m.namespace,
@@ -241,7 +281,11 @@ impl Metadata {
             self_link: m.self_link,
             uid: m.uid,
         };
-        (meta, m.annotations)
+        Split {
+            meta,
+            labels: m.labels,
+            annotations: m.annotations,
+        }
     }
 }
 
@@ -289,10 +333,15 @@ impl<'de> Visitor<'de> for ObjectVisitor {
             (Some(api_version), Some(kind)) => Some(shared_type(&api_version, &kind)),
             _ => None,
         };
-        let (metadata, annotations) = metadata.map(Metadata::split).unwrap_or_default();
+        let Split {
+            meta: metadata,
+            labels,
+            annotations,
+        } = metadata.map(Metadata::split).unwrap_or_default();
         Ok(CachedObject {
             types,
             metadata,
+            labels,
             annotations,
             rest: RawValue::from_string(rest).map_err(de::Error::custom)?,
         })
@@ -335,8 +384,14 @@ mod tests {
             serde_json::to_value(&decoded).unwrap(),
             serde_json::to_value(&expected).unwrap()
         );
-        assert_eq!(cached.metadata.labels, expected.metadata.labels);
-        assert_eq!(cached.metadata.annotations, None, "kept as text");
+        assert_eq!(
+            (&cached.metadata.labels, &cached.metadata.annotations),
+            (&None, &None),
+            "kept as text"
+        );
+        assert_eq!(Some(cached.labels()), expected.metadata.labels);
+        assert_eq!(cached.label_map().as_ref(), &cached.labels());
+        assert_eq!(cached.labels_text(), r#"{"app":"web"}"#);
         assert_eq!(Some(cached.annotations()), expected.metadata.annotations);
         assert_eq!(cached.annotations_text(), r#"{"a":"1","b":"two"}"#);
         assert!(cached.rest().starts_with(r#"{"spec":{"replicas":2"#));

@@ -182,6 +182,56 @@ fn a_related_object_queues_the_parents_whose_rules_select_it() {
 }
 
 #[test]
+fn related_rules_select_a_cached_object_by_its_labels_and_its_namespaces_labels() {
+    let driven = Demo::default().build();
+    let config_maps = crate::test_support::api_type("", "v1", "ConfigMap", true);
+    let rule = |selector: serde_json::Value| -> Arc<Vec<RelatedResourceRule>> {
+        let mut rule = serde_json::json!({"apiVersion": "v1", "resource": "configmaps"});
+        if let (Some(rule), Some(selector)) = (rule.as_object_mut(), selector.as_object()) {
+            rule.extend(selector.clone());
+        }
+        Arc::new(vec![serde_json::from_value(rule).expect("a rule")])
+    };
+    let key = |name: &str| {
+        parent_key(
+            &driven,
+            &Obj::new(("example.com", "v1", "Thing"), name).build(),
+        )
+    };
+    let answers = vec![
+        (
+            key("web"),
+            rule(serde_json::json!({"labelSelector": {"matchLabels": {"app": "web"}}})),
+        ),
+        (
+            key("db"),
+            rule(serde_json::json!({"labelSelector": {"matchLabels": {"app": "db"}}})),
+        ),
+        (
+            key("team"),
+            rule(serde_json::json!({"namespaceSelector": {"matchLabels": {"team": "x"}}})),
+        ),
+    ];
+    let namespaces = [Obj::new(("", "v1", "Namespace"), "shop")
+        .label("team", "x")
+        .cached()];
+    let settings = Change::Applied(
+        Obj::new(("", "v1", "ConfigMap"), "settings")
+            .label("app", "web")
+            .cached(),
+    );
+    let queued = related_changed(
+        &driven,
+        HookVersion::V2,
+        &config_maps,
+        &settings,
+        &answers,
+        &namespaces,
+    );
+    assert_eq!(names(&queued), ["shop/web", "shop/team"]);
+}
+
+#[test]
 fn a_decorator_queues_what_its_annotation_selector_selects_and_adopts_no_orphan() {
     let svc = crate::test_support::decorator(true, true);
     // A selector in its spec, which a composite would claim orphans by.
