@@ -16,7 +16,7 @@ N=${1:-2000}
 OUT=target/bench
 mkdir -p "$OUT"
 cargo build --profile profiling -p metahook-driver --example cache_cost 2>&1 | grep -E '^error' || true
-BIN=target/profiling/examples/cache_cost
+BIN=${CARGO_TARGET_DIR:-target}/profiling/examples/cache_cost
 
 count() {
     local out="$OUT/callgrind.cache.$1-$2.out"

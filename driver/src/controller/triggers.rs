@@ -68,7 +68,7 @@ pub fn parent_key(driven: &Driven, parent: &impl Resource) -> ParentKey {
 pub fn handles(driven: &Driven, parent: &CachedObject) -> bool {
     let finalizer = driven.finalizer();
     parent.finalizers().contains(&finalizer)
-        || driven.selects(&parent.labels(), || parent.annotations())
+        || driven.selects(|| parent.labels(), || parent.annotations())
 }
 
 /// A parent's own change: the parent, if `driven` handles it.

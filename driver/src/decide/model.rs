@@ -85,17 +85,20 @@ impl Driven {
     }
 
     /// Whether the controller's parent filter selects a parent with these
-    /// labels and annotations (read only for an `annotationSelector`): the
+    /// labels and annotations (each read only when a selector needs it): the
     /// `labelSelector` and, for a decorator, the `annotationSelector` (an
     /// absent one selects everything). A selector that does not parse
     /// selects nothing (the manifest check refuses those before start).
     pub fn selects(
         &self,
-        labels: &BTreeMap<String, String>,
+        labels: impl FnOnce() -> BTreeMap<String, String>,
         annotations: impl FnOnce() -> BTreeMap<String, String>,
     ) -> bool {
         let parent_filter = &self.config.parent;
-        matches(parent_filter.label_selector.as_ref(), labels)
+        parent_filter
+            .label_selector
+            .as_ref()
+            .is_none_or(|selector| matches(Some(selector), &labels()))
             && parent_filter
                 .annotation_selector
                 .as_ref()
