@@ -141,40 +141,64 @@ fn an_orphan_queues_the_parents_whose_selector_matches_it() {
     assert!(child_changed(&driven, &applied(unlabelled), &parents[..]).is_empty());
 }
 
+/// Rules answered by customize, per parent: the parent `Thing` of each name.
+type Answers = Vec<(ParentKey, Arc<Vec<RelatedResourceRule>>)>;
+
+fn answers(driven: &Driven, rules: Vec<(&str, Vec<RelatedResourceRule>)>) -> Answers {
+    rules
+        .into_iter()
+        .map(|(name, rules)| {
+            let parent = Obj::new(("example.com", "v1", "Thing"), name).build();
+            (parent_key(driven, &parent), Arc::new(rules))
+        })
+        .collect()
+}
+
+/// The parents a ConfigMap's change queues.
+fn queued_by_config_map(
+    driven: &Driven,
+    answers: &Answers,
+    config_map: Obj,
+    namespaces: &[Arc<CachedObject>],
+) -> Vec<String> {
+    let config_maps = crate::test_support::api_type("", "v1", "ConfigMap", true);
+    let change = Change::Applied(config_map.cached());
+    names(&related_changed(
+        driven,
+        HookVersion::V2,
+        &config_maps,
+        &change,
+        answers,
+        namespaces,
+    ))
+}
+
+/// A rule for ConfigMaps: `names`, or a selector's fields.
+fn config_map_rule(fields: serde_json::Value) -> RelatedResourceRule {
+    let mut rule = serde_json::json!({"apiVersion": "v1", "resource": "configmaps"});
+    if let (Some(rule), Some(fields)) = (rule.as_object_mut(), fields.as_object()) {
+        rule.extend(fields.clone());
+    }
+    serde_json::from_value(rule).expect("a rule")
+}
+
 #[test]
 fn a_related_object_queues_the_parents_whose_rules_select_it() {
     let driven = Demo::default().build();
-    let config_maps = crate::test_support::api_type("", "v1", "ConfigMap", true);
-    let rule = |names: &[&str]| RelatedResourceRule {
-        api_version: "v1".to_owned(),
-        resource: "configmaps".to_owned(),
-        names: Some(names.iter().map(|n| (*n).to_owned()).collect()),
-        ..Default::default()
-    };
-    let key = |name: &str| {
-        parent_key(
-            &driven,
-            &Obj::new(("example.com", "v1", "Thing"), name).build(),
-        )
-    };
-    let answers = vec![
-        (key("a"), Arc::new(vec![rule(&["settings"])])),
-        (key("b"), Arc::new(vec![rule(&["other"])])),
-        (
-            key("c"),
-            Arc::new(vec![rule(&["other"]), rule(&["settings"])]),
-        ),
-    ];
-    let settings = Change::Applied(Obj::new(("", "v1", "ConfigMap"), "settings").cached());
-    let queued = related_changed(
+    let named = |name: &str| config_map_rule(serde_json::json!({ "names": [name] }));
+    let answers = answers(
         &driven,
-        HookVersion::V2,
-        &config_maps,
-        &settings,
-        &answers,
-        &[],
+        vec![
+            ("a", vec![named("settings")]),
+            ("b", vec![named("other")]),
+            ("c", vec![named("other"), named("settings")]),
+        ],
     );
-    assert_eq!(names(&queued), ["shop/a", "shop/c"]);
+    let settings = Obj::new(("", "v1", "ConfigMap"), "settings");
+    assert_eq!(
+        queued_by_config_map(&driven, &answers, settings, &[]),
+        ["shop/a", "shop/c"]
+    );
     // Another type of the same name selects nothing.
     let secrets = crate::test_support::api_type("", "v1", "Secret", true);
     let secret = Change::Applied(Obj::new(("", "v1", "Secret"), "settings").cached());
@@ -184,51 +208,32 @@ fn a_related_object_queues_the_parents_whose_rules_select_it() {
 #[test]
 fn related_rules_select_a_cached_object_by_its_labels_and_its_namespaces_labels() {
     let driven = Demo::default().build();
-    let config_maps = crate::test_support::api_type("", "v1", "ConfigMap", true);
-    let rule = |selector: serde_json::Value| -> Arc<Vec<RelatedResourceRule>> {
-        let mut rule = serde_json::json!({"apiVersion": "v1", "resource": "configmaps"});
-        if let (Some(rule), Some(selector)) = (rule.as_object_mut(), selector.as_object()) {
-            rule.extend(selector.clone());
-        }
-        Arc::new(vec![serde_json::from_value(rule).expect("a rule")])
-    };
-    let key = |name: &str| {
-        parent_key(
-            &driven,
-            &Obj::new(("example.com", "v1", "Thing"), name).build(),
-        )
-    };
-    let answers = vec![
-        (
-            key("web"),
-            rule(serde_json::json!({"labelSelector": {"matchLabels": {"app": "web"}}})),
-        ),
-        (
-            key("db"),
-            rule(serde_json::json!({"labelSelector": {"matchLabels": {"app": "db"}}})),
-        ),
-        (
-            key("team"),
-            rule(serde_json::json!({"namespaceSelector": {"matchLabels": {"team": "x"}}})),
-        ),
-    ];
+    let selecting = |fields: serde_json::Value| vec![config_map_rule(fields)];
+    let answers = answers(
+        &driven,
+        vec![
+            (
+                "web",
+                selecting(serde_json::json!({"labelSelector": {"matchLabels": {"app": "web"}}})),
+            ),
+            (
+                "db",
+                selecting(serde_json::json!({"labelSelector": {"matchLabels": {"app": "db"}}})),
+            ),
+            (
+                "team",
+                selecting(serde_json::json!({"namespaceSelector": {"matchLabels": {"team": "x"}}})),
+            ),
+        ],
+    );
     let namespaces = [Obj::new(("", "v1", "Namespace"), "shop")
         .label("team", "x")
         .cached()];
-    let settings = Change::Applied(
-        Obj::new(("", "v1", "ConfigMap"), "settings")
-            .label("app", "web")
-            .cached(),
+    let settings = Obj::new(("", "v1", "ConfigMap"), "settings").label("app", "web");
+    assert_eq!(
+        queued_by_config_map(&driven, &answers, settings, &namespaces),
+        ["shop/web", "shop/team"]
     );
-    let queued = related_changed(
-        &driven,
-        HookVersion::V2,
-        &config_maps,
-        &settings,
-        &answers,
-        &namespaces,
-    );
-    assert_eq!(names(&queued), ["shop/web", "shop/team"]);
 }
 
 #[test]
