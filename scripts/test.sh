@@ -61,7 +61,7 @@ scripts/prune-target.sh || echo "prune-target failed; going on with the cache as
 free_kib=$(df -Pk . | awk 'NR == 2 { print $4 }')
 echo "disk: $(free_gib) GiB free under $PWD"
 if [ "$free_kib" -lt $((8 * 1024 * 1024)) ]; then
-  echo "WARNING: under 8 GiB free; a full run writes about 5 GiB (workspace builds, clusters, images)"
+  echo "WARNING: under 8 GiB free; a full run writes about 5 GiB with a warm target/, 28 GiB cold (workspace builds, clusters, images)"
 fi
 # CI=true makes insta fail on a snapshot mismatch instead of writing files.
 export CI="${CI:-true}"
