@@ -19,8 +19,11 @@ failures=()
 # Free space under the checkout, in GiB: printed after every step, since a
 # disk that fills mid-run fails later steps in ways that do not say so (a
 # node tainted for disk pressure, a build that stops at once).
+free_kib() {
+  df -Pk . | awk 'NR == 2 { print $4 }'
+}
 free_gib() {
-  df -Pk . | awk 'NR == 2 { printf "%.1f", $4 / 1024 / 1024 }'
+  awk -v kib="$(free_kib)" 'BEGIN { printf "%.1f", kib / 1024 / 1024 }'
 }
 
 step() {
@@ -58,9 +61,8 @@ export CARGO_INCREMENTAL=0
 scripts/prune-target.sh || echo "prune-target failed; going on with the cache as it is"
 # The disk is shared with other machines' work: say how much there is, so a
 # run that dies of ENOSPC says so at the top.
-free_kib=$(df -Pk . | awk 'NR == 2 { print $4 }')
 echo "disk: $(free_gib) GiB free under $PWD"
-if [ "$free_kib" -lt $((8 * 1024 * 1024)) ]; then
+if [ "$(free_kib)" -lt $((8 * 1024 * 1024)) ]; then
   echo "WARNING: under 8 GiB free; a full run writes about 5 GiB with a warm target/, 28 GiB cold (workspace builds, clusters, images)"
 fi
 # CI=true makes insta fail on a snapshot mismatch instead of writing files.

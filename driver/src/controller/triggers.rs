@@ -111,20 +111,24 @@ pub fn child_changed(
         // A deleted orphan leaves nothing to adopt; a decorator adopts
         // nothing (Metacontroller's decorators only see what they created).
         None if deleted || driven.is_decorator() => Vec::new(),
-        None => parents
-            .list(namespace)
-            .into_iter()
-            .filter(|p| {
-                // The selector is the parent's spec: decoded for this
-                // (an orphan's change; a parent that fails to decode
-                // cannot adopt it now, and its own reconcile reports why).
-                handles(driven, p.as_ref())
-                    && p.decode().is_ok_and(|p| {
-                        plan::child_selector(driven, &p).is_ok_and(|s| s.matches(&child.labels()))
-                    })
-            })
-            .map(|p| parent_key(driven, p.as_ref()))
-            .collect(),
+        None => {
+            // Decoded once for every candidate parent's selector.
+            let labels = child.labels();
+            parents
+                .list(namespace)
+                .into_iter()
+                .filter(|p| {
+                    // The selector is the parent's spec: decoded for this
+                    // (an orphan's change; a parent that fails to decode
+                    // cannot adopt it now, and its own reconcile reports why).
+                    handles(driven, p.as_ref())
+                        && p.decode().is_ok_and(|p| {
+                            plan::child_selector(driven, &p).is_ok_and(|s| s.matches(&labels))
+                        })
+                })
+                .map(|p| parent_key(driven, p.as_ref()))
+                .collect()
+        }
     }
 }
 

@@ -95,14 +95,8 @@ impl Driven {
         annotations: impl FnOnce() -> BTreeMap<String, String>,
     ) -> bool {
         let parent_filter = &self.config.parent;
-        parent_filter
-            .label_selector
-            .as_ref()
-            .is_none_or(|selector| matches(Some(selector), &labels()))
-            && parent_filter
-                .annotation_selector
-                .as_ref()
-                .is_none_or(|selector| matches(Some(selector), &annotations()))
+        matches(parent_filter.label_selector.as_ref(), labels)
+            && matches(parent_filter.annotation_selector.as_ref(), annotations)
     }
 
     pub fn name(&self) -> &str {
@@ -111,9 +105,12 @@ impl Driven {
 }
 
 /// Whether `selector` (none: everything) selects these labels or
-/// annotations.
-fn matches(selector: Option<&LabelSelector>, values: &BTreeMap<String, String>) -> bool {
-    selector.is_none_or(|s| selector::parse(s).is_ok_and(|s| s.matches(values)))
+/// annotations, read only when there is a selector to match.
+fn matches(
+    selector: Option<&LabelSelector>,
+    values: impl FnOnce() -> BTreeMap<String, String>,
+) -> bool {
+    selector.is_none_or(|s| selector::parse(s).is_ok_and(|s| s.matches(&values())))
 }
 
 /// `namespace/name`, or `name` for cluster-scoped objects: how messages and

@@ -66,18 +66,12 @@ impl CachedObject {
     /// own, so that `obj.labels()` does not reach `ResourceExt::labels`,
     /// which would find none.
     pub fn labels(&self) -> BTreeMap<String, String> {
-        decode_map(self.labels.as_deref())
-            .ok()
-            .flatten()
-            .unwrap_or_default()
+        decode_map_or_empty(self.labels.as_deref())
     }
 
     /// The object's annotations, as [`CachedObject::labels`] are.
     pub fn annotations(&self) -> BTreeMap<String, String> {
-        decode_map(self.annotations.as_deref())
-            .ok()
-            .flatten()
-            .unwrap_or_default()
+        decode_map_or_empty(self.annotations.as_deref())
     }
 
     /// The labels as the API server wrote them: what stays the same while
@@ -121,6 +115,12 @@ impl Labelled for CachedObject {
     fn label_map(&self) -> Cow<'_, BTreeMap<String, String>> {
         Cow::Owned(self.labels())
     }
+}
+
+/// A map of strings kept as text, decoded; empty when there is none or it
+/// is not a map of strings.
+fn decode_map_or_empty(text: Option<&RawValue>) -> BTreeMap<String, String> {
+    decode_map(text).ok().flatten().unwrap_or_default()
 }
 
 /// A map of strings kept as text, decoded.
