@@ -19,10 +19,18 @@ targets=(decode hooks hooks_json)
 # toolchain only, which accepts them with RUSTC_BOOTSTRAP=1.
 export RUSTC_BOOTSTRAP=1
 
-if ! cargo fuzz --version >/dev/null 2>&1; then
-    echo "== installing cargo-fuzz"
-    cargo install cargo-fuzz --locked
+# cargo-fuzz and the fuzz build under target/, which CI keeps between runs
+# (fuzz/target and ~/.cargo/bin it does not): a warm run rebuilds only the
+# workspace crates. The build in a directory of its own: the fuzz flags
+# would make every crate in the shared one rebuild.
+CARGO_FUZZ_VERSION=0.13.2
+tools="$PWD/target/tools"
+export PATH="$tools/bin:$PATH"
+if [ "$(cargo fuzz --version 2>/dev/null)" != "cargo-fuzz $CARGO_FUZZ_VERSION" ]; then
+    echo "== installing cargo-fuzz $CARGO_FUZZ_VERSION"
+    env -u CARGO_TARGET_DIR cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked --root "$tools"
 fi
+export CARGO_TARGET_DIR="$PWD/target/fuzz"
 
 echo "== building the fuzz targets (sanitizer: $sanitizer)"
 cargo fuzz build --release --sanitizer "$sanitizer"

@@ -8,9 +8,12 @@
 # the workspace crates that changed and then takes seconds:
 #   target/tools/bin/mdbook  mdBook, from crates.io, installed on first use
 #                            (about 3.5 min on 2 cores)
-#   target/guide-deps/       examples/widget built with its tests: metahook,
+#   target/debug/            examples/widget built with its tests: metahook,
 #                            metahook-testing and every crate the examples
-#                            link to (about 5 min cold)
+#                            link to; the widget shares the workspace's
+#                            profiles, so most of it is what `cargo test`
+#                            built already
+#   target/guide-deps/lib/   links to exactly those crates (tests/guide/deps.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,16 +25,16 @@ fi
 
 # The crates the examples link to: those of examples/widget (the crate the
 # guide writes, its tests' dev-dependencies included), by path to this
-# checkout. Built for the host triple named explicitly, so that the build
-# scripts' and proc macros' own dependencies land apart from the examples'
-# (tests/guide/deps.py says why that matters).
-host=$(rustc -vV | sed -n 's/^host: //p')
+# checkout, built into the shared target/; deps.py picks this build's
+# artifacts out of it, one per crate an example may name.
+target=${CARGO_TARGET_DIR:-$PWD/target}
 deps=$PWD/target/guide-deps
 mkdir -p "$deps"
 (cd examples/widget &&
-  CARGO_TARGET_DIR="$deps" CARGO_INCREMENTAL=0 cargo test --locked --no-run --target "$host" \
-    --message-format=json-render-diagnostics >"$deps/artifacts.json")
-python3 tests/guide/deps.py "$deps/artifacts.json" "$deps/$host/debug/deps" "$deps/lib"
+  CARGO_TARGET_DIR="$target" cargo test --locked --no-run \
+    --message-format=json-render-diagnostics >"$deps/artifacts.json" &&
+  cargo tree --locked -e normal,dev --depth 1 --prefix none -f '{lib}|{f}' >"$deps/direct.txt")
+python3 tests/guide/deps.py "$deps/artifacts.json" "$deps/direct.txt" "$deps/lib"
 
 # mdBook reports a missing include or a broken HTML tag as a warning and
 # goes on: here a warning fails.
@@ -59,4 +62,4 @@ print(f"mdbook test: {run + no_run} Rust examples compiled, {run} of them run")
 EOF
 
 python3 tests/guide/check_links.py target/book README.md
-python3 tests/guide/check_cli.py "$deps/$host/debug/widget-operator" docs/cli.md
+python3 tests/guide/check_cli.py "$target/debug/widget-operator" docs/cli.md

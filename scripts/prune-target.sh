@@ -51,9 +51,13 @@ def remove(path):
 
 
 freed = 0
-for profile in ("debug", "release", "profiling"):
-    base = os.path.join(target, profile)
-    if not os.path.isdir(base):
+# The profiles, and fuzz/run.sh's build (target/fuzz: host and fuzz triple).
+bases = [os.path.join(target, p) for p in ("debug", "release", "profiling")]
+fuzz = os.path.join(target, "fuzz")
+if os.path.isdir(fuzz):
+    bases += [os.path.join(fuzz, d, "release") for d in os.listdir(fuzz)] + [os.path.join(fuzz, "release")]
+for base in bases:
+    if not os.path.isdir(os.path.join(base, "deps")):
         continue
     doomed = [os.path.join(base, "incremental")]
     deps = os.path.join(base, "deps")

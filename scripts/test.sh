@@ -83,7 +83,7 @@ step "cargo test" cargo test --workspace --locked
 widget() {
   # A controller of someone's own (examples/widget): a workspace of its own
   # on the library by path, checked as its user would check it, built into
-  # this target/.
+  # this target/ (with the workspace's profiles, so on its dependencies).
   (cd examples/widget &&
     CARGO_TARGET_DIR="$PWD/../../target" cargo fmt -- --check &&
     CARGO_TARGET_DIR="$PWD/../../target" cargo clippy --all-targets --locked -- -D warnings &&
@@ -92,8 +92,8 @@ widget() {
 step "examples/widget (a user's own crate): fmt, clippy, its tests" widget
 # The guide (docs/): mdbook build without a warning, its Rust examples
 # compiled and run against the library, its links and images, its
-# command-line reference against --help. Cached: mdBook in target/tools,
-# the examples' crates in target/guide-deps (scripts/guide.sh).
+# command-line reference against --help. Cached: mdBook in target/tools;
+# the examples' crates are the widget's build above (scripts/guide.sh).
 step "guide: mdbook build and test, links, CLI reference" scripts/guide.sh
 optional "chart tests (helm, kubernetes-validate)" tests/chart/run.sh
 step "control plane: gofmt, go vet, go test, pinned modules" tests/cluster/check.sh

@@ -1,18 +1,22 @@
 """The crates the guide's Rust examples link to, one candidate each.
 
 `mdbook test -L DIR` hands rustdoc one search directory, and an example's
-`extern crate serde;` fails when DIR holds two `libserde-*.rlib` (E0464):
-cargo keeps every artifact it ever built, and builds a crate twice in one
-graph when build scripts or proc macros need it with other features. So
-scripts/guide.sh builds for the host triple explicitly (what the examples
-link lands in target/guide-deps/<triple>/, the build scripts' and proc
-macros' own dependencies in target/guide-deps/debug/), and this links into
-DIR exactly the artifacts of that build, from cargo's JSON messages: every
-library of the target graph, and the proc macros (which rustdoc loads, not
-links). It also removes the earlier builds' leftovers of the same crates,
-so that target/guide-deps does not grow with every dependency update.
+`use serde::…` fails when DIR holds two `libserde-*.rlib` (E0464). Cargo
+builds a crate twice in one graph when build scripts or proc macros need
+it with other features, and scripts/guide.sh builds examples/widget into
+the shared target/ (so it reuses what the workspace built), where other
+builds' artifacts lie beside them too. So this links into DIR exactly the
+artifacts of that build, from cargo's JSON messages: every library of the
+graph and the proc macros (which rustdoc loads, not links). Of a crate
+the examples may name (examples/widget itself and its direct dependencies,
+with the features `cargo tree` resolved for them) only the build with those
+features is linked. A crate built twice deeper in the graph may stay
+twice: rustc finds a dependency's dependency by its hash, not its name.
 
-    python3 tests/guide/deps.py ARTIFACTS.json TARGET_DEPS_DIR DIR
+    python3 tests/guide/deps.py ARTIFACTS.json DIRECT.txt DIR
+
+DIRECT.txt: `cargo tree -e normal,dev --depth 1 --prefix none -f '{lib}|{f}'`
+run in examples/widget.
 """
 
 import json
@@ -23,9 +27,23 @@ import sys
 ARTIFACT = re.compile(r"^lib(?P<name>\w+)-(?P<hash>[0-9a-f]{16})\.(rlib|rmeta|so)$")
 
 
-def main(messages_path, target_deps, out_dir):
-    target_deps = os.path.abspath(target_deps)
-    current = set()  # paths of this build's library files
+def direct_features(tree_path):
+    """Library name -> its features, for the crate and its direct dependencies."""
+    direct = {}
+    for line in open(tree_path):
+        line = line.strip()
+        # `(*)` marks a repeat; a package without a library prints no name.
+        line = line.removesuffix(" (*)")
+        name, sep, features = line.partition("|")
+        if not sep or not name:
+            continue
+        direct[name] = sorted(f for f in features.split(",") if f)
+    return direct
+
+
+def main(messages_path, tree_path, out_dir):
+    direct = direct_features(tree_path)
+    candidates = {}  # crate name -> [(features, path)]
     linked = {}  # file name -> path, what the examples may load
     for line in open(messages_path):
         if not line.startswith("{"):
@@ -36,43 +54,38 @@ def main(messages_path, target_deps, out_dir):
         kinds = message["target"]["kind"]
         for path in message["filenames"]:
             path = os.path.abspath(path)
-            current.add(path)
             name = os.path.basename(path)
             if "proc-macro" in kinds and name.endswith(".so"):
                 linked[name] = path
-            elif name.endswith(".rlib") and os.path.dirname(path) == target_deps:
-                linked[name] = path
-    if not linked:
+            elif name.endswith(".rlib"):
+                crate = ARTIFACT.match(name)
+                if crate:
+                    candidates.setdefault(crate["name"], []).append((sorted(message["features"]), path))
+    if not candidates:
         sys.exit(f"{messages_path}: no library artifacts in cargo's messages")
 
-    # One candidate per crate name, or rustdoc cannot choose.
-    by_crate = {}
-    for name in linked:
-        crate = ARTIFACT.match(name)
-        if crate and name.endswith(".rlib"):
-            by_crate.setdefault(crate["name"], []).append(name)
+    twice = []
+    for crate, builds in candidates.items():
+        if len(builds) > 1 and crate in direct:
+            builds = [b for b in builds if b[0] == direct[crate]]
+            if len(builds) != 1:
+                sys.exit(f"{crate}: {len(builds)} builds with the features cargo tree gives, {direct[crate]}")
+        elif len(builds) > 1:
+            twice.append(crate)
+        for _, path in builds:
+            linked[os.path.basename(path)] = path
+    missing = sorted(set(direct) - set(candidates))
+    if missing:
+        sys.exit(f"{messages_path}: no library built for {', '.join(missing)}")
 
     os.makedirs(out_dir, exist_ok=True)
     for old in os.listdir(out_dir):
         os.remove(os.path.join(out_dir, old))
     for name, path in linked.items():
         os.symlink(path, os.path.join(out_dir, name))
-
-    # Leftovers: the same crates built before with other hashes.
-    names = {ARTIFACT.match(os.path.basename(p))["name"] for p in current if ARTIFACT.match(os.path.basename(p))}
-    dirs = {os.path.dirname(p) for p in current if ARTIFACT.match(os.path.basename(p))}
-    removed = 0
-    for d in dirs:
-        for file in os.listdir(d):
-            m = ARTIFACT.match(file)
-            path = os.path.join(d, file)
-            if m and m["name"] in names and path not in current:
-                os.remove(path)
-                removed += 1
-    twice = sorted(c for c, files in by_crate.items() if len(files) > 1)
     print(
-        f"{out_dir}: {len(linked)} crates linked; {removed} stale artifacts removed"
-        + (f"; built in two versions (an example may not name them): {', '.join(twice)}" if twice else "")
+        f"{out_dir}: {len(linked)} crates linked"
+        + (f"; built twice deeper in the graph (found by hash): {', '.join(sorted(twice))}" if twice else "")
     )
 
 
