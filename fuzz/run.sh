@@ -8,6 +8,7 @@
 #   fuzz/run.sh 10         # 10 s per target (a smoke run)
 #   FUZZ_SANITIZER=address fuzz/run.sh   # with ASan (slower; the crates
 #                                        # forbid unsafe code, so off by default)
+#   FUZZ_BUILD_ONLY=1 fuzz/run.sh        # cargo-fuzz and the build, no run
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,9 +20,9 @@ targets=(decode hooks hooks_json)
 # toolchain only, which accepts them with RUSTC_BOOTSTRAP=1.
 export RUSTC_BOOTSTRAP=1
 
-# cargo-fuzz and the fuzz build under target/, which CI keeps between runs
-# (fuzz/target and ~/.cargo/bin it does not): a warm run rebuilds only the
-# workspace crates. The build in a directory of its own: the fuzz flags
+# cargo-fuzz and the fuzz build under target/, the one directory a CI cache
+# has to keep (not fuzz/target, not ~/.cargo/bin): a warm run rebuilds only
+# the workspace crates. The build in a directory of its own: the fuzz flags
 # would make every crate in the shared one rebuild.
 CARGO_FUZZ_VERSION=0.13.2
 tools="$PWD/target/tools"
@@ -34,6 +35,9 @@ export CARGO_TARGET_DIR="$PWD/target/fuzz"
 
 echo "== building the fuzz targets (sanitizer: $sanitizer)"
 cargo fuzz build --release --sanitizer "$sanitizer"
+if [ -n "${FUZZ_BUILD_ONLY:-}" ]; then
+    exit 0
+fi
 
 # Seed the byte-level targets with every fixture, as sent (compact) and as
 # written (indented), so the fuzzer starts from requests that reach the hooks.

@@ -40,8 +40,12 @@ print_logs() {
         tail -n 40 "$log" >&2 || true
     done
 }
+prebuild_pid=
 cleanup() {
     local rc=$?
+    if [ -n "$prebuild_pid" ] && kill -0 "$prebuild_pid" 2>/dev/null; then
+        kill -- "-$prebuild_pid" 2>/dev/null || true
+    fi
     if [ -n "$dir" ]; then
         [ "$rc" -eq 0 ] || print_logs
         tests/cluster/down.sh "$dir"
@@ -49,6 +53,24 @@ cleanup() {
 }
 trap cleanup EXIT
 status=0
+
+# Phase 2's builds (the image's release build, the node's binaries, its
+# images, and examples/widget's release build, whose dependencies are those
+# of the crate tests/chart/test_scaffold.py writes and builds) run during
+# phase 1, whose tests mostly wait on the control plane:
+# at the lowest priority, so the tests get the cores when they want them
+# (cargo locks each profile's directory apart: the release build does not
+# block the tests' debug one). Phase 2 waits for them; a failure says so
+# there.
+prebuild_log="$root/target/e2e-prebuild.log"
+prebuild() {
+    # up.sh calls the node's build and images.sh again: both keep what they built.
+    scripts/image.sh && tests/cluster/node/build.sh >/dev/null && tests/cluster/images.sh >/dev/null &&
+        (cd examples/widget && CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/../../target}" cargo build --release --locked >&2)
+}
+# Its own process group, so that an early exit stops all of it.
+setsid nice -n 19 bash -c "$(declare -f prebuild); prebuild" >"$root/target/e2e-image.ref" 2>"$prebuild_log" &
+prebuild_pid=$!
 
 # 1. The stand-in control plane.
 dir="$root/target/cluster/e2e"
@@ -65,7 +87,14 @@ cargo test --locked --test e2e -- --test-threads=1 --nocapture "$@" || { status=
 tests/cluster/down.sh "$dir"
 
 # 2. The real node, with metahook's image in its containerd.
-image="$(scripts/image.sh)"
+start=$SECONDS
+if ! wait "$prebuild_pid"; then
+    echo "tests/e2e: building the image, the node or its images failed:" >&2
+    tail -n 60 "$prebuild_log" >&2
+    exit 1
+fi
+echo "tests/e2e: phase 1 over, waited $((SECONDS - start)) s more for the image and the node's builds"
+image="$(cat "$root/target/e2e-image.ref")"
 dir="$root/target/cluster/node-e2e"
 tests/cluster/down.sh --wipe "$dir"
 start=$SECONDS
