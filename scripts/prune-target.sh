@@ -16,7 +16,7 @@ packages=$(cargo metadata --no-deps --format-version 1 --locked |
   python3 -c 'import json, sys; print("\n".join(p["name"] for p in json.load(sys.stdin)["packages"]))')
 
 python3 - "$PWD" "$target" "$packages" <<'EOF'
-import os, shutil, sys
+import glob, os, shutil, sys
 
 root, target, packages = sys.argv[1], sys.argv[2], sys.argv[3].split()
 ours_prefix = root.rstrip("/") + "/"
@@ -53,9 +53,7 @@ def remove(path):
 freed = 0
 # The profiles, and fuzz/run.sh's build (target/fuzz: host and fuzz triple).
 bases = [os.path.join(target, p) for p in ("debug", "release", "profiling")]
-fuzz = os.path.join(target, "fuzz")
-if os.path.isdir(fuzz):
-    bases += [os.path.join(fuzz, d, "release") for d in os.listdir(fuzz)] + [os.path.join(fuzz, "release")]
+bases += glob.glob(os.path.join(target, "fuzz", "release")) + glob.glob(os.path.join(target, "fuzz", "*", "release"))
 for base in bases:
     if not os.path.isdir(os.path.join(base, "deps")):
         continue

@@ -169,22 +169,29 @@ def swapped(text: str, first: Spec, second: Spec) -> str:
     return pattern.sub(lambda m: swap[m.group(0)], text)
 
 
+def written(crate: Path) -> set[Path]:
+    """What `new` wrote, relative to the crate (it writes no target/)."""
+    return {p.relative_to(crate) for p in crate.rglob("*") if p.is_file()}
+
+
+def comparable(path: Path, text: str) -> str | list[str]:
+    """A file's text, or Cargo.lock's packages as a set: the lock is sorted
+    by name, so the crate's own entry moves with its name."""
+    if path.name == "Cargo.lock":
+        return sorted(json.dumps(p, sort_keys=True) for p in tomllib.loads(text)["package"])
+    return text
+
+
 def test_a_crate_with_other_names_is_the_first_with_the_names_swapped() -> None:
     first, second = SPECS
     # Apart from the crate the other tests build.
     a, b = scaffold(first, SCAFFOLDS_DIR / "compared"), scaffold(second, SCAFFOLDS_DIR / "compared")
-    a_files = {p.relative_to(a) for p in a.rglob("*") if p.is_file() and "target" not in p.relative_to(a).parts}
-    b_files = {p.relative_to(b) for p in b.rglob("*") if p.is_file() and "target" not in p.relative_to(b).parts}
+    a_files, b_files = written(a), written(b)
     assert {Path(swapped(str(p), first, second)) for p in a_files} == b_files, (sorted(a_files), sorted(b_files))
     for path in sorted(a_files):
         other = Path(swapped(str(path), first, second))
-        if path.name == "Cargo.lock":
-            # Sorted by name: the crate's own entry moves with its name.
-            def packages(text: str) -> list[str]:
-                return sorted(json.dumps(p, sort_keys=True) for p in tomllib.loads(text)["package"])
-            assert packages(swapped((a / path).read_text(), first, second)) == packages((b / other).read_text())
-            continue
-        assert swapped((a / path).read_text(), first, second) == (b / other).read_text(), f"{path} and {other}"
+        assert (comparable(path, swapped((a / path).read_text(), first, second))
+                == comparable(other, (b / other).read_text())), f"{path} and {other}"
         assert os.access(a / path, os.X_OK) == os.access(b / other, os.X_OK), f"{path}: its mode"
 
 
