@@ -4,7 +4,7 @@
 # under fuzz/regressions/<target>/, where `cargo test` replays it
 # (tests/fuzz_regressions.rs).
 #
-#   fuzz/run.sh            # 60 s per target
+#   fuzz/run.sh            # 60 s, the targets side by side
 #   fuzz/run.sh 10         # 10 s per target (a smoke run)
 #   FUZZ_SANITIZER=address fuzz/run.sh   # with ASan (slower; the crates
 #                                        # forbid unsafe code, so off by default)
@@ -52,15 +52,16 @@ for target in decode hooks; do
 done
 mkdir -p fuzz/corpus/hooks_json
 
-failed=()
-for target in "${targets[@]}"; do
+# One target: its run, then what it found kept as a regression. Prints
+# "failed" when the run failed or found something (its log says what).
+fuzz_target() {
+    local target=$1 max_len dict artifacts verdict=
     case $target in
         hooks_json) max_len=4096 ; dict=() ;;
         *)          max_len=65536; dict=(-dict=fuzz/json.dict) ;;
     esac
     artifacts="fuzz/artifacts/$target"
     mkdir -p "$artifacts"
-    echo "== fuzzing $target for ${seconds}s"
     # The kept regressions are a second, read-only corpus: every run starts
     # by replaying them. -rss_limit_mb makes unbounded allocation a finding.
     if ! cargo fuzz run --release --sanitizer "$sanitizer" "$target" \
@@ -68,17 +69,35 @@ for target in "${targets[@]}"; do
         -max_total_time="$seconds" -rss_limit_mb=512 -max_len="$max_len" \
         -timeout=10 -print_final_stats=1 "${dict[@]}" \
         -artifact_prefix="$artifacts/" 2>"fuzz/artifacts/$target.log"; then
-        failed+=("$target")
-        tail -40 "fuzz/artifacts/$target.log" >&2
+        verdict=failed
     fi
-    grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb)' "fuzz/artifacts/$target.log" || true
     for crash in "$artifacts"/crash-* "$artifacts"/oom-* "$artifacts"/timeout-* "$artifacts"/slow-unit-*; do
         [ -e "$crash" ] || continue
         cp "$crash" "fuzz/regressions/$target/"
         echo "kept $crash as fuzz/regressions/$target/$(basename "$crash")" >&2
         rm "$crash"
-        failed+=("$target")
+        verdict=failed
     done
+    echo "$verdict"
+}
+
+# The targets side by side: each libFuzzer process is one thread, and the
+# time bound is wall time, so running them one after another left a core
+# idle for ${#targets[@]} × the bound (-rss_limit_mb holds each to 512 MB).
+echo "== fuzzing ${targets[*]} side by side for ${seconds}s"
+mkdir -p fuzz/artifacts
+for target in "${targets[@]}"; do
+    fuzz_target "$target" >"fuzz/artifacts/$target.verdict" &
+done
+wait
+failed=()
+for target in "${targets[@]}"; do
+    echo "== $target"
+    grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb)' "fuzz/artifacts/$target.log" || true
+    if [ "$(cat "fuzz/artifacts/$target.verdict")" = failed ]; then
+        failed+=("$target")
+        tail -40 "fuzz/artifacts/$target.log" >&2
+    fi
 done
 
 if [ ${#failed[@]} -gt 0 ]; then

@@ -7,7 +7,7 @@
 # Cached under target/ (kept between CI runs), so a warm run only rebuilds
 # the workspace crates that changed and then takes seconds:
 #   target/tools/bin/mdbook  mdBook, from crates.io, installed on first use
-#                            (about 3.5 min on 2 cores)
+#                            (scripts/mdbook.sh)
 #   target/debug/            examples/widget built with its tests: metahook,
 #                            metahook-testing and every crate the examples
 #                            link to; the widget shares the workspace's
@@ -17,11 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-MDBOOK_VERSION=0.5.4
-mdbook=target/tools/bin/mdbook
-if [ "$("$mdbook" --version 2>/dev/null)" != "mdbook v$MDBOOK_VERSION" ]; then
-  cargo install mdbook --version "$MDBOOK_VERSION" --locked --root target/tools
-fi
+mdbook="$(scripts/mdbook.sh)"
 
 # The crates the examples link to: those of examples/widget (the crate the
 # guide writes, its tests' dev-dependencies included), by path to this

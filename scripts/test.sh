@@ -68,6 +68,30 @@ fi
 # CI=true makes insta fail on a snapshot mismatch instead of writing files.
 export CI="${CI:-true}"
 
+# The tools later steps need (mdBook; promtool, metricnames and the
+# collector; the control plane; the node's binaries; Metacontroller) build
+# from the start, beside the cargo steps, under SCHED_IDLE: cargo keeps both
+# cores busy most of the time but not all of it (a crate compiling alone, a
+# link, a test binary running on one core), and those cycles go to these
+# builds. Every one of these build scripts holds a lock while it builds
+# (scripts/lib/build-lock.sh), so a step that needs a tool sooner waits for
+# its build instead of compiling it a second time beside it. Nothing here is
+# reported: a build that failed fails again in the step that needs it,
+# which says why (the log is target/tools-build.log).
+tools_build=
+if [ -z "${SKIP_TOOLS_BUILD:-}" ]; then
+  mkdir -p target
+  setsid chrt --idle 0 bash -c 'scripts/mdbook.sh; tests/monitoring/build.sh; tests/cluster/build.sh;
+    tests/cluster/node/build.sh; tests/metacontroller/build.sh' >target/tools-build.log 2>&1 &
+  tools_build=$!
+fi
+stop_tools_build() {
+  if [ -n "$tools_build" ] && kill -0 "$tools_build" 2>/dev/null; then
+    kill -- "-$tools_build" 2>/dev/null || true
+  fi
+}
+trap stop_tools_build EXIT
+
 step "cargo fmt --check" cargo fmt --all -- --check
 clippy() {
   # --all-targets leaves out test = false targets: the e2e target is linted on its own.

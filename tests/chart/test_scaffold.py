@@ -17,7 +17,11 @@ CI minutes and showed nothing more.)
 
 The crate builds in the repository's target/ (CARGO_TARGET_DIR) with the
 checkout's Cargo.lock and the workspace's profiles, so it reuses the
-dependencies the workspace and examples/widget built.
+dependencies the workspace and examples/widget built. Its image is built
+with IMAGE_PROFILE=dev, the debug build its scripts/test.sh made: the
+release build (thin LTO) cost CI 4 minutes on two cores and tests nothing
+more here; metahook's own image, which the chart tests run, is the release
+build.
 """
 
 from __future__ import annotations
@@ -45,8 +49,11 @@ from metacontroller_pod import METACONTROLLER_NS, metacontroller  # noqa: F401
 pytestmark = pytest.mark.cluster
 
 SCAFFOLDS_DIR = ROOT / "target" / "scaffolds"
-# Building a crate from cold (its release build above all) on two busy cores.
+# Building a crate from cold on two busy cores.
 BUILD_TIMEOUT_SECONDS = 3600
+# The profile its image is built with (scripts/image.sh's IMAGE_PROFILE),
+# and where cargo writes that build.
+IMAGE_PROFILE, IMAGE_PROFILE_DIR = "dev", "debug"
 
 
 @dataclass(frozen=True)
@@ -91,9 +98,11 @@ class Built:
         return {"image": {"repository": repository, "tag": tag, "pullPolicy": "Never"}}
 
 
-def run(args: list[str], cwd: Path, what: str, timeout: int = BUILD_TIMEOUT_SECONDS) -> str:
-    """Runs a user's command; a failure shows the end of what it said."""
-    env = dict(os.environ, CARGO_TARGET_DIR=str(ROOT / "target"))
+def run(args: list[str], cwd: Path, what: str, timeout: int = BUILD_TIMEOUT_SECONDS,
+        env: dict[str, str] | None = None) -> str:
+    """Runs a user's command (with `env` added to this one's); a failure
+    shows the end of what it said."""
+    env = dict(os.environ, CARGO_TARGET_DIR=str(ROOT / "target"), **(env or {}))
     # The crate's own insta settings, not this run's.
     env.pop("INSTA_UPDATE", None)
     done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
@@ -143,7 +152,8 @@ def built(cluster: Cluster) -> Iterator[Built]:
     out = run([str(crate / "scripts" / "test.sh")], crate, f"{spec.name}: scripts/test.sh")
     assert "chart/: generated from the declaration" in out, out[-2000:]
     # Its image, the daemonless way, then into the node's containerd.
-    image = run([str(crate / "scripts" / "image.sh")], crate, f"{spec.name}: scripts/image.sh").split()[-1]
+    image = run([str(crate / "scripts" / "image.sh")], crate, f"{spec.name}: scripts/image.sh",
+                env={"IMAGE_PROFILE": IMAGE_PROFILE}).split()[-1]
     assert image.startswith(f"localhost/{spec.name}:"), image
     archive = crate / "target" / "images" / f"{spec.name}.tar"
     run([str(ROOT / "tests" / "cluster" / "load-image.sh"), str(cluster.dir), str(archive)], ROOT,
@@ -288,7 +298,7 @@ def test_driver_mode(cluster: Cluster, built: Built) -> None:
         resources = {r for rule in role["rules"] for r in rule["resources"]}
         assert {built.spec.plural, f"{built.spec.plural}/status", "configmaps"} <= resources, role["rules"]
         # `manifests --driver` gives the same rules without Helm.
-        binary = ROOT / "target" / "release" / built.spec.name
+        binary = ROOT / "target" / IMAGE_PROFILE_DIR / built.spec.name
         plain = load_yaml_documents(run([str(binary), "manifests", "--driver"], built.dir, "manifests", timeout=60))
         [plain_role] = [d for d in plain if d["kind"] == "ClusterRole"]
         assert plain_role["rules"] == role["rules"], (plain_role["rules"], role["rules"])

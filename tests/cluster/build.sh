@@ -10,6 +10,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/go-env.sh"
 cd "$cluster_src"
+build_lock go-cluster
 
 key="$( (go version; cat build.sh go.mod go.sum; for f in $(ls ./*.go | sort); do echo "$f"; cat "$f"; done) |
     sha256sum | cut -c1-16)"

@@ -17,8 +17,9 @@ cp go.mod go.sum ./*.go "$copy/"
 PIN_DIR="$copy" ./pin.sh >/dev/null
 require_same_go_mod tests/cluster "$copy" "pin.sh generates; run tests/cluster/pin.sh and commit"
 
-go vet ./...
-go test ./...
+# Under build.sh's lock: vet and the tests compile what its build does, and
+# scripts/test.sh may be running that build in the background.
+(build_lock go-cluster && go vet ./... && go test ./...)
 echo "tests/cluster: gofmt, pin, vet and tests ok"
 
 # gofmt above went through node/ too (it does not stop at a go.mod).
@@ -27,6 +28,5 @@ cp -r . "$node_copy/"
 # Quiet unless it fails: `go get` names every module it adds.
 PIN_DIR="$node_copy" ./pin.sh >"$node_copy/pin.log" 2>&1 || { cat "$node_copy/pin.log" >&2; exit 1; }
 require_same_go_mod tests/cluster/node "$node_copy" "pin.sh generates; run tests/cluster/node/pin.sh and commit"
-go vet ./...
-go test ./...
+(build_lock go-node && go vet ./... && go test ./...)
 echo "tests/cluster/node: gofmt, pin, vet and tests ok"

@@ -9,6 +9,8 @@ export CGO_ENABLED=0
 export GOFLAGS="-modcacherw -trimpath"
 export GOMODCACHE="${METAHOOK_GOMODCACHE:-$root/target/go/mod}"
 export GOCACHE="${METAHOOK_GOCACHE:-$root/target/go/build}"
+# build_lock NAME (scripts/lib/build-lock.sh): one build of a module at a time.
+source "$root/scripts/lib/build-lock.sh"
 # The Kubernetes version go.mod pins (k8s.io/kubernetes vX.Y.Z).
 kubernetes_version() {
     awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ {print $2; exit}' "$cluster_src/go.mod"

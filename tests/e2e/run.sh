@@ -55,9 +55,7 @@ trap cleanup EXIT
 status=0
 
 # Phase 2's builds (the image's release build, the node's binaries, its
-# images, and examples/widget's release build, whose dependencies are those
-# of the crate tests/chart/test_scaffold.py writes and builds) run during
-# phase 1, whose tests mostly wait on the control plane:
+# images) run during phase 1, whose tests mostly wait on the control plane:
 # at the lowest priority, so the tests get the cores when they want them
 # (cargo locks each profile's directory apart: the release build does not
 # block the tests' debug one). Phase 2 waits for them; a failure says so
@@ -65,8 +63,7 @@ status=0
 prebuild_log="$root/target/e2e-prebuild.log"
 prebuild() {
     # up.sh calls the node's build and images.sh again: both keep what they built.
-    scripts/image.sh && tests/cluster/node/build.sh >/dev/null && tests/cluster/images.sh >/dev/null &&
-        (cd examples/widget && CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/../../target}" cargo build --release --locked >&2)
+    scripts/image.sh && tests/cluster/node/build.sh >/dev/null && tests/cluster/images.sh >/dev/null
 }
 # Its own process group, so that an early exit stops all of it.
 setsid nice -n 19 bash -c "$(declare -f prebuild); prebuild" >"$root/target/e2e-image.ref" 2>"$prebuild_log" &

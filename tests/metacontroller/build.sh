@@ -8,6 +8,7 @@
 #   metacontroller="$(tests/metacontroller/build.sh)"
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../cluster/go-env.sh"
+build_lock go-metacontroller
 archive="${METAHOOK_METACONTROLLER_ARCHIVE:-$root/../shared/metacontroller/metacontroller-v4.17.2.tar.gz}"
 if [ ! -f "$archive" ]; then
     echo "tests/metacontroller: no source archive at $archive (shared/metacontroller/ beside the repository)" >&2

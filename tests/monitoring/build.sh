@@ -5,6 +5,7 @@
 # second. Prints the directory.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../cluster/go-env.sh"
+build_lock go-monitoring
 out="$root/target/monitoring"
 mkdir -p "$out"
 cd "$root/tests/monitoring"

@@ -5,13 +5,20 @@
 # stage with buildah. The tag carries the binary's hash. The image is also
 # written to target/images/@@CRATE@@.tar (docker-archive: ctr, kind, k3d,
 # minikube or docker load).
+#
+#   scripts/image.sh                     the release build (what you ship)
+#   IMAGE_PROFILE=dev scripts/image.sh   a debug build: a quick image to try
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/scripts/lib/scratch-image.sh"
 scratch_init
 
-(cd "$root" && cargo build --release --locked --bin @@CRATE@@ >&2)
-bin="${CARGO_TARGET_DIR:-$root/target}/release/@@CRATE@@"
+profile="${IMAGE_PROFILE:-release}"
+(cd "$root" && cargo build --profile "$profile" --locked --bin @@CRATE@@ >&2)
+# Cargo writes the dev profile's build to debug/, any other to its name.
+out_dir="$profile"
+[ "$profile" != dev ] || out_dir=debug
+bin="${CARGO_TARGET_DIR:-$root/target}/$out_dir/@@CRATE@@"
 version="$(awk -F'"' '$1 ~ /^version = / {print $2; exit}' "$root/Cargo.toml")"
 ref="localhost/@@CRATE@@:$version-$(sha256sum "$bin" | cut -c1-12)"
 archive="$scratch_dir/@@CRATE@@.tar"

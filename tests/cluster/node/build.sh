@@ -16,6 +16,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../go-env.sh"
 node_src="$cluster_src/node"
 cd "$node_src"
+build_lock go-node
 
 key="$( (go version; cat build.sh go.mod go.sum
     find . -name '*.go' -type f | LC_ALL=C sort | while read -r f; do echo "$f"; cat "$f"; done) |
