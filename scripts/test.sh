@@ -78,12 +78,13 @@ export CI="${CI:-true}"
 # its build instead of compiling it a second time beside it. Nothing here is
 # reported: a build that failed fails again in the step that needs it,
 # which says why (the log is target/tools-build.log).
+source scripts/lib/idle.sh
 tools_build=
 if [ -z "${SKIP_TOOLS_BUILD:-}" ]; then
   mkdir -p target
-  setsid chrt --idle 0 bash -c 'scripts/mdbook.sh; tests/monitoring/build.sh; tests/cluster/build.sh;
-    tests/cluster/node/build.sh; tests/metacontroller/build.sh' >target/tools-build.log 2>&1 &
-  tools_build=$!
+  idle_background bash -c 'scripts/mdbook.sh; tests/monitoring/build.sh; tests/cluster/build.sh;
+    tests/cluster/node/build.sh; tests/metacontroller/build.sh' >target/tools-build.log 2>&1
+  tools_build=$idle_pid
 fi
 stop_tools_build() {
   if [ -n "$tools_build" ] && kill -0 "$tools_build" 2>/dev/null; then
@@ -126,13 +127,13 @@ step "monitoring: promtool check and test rules, dashboard queries, gofmt, go ve
 # The fuzz targets' build (cargo-fuzz and a release build of its own) runs
 # beside the next two steps, whose tests mostly wait on their clusters:
 # SCHED_IDLE, so it gets only cycles nothing else wants (the tests and
-# tests/e2e/run.sh's own nice builds come first). The fuzz step waits for
+# tests/e2e/run.sh's own idle builds come first). The fuzz step waits for
 # it and then builds nothing; if it failed, the step's build says why.
 fuzz_build=
 if [ -z "${SKIP_FUZZ:-}" ] && [ -x fuzz/run.sh ]; then
   mkdir -p target
-  FUZZ_BUILD_ONLY=1 chrt --idle 0 fuzz/run.sh >target/fuzz-build.log 2>&1 &
-  fuzz_build=$!
+  idle_background env FUZZ_BUILD_ONLY=1 fuzz/run.sh >target/fuzz-build.log 2>&1
+  fuzz_build=$idle_pid
 fi
 step "end to end on the real control plane" tests/e2e/run.sh
 step "Metacontroller's examples under Metacontroller and the driver" tests/examples/run.sh

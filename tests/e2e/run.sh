@@ -56,7 +56,7 @@ status=0
 
 # Phase 2's builds (the image's release build, the node's binaries, its
 # images) run during phase 1, whose tests mostly wait on the control plane:
-# at the lowest priority, so the tests get the cores when they want them
+# under SCHED_IDLE, so the tests get the cores when they want them
 # (cargo locks each profile's directory apart: the release build does not
 # block the tests' debug one). Phase 2 waits for them; a failure says so
 # there.
@@ -66,8 +66,9 @@ prebuild() {
     scripts/image.sh && tests/cluster/node/build.sh >/dev/null && tests/cluster/images.sh >/dev/null
 }
 # Its own process group, so that an early exit stops all of it.
-setsid nice -n 19 bash -c "$(declare -f prebuild); prebuild" >"$root/target/e2e-image.ref" 2>"$prebuild_log" &
-prebuild_pid=$!
+source scripts/lib/idle.sh
+idle_background bash -c "$(declare -f prebuild); prebuild" >"$root/target/e2e-image.ref" 2>"$prebuild_log"
+prebuild_pid=$idle_pid
 
 # 1. The stand-in control plane.
 dir="$root/target/cluster/e2e"
