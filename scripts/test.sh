@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Every check the project has, on a fresh machine: formatting, lints, the
-# Rust tests, the Helm chart tests (real Helm from PyPI, in a venv), the
-# Go-built control plane's own checks, everything that needs Kubernetes
-# against that real control plane (tests/e2e/run.sh builds and starts it),
-# Metacontroller's own examples under both engines (tests/examples/run.sh),
-# and a bounded fuzz run. Installs what it needs. Exits non-zero if anything
-# fails.
+# Rust tests, the Go-built control plane's own checks, everything that needs
+# Kubernetes against that real control plane (tests/e2e/run.sh builds and
+# starts it), Metacontroller's own examples under both engines
+# (tests/examples/run.sh), the checks that need no cluster (the jsonnet
+# hook server, the guide, the Helm chart tests with real Helm from PyPI in a
+# venv, the monitoring rules), and a bounded fuzz run. Installs what it
+# needs. Exits non-zero if anything fails.
 #
 #   scripts/test.sh            everything
 #   SKIP_FUZZ=1 scripts/test.sh   without the fuzz run (quicker, local use)
@@ -68,12 +69,14 @@ fi
 # CI=true makes insta fail on a snapshot mismatch instead of writing files.
 export CI="${CI:-true}"
 
-# The tools later steps need (mdBook; promtool, metricnames and the
-# collector; the control plane; the node's binaries; Metacontroller) build
-# from the start, beside the cargo steps, under SCHED_IDLE: cargo keeps both
-# cores busy most of the time but not all of it (a crate compiling alone, a
-# link, a test binary running on one core), and those cycles go to these
-# builds. Every one of these build scripts holds a lock while it builds
+# The tools later steps need build from the start, beside the cargo steps,
+# under SCHED_IDLE: cargo keeps both cores busy most of the time but not all
+# of it (a crate compiling alone, a link, a test binary running on one
+# core), and those cycles go to these builds. In the order they are needed:
+# the control plane (the longest build here, 16 min cold), the node's
+# binaries, promtool, metricnames and the collector (an e2e test runs them),
+# Metacontroller, then mdBook for the guide, whose step comes last. Every one
+# of these build scripts holds a lock while it builds
 # (scripts/lib/build-lock.sh), so a step that needs a tool sooner waits for
 # its build instead of compiling it a second time beside it. Nothing here is
 # reported: a build that failed fails again in the step that needs it,
@@ -82,8 +85,8 @@ source scripts/lib/idle.sh
 tools_build=
 if [ -z "${SKIP_TOOLS_BUILD:-}" ]; then
   mkdir -p target
-  idle_background bash -c 'scripts/mdbook.sh; tests/monitoring/build.sh; tests/cluster/build.sh;
-    tests/cluster/node/build.sh; tests/metacontroller/build.sh' >target/tools-build.log 2>&1
+  idle_background bash -c 'tests/cluster/build.sh; tests/cluster/node/build.sh; tests/monitoring/build.sh;
+    tests/metacontroller/build.sh; scripts/mdbook.sh' >target/tools-build.log 2>&1
   tools_build=$idle_pid
 fi
 stop_tools_build() {
@@ -115,20 +118,13 @@ widget() {
     CARGO_TARGET_DIR="$PWD/../../target" cargo test --locked)
 }
 step "examples/widget (a user's own crate): fmt, clippy, its tests" widget
-# The guide (docs/): mdbook build without a warning, its Rust examples
-# compiled and run against the library, its links and images, its
-# command-line reference against --help. Cached: mdBook in target/tools;
-# the examples' crates are the widget's build above (scripts/guide.sh).
-step "guide: mdbook build and test, links, CLI reference" scripts/guide.sh
-optional "chart tests (helm, kubernetes-validate)" tests/chart/run.sh
 step "control plane: gofmt, go vet, go test, pinned modules" tests/cluster/check.sh
-step "jsonnet hook server: gofmt, go vet, go test, pinned modules" tests/examples/jsonnet-hooks/check.sh
-step "monitoring: promtool check and test rules, dashboard queries, gofmt, go vet, go test" tests/monitoring/check.sh
 # The fuzz targets' build (cargo-fuzz and a release build of its own) runs
-# beside the next two steps, whose tests mostly wait on their clusters:
-# SCHED_IDLE, so it gets only cycles nothing else wants (the tests and
-# tests/e2e/run.sh's own idle builds come first). The fuzz step waits for
-# it and then builds nothing; if it failed, the step's build says why.
+# beside the next steps, whose tests mostly wait on their clusters:
+# SCHED_IDLE, so it gets only cycles the tests do not want (it shares them
+# with the tools' build above and tests/e2e/run.sh's image build). The fuzz
+# step waits for it and then builds nothing; if it failed, the step's build
+# says why.
 fuzz_build=
 if [ -z "${SKIP_FUZZ:-}" ] && [ -x fuzz/run.sh ]; then
   mkdir -p target
@@ -137,6 +133,16 @@ if [ -z "${SKIP_FUZZ:-}" ] && [ -x fuzz/run.sh ]; then
 fi
 step "end to end on the real control plane" tests/e2e/run.sh
 step "Metacontroller's examples under Metacontroller and the driver" tests/examples/run.sh
+# The steps that need no cluster and whose tools (go-jsonnet, mdBook,
+# promtool and the collector) built beside the two above, last.
+step "jsonnet hook server: gofmt, go vet, go test, pinned modules" tests/examples/jsonnet-hooks/check.sh
+# The guide (docs/): mdbook build without a warning, its Rust examples
+# compiled and run against the library, its links and images, its
+# command-line reference against --help. Cached: mdBook in target/tools;
+# the examples' crates are examples/widget's build (scripts/guide.sh).
+step "guide: mdbook build and test, links, CLI reference" scripts/guide.sh
+optional "chart tests (helm, kubernetes-validate)" tests/chart/run.sh
+step "monitoring: promtool check and test rules, dashboard queries, gofmt, go vet, go test" tests/monitoring/check.sh
 if [ -n "$fuzz_build" ]; then
   start=$SECONDS
   wait "$fuzz_build" || echo "the fuzz build beside the tests failed (target/fuzz-build.log); the fuzz step builds again"

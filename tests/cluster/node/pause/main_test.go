@@ -49,7 +49,30 @@ func setChildSubreaper() error {
 	return nil
 }
 
-func startPause(t *testing.T, children bool) (*exec.Cmd, *bufio.Reader, *bytes.Buffer) {
+// pauseProcess is pause as startPause started it. Wait is called once, by
+// startPause: exec.Cmd.Wait must not be called twice, and two calls at once
+// (a test's and the cleanup's) both wait for the one result of the stderr
+// copy, so one of them never returns.
+type pauseProcess struct {
+	cmd    *exec.Cmd
+	exited chan struct{} // closed once Wait returned
+	err    error         // what Wait returned, once exited is closed
+}
+
+// waitExit returns Wait's result, or fails the test if pause is still
+// running after timeout.
+func (p *pauseProcess) waitExit(t *testing.T, timeout time.Duration, what string) error {
+	t.Helper()
+	select {
+	case <-p.exited:
+		return p.err
+	case <-time.After(timeout):
+		t.Fatal(what)
+		return nil
+	}
+}
+
+func startPause(t *testing.T, children bool) (*pauseProcess, *bufio.Reader, *bytes.Buffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "PAUSE_TEST_MAIN=1")
@@ -65,8 +88,10 @@ func startPause(t *testing.T, children bool) (*exec.Cmd, *bufio.Reader, *bytes.B
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	return cmd, bufio.NewReader(stdout), &stderr
+	p := &pauseProcess{cmd: cmd, exited: make(chan struct{})}
+	go func() { p.err = cmd.Wait(); close(p.exited) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-p.exited })
+	return p, bufio.NewReader(stdout), &stderr
 }
 
 // expectLine reads one line of pause's output and fails unless it is want.
@@ -93,20 +118,13 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestExitsZeroOnSIGTERMAndSIGINT(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			cmd, stdout, stderr := startPause(t, false)
+			p, stdout, stderr := startPause(t, false)
 			expectLine(t, stdout, "waiting")
-			if err := cmd.Process.Signal(sig); err != nil {
+			if err := p.cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatalf("pause exited with %v; stderr:\n%s", err, stderr)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("pause did not exit on " + sig.String())
+			if err := p.waitExit(t, 10*time.Second, "pause did not exit on "+sig.String()); err != nil {
+				t.Fatalf("pause exited with %v; stderr:\n%s", err, stderr)
 			}
 			if !strings.Contains(stderr.String(), "Shutting down, got signal") {
 				t.Errorf("stderr does not say why it stopped:\n%s", stderr)
@@ -116,13 +134,11 @@ func TestExitsZeroOnSIGTERMAndSIGINT(t *testing.T) {
 }
 
 func TestKeepsRunningUntilSignalled(t *testing.T) {
-	cmd, stdout, _ := startPause(t, false)
+	p, stdout, _ := startPause(t, false)
 	expectLine(t, stdout, "waiting")
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	select {
-	case err := <-done:
-		t.Fatalf("pause exited on its own: %v", err)
+	case <-p.exited:
+		t.Fatalf("pause exited on its own: %v", p.err)
 	case <-time.After(500 * time.Millisecond):
 	}
 }
