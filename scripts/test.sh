@@ -81,13 +81,13 @@ export CI="${CI:-true}"
 # its build instead of compiling it a second time beside it. Nothing here is
 # reported: a build that failed fails again in the step that needs it,
 # which says why (the log is target/tools-build.log).
-source scripts/lib/idle.sh
+source scripts/lib/background.sh
 tools_build=
 if [ -z "${SKIP_TOOLS_BUILD:-}" ]; then
   mkdir -p target
   idle_background bash -c 'tests/cluster/build.sh; tests/cluster/node/build.sh; tests/monitoring/build.sh;
     tests/metacontroller/build.sh; scripts/mdbook.sh' >target/tools-build.log 2>&1
-  tools_build=$idle_pid
+  tools_build=$background_pid
 fi
 stop_tools_build() {
   if [ -n "$tools_build" ] && kill -0 "$tools_build" 2>/dev/null; then
@@ -129,7 +129,7 @@ fuzz_build=
 if [ -z "${SKIP_FUZZ:-}" ] && [ -x fuzz/run.sh ]; then
   mkdir -p target
   idle_background env FUZZ_BUILD_ONLY=1 fuzz/run.sh >target/fuzz-build.log 2>&1
-  fuzz_build=$idle_pid
+  fuzz_build=$background_pid
 fi
 step "end to end on the real control plane" tests/e2e/run.sh
 step "Metacontroller's examples under Metacontroller and the driver" tests/examples/run.sh
