@@ -94,7 +94,7 @@ failed=()
 for target in "${targets[@]}"; do
     echo "== $target"
     grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb)' "fuzz/artifacts/$target.log" || true
-    if [ "$(cat "fuzz/artifacts/$target.verdict")" = failed ]; then
+    if grep -qx failed "fuzz/artifacts/$target.verdict"; then
         failed+=("$target")
         tail -40 "fuzz/artifacts/$target.log" >&2
     fi
