@@ -89,12 +89,7 @@ if [ -z "${SKIP_TOOLS_BUILD:-}" ]; then
     tests/metacontroller/build.sh; scripts/mdbook.sh' >target/tools-build.log 2>&1
   tools_build=$background_pid
 fi
-stop_tools_build() {
-  if [ -n "$tools_build" ] && kill -0 "$tools_build" 2>/dev/null; then
-    kill -- "-$tools_build" 2>/dev/null || true
-  fi
-}
-trap stop_tools_build EXIT
+trap 'stop_background "$tools_build"' EXIT
 
 step "cargo fmt --check" cargo fmt --all -- --check
 clippy() {
@@ -121,8 +116,8 @@ step "examples/widget (a user's own crate): fmt, clippy, its tests" widget
 step "control plane: gofmt, go vet, go test, pinned modules" tests/cluster/check.sh
 # The fuzz targets' build (cargo-fuzz and a release build of its own) runs
 # beside the next steps, whose tests mostly wait on their clusters:
-# SCHED_IDLE, so it gets only cycles the tests do not want (it shares them
-# with the tools' build above and tests/e2e/run.sh's image build). The fuzz
+# SCHED_IDLE, so it gets only cycles the tests and tests/e2e/run.sh's image
+# build (nice 10) do not want; it shares them with the tools' build above. The fuzz
 # step waits for it and then builds nothing; if it failed, the step's build
 # says why.
 fuzz_build=

@@ -17,6 +17,12 @@ idle_background() {
     background_pid=$!
     set +m
 }
+# stop_background PID: stops PID's process group if it still runs (PID may be empty).
+stop_background() {
+    if [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; then
+        kill -- "-$1" 2>/dev/null || true
+    fi
+}
 nice_background() {
     local level=$1
     shift

@@ -19,6 +19,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
+source scripts/lib/background.sh
 
 # The binary the chart's install tests run outside the cluster.
 cargo build --locked --bin metahook
@@ -43,9 +44,7 @@ print_logs() {
 prebuild_pid=
 cleanup() {
     local rc=$?
-    if [ -n "$prebuild_pid" ] && kill -0 "$prebuild_pid" 2>/dev/null; then
-        kill -- "-$prebuild_pid" 2>/dev/null || true
-    fi
+    stop_background "$prebuild_pid"
     if [ -n "$dir" ]; then
         [ "$rc" -eq 0 ] || print_logs
         tests/cluster/down.sh "$dir"
@@ -69,7 +68,6 @@ prebuild() {
     scripts/image.sh && tests/cluster/node/build.sh >/dev/null && tests/cluster/images.sh >/dev/null
 }
 # Its own process group, so that an early exit stops all of it.
-source scripts/lib/background.sh
 nice_background 10 bash -c "$(declare -f prebuild); prebuild" >"$root/target/e2e-image.ref" 2>"$prebuild_log"
 prebuild_pid=$background_pid
 
