@@ -27,20 +27,46 @@ free_gib() {
   awk -v kib="$(free_kib)" 'BEGIN { printf "%.1f", kib / 1024 / 1024 }'
 }
 
+# Each step's output is also kept in target/steps/N.log: the summary at the
+# end repeats the tail of every failed step's, since what a CI page keeps
+# of a long run is its end.
+steps_dir=target/steps
+rm -rf "$steps_dir"
+mkdir -p "$steps_dir"
+failed_logs=()
+
 step() {
   local name=$1
   shift
   echo
   echo "==> $name"
-  local start=$SECONDS
-  if "$@"; then
+  local start=$SECONDS log="$steps_dir/$((passed + failed + 1)).log" status out tee_pid
+  # Not a pipe: a pipe's reader would wait for every process that kept the
+  # step's stdout, and a step may leave one running.
+  exec {out}> >(tee "$log")
+  tee_pid=$!
+  "$@" >&"$out" 2>&1
+  status=$?
+  exec {out}>&-
+  finish_tee "$tee_pid"
+  if [ "$status" -eq 0 ]; then
     passed=$((passed + 1))
     echo "<== $name: ok ($((SECONDS - start))s; $(free_gib) GiB free)"
   else
     failed=$((failed + 1))
     failures+=("$name ($(free_gib) GiB free after it)")
+    failed_logs+=("$name|$log")
     echo "<== $name: FAILED ($((SECONDS - start))s; $(free_gib) GiB free)"
   fi
+}
+
+# finish_tee PID: lets tee write what it still holds (up to 10 s; it
+# ends once nothing holds the step's output open).
+finish_tee() {
+  for _ in $(seq 1 100); do
+    kill -0 "$1" 2>/dev/null || return 0
+    sleep 0.1
+  done
 }
 
 optional() {
@@ -150,4 +176,9 @@ fi
 echo
 echo "steps: $passed passed, $failed failed"
 for f in "${failures[@]}"; do echo "  failed: $f"; done
+for entry in "${failed_logs[@]}"; do
+  echo
+  echo "---- the last 60 lines of \"${entry%%|*}\" (${entry#*|}) ----"
+  tail -n 60 "${entry#*|}"
+done
 [ "$failed" -eq 0 ]
