@@ -36,9 +36,14 @@ done < <(cd "$dir" && go mod edit -json | python3 -c '
 import json, sys
 for r in json.load(sys.stdin).get("Replace") or []:
     print(r["Old"]["Path"])')
+# A set, not `printf | grep -q`: under pipefail that pipeline fails
+# whenever grep exits at its match before printf has written the rest
+# (SIGPIPE), which a busy machine makes happen, and a replace went missing.
+declare -A is_required=()
+for r in "${required[@]}"; do is_required[$r]=1; done
 count=0
 for m in "${modules[@]}"; do
-    if printf '%s\n' "${required[@]}" | grep -qxF "$m"; then
+    if [ -n "${is_required[$m]:-}" ]; then
         args+=(-replace="$m=$m@$staging")
         count=$((count + 1))
     fi
