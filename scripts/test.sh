@@ -42,10 +42,13 @@ step() {
   echo "==> $name"
   local start=$SECONDS log="$steps_dir/$((passed + failed + 1)).log" status out tee_pid
   # Not a pipe: a pipe's reader would wait for every process that kept the
-  # step's stdout, and a step may leave one running.
+  # step's stdout, and a step may leave one running. The step gets tee's
+  # end as stdout and stderr only ({out} closed for it): a daemon it starts
+  # with its output sent to a file must not keep tee, and so the CI log,
+  # open.
   exec {out}> >(tee "$log")
   tee_pid=$!
-  "$@" >&"$out" 2>&1
+  "$@" >&"$out" 2>&1 {out}>&-
   status=$?
   exec {out}>&-
   finish_tee "$tee_pid"
