@@ -102,9 +102,10 @@ export CI="${CI:-true}"
 # under SCHED_IDLE: cargo keeps both cores busy most of the time but not all
 # of it (a crate compiling alone, a link, a test binary running on one
 # core), and those cycles go to these builds. In the order they are needed:
-# the control plane (the longest build here, 16 min cold), the node's
-# binaries, promtool, metricnames and the collector (an e2e test runs them),
-# Metacontroller, then mdBook for the guide, whose step comes last. Every one
+# the control plane (the longest build here, 16 min cold), promtool,
+# metricnames and the collector, and Metacontroller (e2e tests run them),
+# the node's binaries (the e2e's second phase), then mdBook for the guide,
+# whose step comes last. Every one
 # of these build scripts holds a lock while it builds
 # (scripts/lib/build-lock.sh), so a step that needs a tool sooner waits for
 # its build instead of compiling it a second time beside it. Nothing here is
@@ -114,8 +115,8 @@ source scripts/lib/background.sh
 tools_build=
 if [ -z "${SKIP_TOOLS_BUILD:-}" ]; then
   mkdir -p target
-  idle_background bash -c 'tests/cluster/build.sh; tests/cluster/node/build.sh; tests/monitoring/build.sh;
-    tests/metacontroller/build.sh; scripts/mdbook.sh' >target/tools-build.log 2>&1
+  idle_background bash -c 'tests/cluster/build.sh; tests/monitoring/build.sh; tests/metacontroller/build.sh;
+    tests/cluster/node/build.sh; scripts/mdbook.sh' >target/tools-build.log 2>&1
   tools_build=$background_pid
 fi
 trap 'stop_background "$tools_build"' EXIT
@@ -157,8 +158,10 @@ if [ -z "${SKIP_FUZZ:-}" ] && [ -x fuzz/run.sh ]; then
 fi
 step "end to end on the real control plane" tests/e2e/run.sh
 step "Metacontroller's examples under Metacontroller and the driver" tests/examples/run.sh
-# The steps that need no cluster and whose tools (go-jsonnet, mdBook,
-# promtool and the collector) built beside the two above, last.
+# The steps that need no cluster and whose tools (the node's binaries,
+# go-jsonnet, mdBook, promtool and the collector) built beside the two
+# above, last.
+step "the node's binaries: go vet, go test, pinned modules" tests/cluster/node/check.sh
 step "jsonnet hook server: gofmt, go vet, go test, pinned modules" tests/examples/jsonnet-hooks/check.sh
 # The guide (docs/): mdbook build without a warning, its Rust examples
 # compiled and run against the library, its links and images, its

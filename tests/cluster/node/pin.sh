@@ -4,7 +4,7 @@
 # packages as `tool` lines so `go mod tidy` keeps them and `go build`
 # builds them at exactly these versions), then `go mod tidy`. Nothing in
 # go.mod or go.sum is typed by hand: to update, change a version here and
-# run this script. tests/cluster/check.sh runs it in a copy and fails if
+# run this script. tests/cluster/node/check.sh runs it in a copy and fails if
 # the result differs from what is checked in.
 #
 #   tests/cluster/node/pin.sh
