@@ -101,11 +101,14 @@ export CI="${CI:-true}"
 # The tools later steps need build from the start, beside the cargo steps,
 # under SCHED_IDLE: cargo keeps both cores busy most of the time but not all
 # of it (a crate compiling alone, a link, a test binary running on one
-# core), and those cycles go to these builds. In the order they are needed:
-# the control plane (the longest build here, 16 min cold), promtool,
-# metricnames and the collector, and Metacontroller (e2e tests run them),
-# the node's binaries (the e2e's second phase), then mdBook for the guide,
-# whose step comes last. Every one
+# core), and those cycles go to these builds: the control plane (the
+# longest build here, 16 min cold), the node's binaries (the e2e's second
+# phase), promtool, metricnames and the collector, Metacontroller, then
+# mdBook for the guide, whose step comes last. The node's come before the
+# tools an e2e test of the first phase runs: a test that finds a tool's
+# lock free builds it at its own priority, while one that finds this idle
+# build holding it waits behind the fuzz build's idle share (20:46–20:56 in
+# a cold run with the node's binaries last). Every one
 # of these build scripts holds a lock while it builds
 # (scripts/lib/build-lock.sh), so a step that needs a tool sooner waits for
 # its build instead of compiling it a second time beside it. Nothing here is
@@ -115,8 +118,8 @@ source scripts/lib/background.sh
 tools_build=
 if [ -z "${SKIP_TOOLS_BUILD:-}" ]; then
   mkdir -p target
-  idle_background bash -c 'tests/cluster/build.sh; tests/monitoring/build.sh; tests/metacontroller/build.sh;
-    tests/cluster/node/build.sh; scripts/mdbook.sh' >target/tools-build.log 2>&1
+  idle_background bash -c 'tests/cluster/build.sh; tests/cluster/node/build.sh; tests/monitoring/build.sh;
+    tests/metacontroller/build.sh; scripts/mdbook.sh' >target/tools-build.log 2>&1
   tools_build=$background_pid
 fi
 trap 'stop_background "$tools_build"' EXIT
