@@ -58,7 +58,7 @@ step() {
   else
     failed=$((failed + 1))
     failures+=("$name ($(free_gib) GiB free after it)")
-    failed_logs+=("$name|$log")
+    failed_logs+=("$log")
     echo "<== $name: FAILED ($((SECONDS - start))s; $(free_gib) GiB free)"
   fi
 }
@@ -185,9 +185,9 @@ fi
 echo
 echo "steps: $passed passed, $failed failed"
 for f in "${failures[@]}"; do echo "  failed: $f"; done
-for entry in "${failed_logs[@]}"; do
+for i in "${!failed_logs[@]}"; do
   echo
-  echo "---- the last 60 lines of \"${entry%%|*}\" (${entry#*|}) ----"
-  tail -n 60 "${entry#*|}"
+  echo "---- the last 60 lines of ${failed_logs[$i]}, \"${failures[$i]}\" ----"
+  tail -n 60 "${failed_logs[$i]}"
 done
 [ "$failed" -eq 0 ]

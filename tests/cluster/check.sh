@@ -9,11 +9,7 @@ cd "$cluster_src"
 
 require_gofmt tests/cluster
 
-copy="$(mktemp -d)"
-trap 'rm -rf "$copy"' EXIT
-cp go.mod go.sum ./*.go "$copy/"
-PIN_DIR="$copy" ./pin.sh >/dev/null
-require_same_go_mod tests/cluster "$copy" "pin.sh generates; run tests/cluster/pin.sh and commit"
+require_pinned tests/cluster go.mod go.sum ./*.go
 
 # Under build.sh's lock: vet and the tests compile what its build does, and
 # scripts/test.sh may be running that build in the background.

@@ -17,9 +17,10 @@ kubernetes_version() {
 }
 # The gates every Go module here shares: `require_gofmt NAME` fails naming
 # the files under the current directory gofmt would change;
-# `require_same_go_mod NAME COPY HINT` fails unless COPY holds the same
-# go.mod and go.sum as the current directory (regenerated there by pin.sh
-# or go mod tidy), telling the user HINT.
+# `require_pinned NAME PATH...` runs the current directory's pin.sh in a
+# temporary copy of PATHs (quiet unless it fails: `go get` names every
+# module it adds) and fails unless it writes the go.mod and go.sum checked
+# in here.
 require_gofmt() {
     local unformatted
     unformatted="$(gofmt -l .)"
@@ -29,9 +30,18 @@ require_gofmt() {
         return 1
     fi
 }
-require_same_go_mod() {
-    if ! diff -u go.mod "$2/go.mod" || ! diff -u go.sum "$2/go.sum"; then
-        echo "$1: go.mod/go.sum differ from what $3" >&2
-        return 1
+require_pinned() {
+    local name=$1 copy status=0
+    shift
+    copy="$(mktemp -d)"
+    cp -r "$@" "$copy/"
+    if ! PIN_DIR="$copy" ./pin.sh >"$copy/pin.log" 2>&1; then
+        cat "$copy/pin.log" >&2
+        status=1
+    elif ! diff -u go.mod "$copy/go.mod" || ! diff -u go.sum "$copy/go.sum"; then
+        echo "$name: go.mod/go.sum differ from what pin.sh generates; run $name/pin.sh and commit" >&2
+        status=1
     fi
+    rm -rf "$copy"
+    return "$status"
 }

@@ -10,12 +10,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../go-env.sh"
 cd "$cluster_src/node"
 
-copy="$(mktemp -d)"
-trap 'rm -rf "$copy"' EXIT
-cp -r . "$copy/"
-# Quiet unless it fails: `go get` names every module it adds.
-PIN_DIR="$copy" ./pin.sh >"$copy/pin.log" 2>&1 || { cat "$copy/pin.log" >&2; exit 1; }
-require_same_go_mod tests/cluster/node "$copy" "pin.sh generates; run tests/cluster/node/pin.sh and commit"
+require_pinned tests/cluster/node .
 # Under build.sh's lock: vet and the tests compile what its build does, and
 # scripts/test.sh or tests/e2e/run.sh may be running that build.
 (build_lock go-node && go vet ./... && go test ./...)

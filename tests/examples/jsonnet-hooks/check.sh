@@ -6,12 +6,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../../cluster/go-env.sh"
 cd "$root/tests/examples/jsonnet-hooks"
 
 require_gofmt tests/examples/jsonnet-hooks
-copy="$(mktemp -d)"
-trap 'rm -rf "$copy"' EXIT
-cp go.mod go.sum ./*.go "$copy/"
-# Quiet unless it fails: `go get` names every module it adds.
-PIN_DIR="$copy" ./pin.sh >"$copy/pin.log" 2>&1 || { cat "$copy/pin.log" >&2; exit 1; }
-require_same_go_mod tests/examples/jsonnet-hooks "$copy" "pin.sh generates; run its pin.sh and commit"
+require_pinned tests/examples/jsonnet-hooks go.mod go.sum ./*.go
 go vet ./...
 go test ./...
 echo "tests/examples/jsonnet-hooks: gofmt, pin, vet and tests ok"
