@@ -20,18 +20,24 @@ targets=(decode hooks hooks_json)
 # toolchain only, which accepts them with RUSTC_BOOTSTRAP=1.
 export RUSTC_BOOTSTRAP=1
 
-# cargo-fuzz and the fuzz build under target/, the one directory a CI cache
-# has to keep (not fuzz/target, not ~/.cargo/bin): a warm run rebuilds only
-# the workspace crates. The build in a directory of its own: the fuzz flags
-# would make every crate in the shared one rebuild.
+# cargo-fuzz and the fuzz build's intermediate artifacts in the
+# machine-wide cache (scripts/lib/cache.sh: tools/, cargo-fuzz/): a fresh
+# clone rebuilds only the workspace crates. The build in a directory of its
+# own: the fuzz flags would make every crate in the shared one rebuild.
 CARGO_FUZZ_VERSION=0.13.2
-tools="$PWD/target/tools"
+source scripts/lib/build-lock.sh
+tools="$METAHOOK_CACHE/tools"
 export PATH="$tools/bin:$PATH"
 if [ "$(cargo fuzz --version 2>/dev/null)" != "cargo-fuzz $CARGO_FUZZ_VERSION" ]; then
-    echo "== installing cargo-fuzz $CARGO_FUZZ_VERSION"
-    env -u CARGO_TARGET_DIR cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked --root "$tools"
+    build_lock cargo-fuzz
+    if [ "$(cargo fuzz --version 2>/dev/null)" != "cargo-fuzz $CARGO_FUZZ_VERSION" ]; then
+        echo "== installing cargo-fuzz $CARGO_FUZZ_VERSION"
+        env -u CARGO_TARGET_DIR -u CARGO_BUILD_BUILD_DIR cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked --root "$tools"
+    fi
+    build_unlock
 fi
 export CARGO_TARGET_DIR="$PWD/target/fuzz"
+export CARGO_BUILD_BUILD_DIR="$METAHOOK_CACHE/cargo-fuzz"
 
 echo "== building the fuzz targets (sanitizer: $sanitizer)"
 cargo fuzz build --release --sanitizer "$sanitizer"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Unpacks a Debian package of this machine's release into target/debian/
+# Unpacks a Debian package of this machine's release into the machine-wide
+# cache's debian/ (scripts/lib/cache.sh)
 # without installing it (apt-get download, dpkg-deb -x: no maintainer
 # scripts run, no service starts, nothing on the machine changes) and
 # prints the directory it is unpacked in. Kept per version: an unchanged
@@ -7,7 +8,8 @@
 #
 #   scripts/debian-package.sh PACKAGE     e.g. busybox-static -> DIR, DIR/bin/busybox
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cache.sh"
+debian="$METAHOOK_CACHE/debian"
 if [ $# -ne 1 ]; then
     echo "usage: $0 PACKAGE" >&2
     exit 2
@@ -21,10 +23,10 @@ if [ -z "$version" ]; then
     version="$(candidate)"
     [ -n "$version" ] || { echo "debian-package: Debian has no package $pkg here" >&2; exit 1; }
 fi
-dir="$root/target/debian/$pkg-${version//:/_}"
+dir="$debian/$pkg-${version//:/_}"
 if [ ! -f "$dir/.unpacked" ]; then
-    mkdir -p "$root/target/debian"
-    tmp="$(mktemp -d "$root/target/debian/.$pkg.XXXXXX")"
+    mkdir -p "$debian"
+    tmp="$(mktemp -d "$debian/.$pkg.XXXXXX")"
     trap 'rm -rf "$tmp"' EXIT
     echo "debian-package: $pkg $version" >&2
     (cd "$tmp" && apt-get download -q "$pkg=$version" >&2)
@@ -32,8 +34,9 @@ if [ ! -f "$dir/.unpacked" ]; then
     dpkg-deb -x "$tmp"/*.deb "$tmp/root"
     touch "$tmp/root/.unpacked"
     rm -rf "$dir"
-    mv -T "$tmp/root" "$dir"
+    # Another run may have unpacked the same version first: keep that one.
+    mv -T "$tmp/root" "$dir" 2>/dev/null || true
     # Older versions of the same package are of no use.
-    find "$root/target/debian" -maxdepth 1 -name "$pkg-[0-9]*" ! -name "$(basename "$dir")" -exec rm -rf {} +
+    find "$debian" -maxdepth 1 -name "$pkg-[0-9]*" ! -name "$(basename "$dir")" -exec rm -rf {} +
 fi
 echo "$dir"

@@ -4,11 +4,11 @@
 # its command-line reference checked against a binary's --help. Part of
 # scripts/test.sh; the HTML is target/book/index.html.
 #
-# Cached under target/ (kept between CI runs), so a warm run only rebuilds
-# the workspace crates that changed and then takes seconds:
-#   target/tools/bin/mdbook  mdBook, from crates.io, installed on first use
+# Cached in the machine-wide cache (scripts/lib/cache.sh), so a warm run only
+# rebuilds the workspace crates and then takes seconds:
+#   tools/bin/mdbook         mdBook, from crates.io, installed on first use
 #                            (scripts/mdbook.sh)
-#   target/debug/            examples/widget built with its tests: metahook,
+#   cargo/debug/             examples/widget built with its tests: metahook,
 #                            metahook-testing and every crate the examples
 #                            link to; the widget shares the workspace's
 #                            profiles, so most of it is what `cargo test`
@@ -16,6 +16,7 @@
 #   target/guide-deps/lib/   links to exactly those crates (tests/guide/deps.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/cache.sh
 
 mdbook="$(scripts/mdbook.sh)"
 
@@ -23,7 +24,7 @@ mdbook="$(scripts/mdbook.sh)"
 # guide writes, its tests' dev-dependencies included), by path to this
 # checkout, built into the shared target/; deps.py picks this build's
 # artifacts out of it, one per crate an example may name.
-target=${CARGO_TARGET_DIR:-$PWD/target}
+target=$CARGO_TARGET_DIR
 deps=$PWD/target/guide-deps
 mkdir -p "$deps"
 (cd examples/widget &&

@@ -7,9 +7,10 @@
   out;
 - at most a dozen entries at the top of driver/src, so that its folders say
   what the driver is made of;
-- the crates outside the workspace that build into its target/
-  (examples/widget, the crate `metahook new` writes) have its release and
-  dev profiles: with others, every dependency builds a second time there.
+- the crates outside the workspace that build into its build directory
+  (examples/widget, the crate `metahook new` writes; scripts/lib/cache.sh)
+  have its release and dev profiles: with others, every dependency builds a
+  second time there.
 
 Exits 1, saying which rule and where, if any is broken.
 """

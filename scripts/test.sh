@@ -12,16 +12,20 @@
 #   SKIP_FUZZ=1 scripts/test.sh   without the fuzz run (quicker, local use)
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# Every build output a later run can reuse goes to the machine-wide cache
+# (METAHOOK_CACHE, default ~/.cache/metahook), not this checkout: a fresh
+# clone on a machine that ran this once starts warm.
+source scripts/lib/cache.sh
 
 passed=0
 failed=0
 failures=()
 
-# Free space under the checkout, in GiB: printed after every step, since a
+# Free space under the cache, in GiB: printed after every step, since a
 # disk that fills mid-run fails later steps in ways that do not say so (a
 # node tainted for disk pressure, a build that stops at once).
 free_kib() {
-  df -Pk . | awk 'NR == 2 { print $4 }'
+  df -Pk "$METAHOOK_CACHE" | awk 'NR == 2 { print $4 }'
 }
 free_gib() {
   awk -v kib="$(free_kib)" 'BEGIN { printf "%.1f", kib / 1024 / 1024 }'
@@ -52,15 +56,55 @@ step() {
   status=$?
   exec {out}>&-
   finish_tee "$tee_pid"
-  if [ "$status" -eq 0 ]; then
+  record "$name" "$status" "$((SECONDS - start))" "$log"
+}
+
+# record NAME STATUS SECONDS LOG: a step's result, counted and reported.
+record() {
+  if [ "$2" -eq 0 ]; then
     passed=$((passed + 1))
-    echo "<== $name: ok ($((SECONDS - start))s; $(free_gib) GiB free)"
+    echo "<== $1: ok (${3}s; $(free_gib) GiB free)"
   else
     failed=$((failed + 1))
-    failures+=("$name ($(free_gib) GiB free after it)")
-    failed_logs+=("$log")
-    echo "<== $name: FAILED ($((SECONDS - start))s; $(free_gib) GiB free)"
+    failures+=("$1 ($(free_gib) GiB free after it)")
+    failed_logs+=("$4")
+    echo "<== $1: FAILED (${3}s; $(free_gib) GiB free)"
   fi
+}
+
+# beside NAME COMMAND [NAME COMMAND]...: steps that mostly wait (on
+# clusters of their own) run at the same time, each in a process group of
+# its own with its output in its log only; when all are over, each is
+# printed and reported in the order given, with its own time.
+beside_pids=()
+beside() {
+  local names=() logs=() i rc seconds
+  beside_pids=()
+  echo
+  while [ $# -ge 2 ]; do
+    local log="$steps_dir/$((passed + failed + ${#names[@]} + 1)).log"
+    echo "==> $1: beside the others, its output when all are over ($log)"
+    set -m
+    (
+      start=$SECONDS
+      "$2" >"$log" 2>&1 </dev/null
+      echo "$? $((SECONDS - start))" >"$log.result"
+    ) &
+    beside_pids+=($!)
+    set +m
+    names+=("$1")
+    logs+=("$log")
+    shift 2
+  done
+  wait "${beside_pids[@]}"
+  beside_pids=()
+  for i in "${!names[@]}"; do
+    echo
+    echo "==> ${names[$i]}"
+    cat "${logs[$i]}"
+    read -r rc seconds <"${logs[$i]}.result" 2>/dev/null || { rc=1 seconds=0; }
+    record "${names[$i]}" "$rc" "$seconds" "${logs[$i]}"
+  done
 }
 
 # finish_tee PID: lets tee write what it still holds (up to 10 s; it
@@ -91,9 +135,10 @@ export CARGO_INCREMENTAL=0
 scripts/prune-target.sh || echo "prune-target failed; going on with the cache as it is"
 # The disk is shared with other machines' work: say how much there is, so a
 # run that dies of ENOSPC says so at the top.
-echo "disk: $(free_gib) GiB free under $PWD"
+echo "cache: $METAHOOK_CACHE ($(du -sh "$METAHOOK_CACHE" 2>/dev/null | cut -f1))"
+echo "disk: $(free_gib) GiB free under $METAHOOK_CACHE"
 if [ "$(free_kib)" -lt $((8 * 1024 * 1024)) ]; then
-  echo "WARNING: under 8 GiB free; a full run writes about 5 GiB with a warm target/, 28 GiB cold (workspace builds, clusters, images)"
+  echo "WARNING: under 8 GiB free; a full run writes about 5 GiB with a warm cache, 28 GiB cold (builds, clusters, images)"
 fi
 # CI=true makes insta fail on a snapshot mismatch instead of writing files.
 export CI="${CI:-true}"
@@ -122,7 +167,7 @@ if [ -z "${SKIP_TOOLS_BUILD:-}" ]; then
     tests/metacontroller/build.sh; scripts/mdbook.sh' >target/tools-build.log 2>&1
   tools_build=$background_pid
 fi
-trap 'stop_background "$tools_build"' EXIT
+trap 'for p in "$tools_build" "${beside_pids[@]}"; do stop_background "$p"; done' EXIT
 
 step "cargo fmt --check" cargo fmt --all -- --check
 clippy() {
@@ -138,12 +183,14 @@ step "house rules" scripts/house.py
 step "cargo test" cargo test --workspace --locked
 widget() {
   # A controller of someone's own (examples/widget): a workspace of its own
-  # on the library by path, checked as its user would check it, built into
-  # this target/ (with the workspace's profiles, so on its dependencies).
+  # on the library by path, checked as its user would check it. Its binary
+  # lands in this checkout's target/ (CARGO_TARGET_DIR), the rest in the
+  # shared build directory (scripts/lib/cache.sh) with the workspace's
+  # profiles, so on the workspace's dependencies.
   (cd examples/widget &&
-    CARGO_TARGET_DIR="$PWD/../../target" cargo fmt -- --check &&
-    CARGO_TARGET_DIR="$PWD/../../target" cargo clippy --all-targets --locked -- -D warnings &&
-    CARGO_TARGET_DIR="$PWD/../../target" cargo test --locked)
+    cargo fmt -- --check &&
+    cargo clippy --all-targets --locked -- -D warnings &&
+    cargo test --locked)
 }
 step "examples/widget (a user's own crate): fmt, clippy, its tests" widget
 step "control plane: gofmt, go vet, go test, pinned modules" tests/cluster/check.sh
@@ -159,8 +206,11 @@ if [ -z "${SKIP_FUZZ:-}" ] && [ -x fuzz/run.sh ]; then
   idle_background env FUZZ_BUILD_ONLY=1 fuzz/run.sh >target/fuzz-build.log 2>&1
   fuzz_build=$background_pid
 fi
-step "end to end on the real control plane" tests/e2e/run.sh
-step "Metacontroller's examples under Metacontroller and the driver" tests/examples/run.sh
+# The two cluster steps side by side: each mostly waits on its control
+# planes (the e2e's stand-in and real node, the examples' two stand-ins and
+# real node; one real node at a time, tests/cluster/up.sh).
+beside "end to end on the real control plane" tests/e2e/run.sh \
+  "Metacontroller's examples under Metacontroller and the driver" tests/examples/run.sh
 # The steps that need no cluster and whose tools (the node's binaries,
 # go-jsonnet, mdBook, promtool and the collector) built beside the two
 # above, last.
@@ -168,8 +218,8 @@ step "the node's binaries: go vet, go test, pinned modules" tests/cluster/node/c
 step "jsonnet hook server: gofmt, go vet, go test, pinned modules" tests/examples/jsonnet-hooks/check.sh
 # The guide (docs/): mdbook build without a warning, its Rust examples
 # compiled and run against the library, its links and images, its
-# command-line reference against --help. Cached: mdBook in target/tools;
-# the examples' crates are examples/widget's build (scripts/guide.sh).
+# command-line reference against --help. Cached: mdBook in the cache's
+# tools/; the examples' crates are examples/widget's build (scripts/guide.sh).
 step "guide: mdbook build and test, links, CLI reference" scripts/guide.sh
 optional "chart tests (helm, kubernetes-validate)" tests/chart/run.sh
 step "monitoring: promtool check and test rules, dashboard queries, gofmt, go vet, go test" tests/monitoring/check.sh

@@ -102,9 +102,8 @@ def cluster() -> Cluster:
                    or str(ROOT / "target/cluster/bin/kubectl"))
     ctr_bin = Path(os.environ.get("METAHOOK_CTR") or ROOT / "target/cluster/bin/ctr")
     if not ctr_bin.exists():
-        # The node's build (tests/cluster/node/build.sh), newest first.
-        built = sorted((ROOT / "target/cluster").glob("node-*/bin/ctr"), key=lambda p: p.stat().st_mtime)
-        ctr_bin = built[-1] if built else ctr_bin
+        # The node's build (tests/cluster/node/build.sh links it here).
+        ctr_bin = ROOT / "target/cluster/node/bin/ctr"
     assert os.access(ctr_bin, os.X_OK), f"no ctr at {ctr_bin} (tests/cluster/node/build.sh builds it)"
     admin = Kube.from_kubeconfig(kubeconfig)
     version = admin.ok("GET", "/version")

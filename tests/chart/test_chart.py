@@ -1,7 +1,7 @@
 """The Helm chart at the repository root, rendered and linted with real Helm
 (helm-python-sdk, Helm v4) and validated with kubernetes-validate.
 
-Run with tests/chart/run.sh (creates .venv and installs the pinned tools).
+Run with tests/chart/run.sh (a venv with the pinned tools, scripts/lib/venv.sh).
 """
 
 from __future__ import annotations

@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # Builds the control plane (etcd, kube-apiserver, kube-controller-manager,
 # kubectl and the kubelet stand-in, one binary) only when its sources
-# changed: the binary is cached under target/cluster/, keyed on the Go
-# sources, go.mod, go.sum, this script and the Go version. Prints the
-# binary's path; target/cluster/bin/ holds it and a kubectl link to it.
+# changed: the binary is cached in the machine-wide cache
+# (scripts/lib/cache.sh: cluster/), keyed on the Go sources, go.mod, go.sum,
+# this script and the Go version. Prints the binary's path; the checkout's
+# target/cluster/bin/ links to it as metahook-cluster and kubectl.
+#
+#   tests/cluster/build.sh --key    only prints the key
 #
 # A cold build compiles kube-apiserver and kube-controller-manager from
 # source: minutes on two cores (docs/testing.md).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/go-env.sh"
 cd "$cluster_src"
-build_lock go-cluster
 
 key="$( (go version; cat build.sh go.mod go.sum; for f in $(ls ./*.go | sort); do echo "$f"; cat "$f"; done) |
     sha256sum | cut -c1-16)"
-out="$root/target/cluster"
+if [ "${1:-}" = --key ]; then echo "$key"; exit 0; fi
+build_lock go-cluster
+out="$METAHOOK_CACHE/cluster"
 bin="$out/metahook-cluster-$key"
 if [ ! -x "$bin" ]; then
     version="$(kubernetes_version)"
@@ -41,7 +45,7 @@ print(json.load(open(m["Info"]))["Time"], m["Sum"])')
     # Older builds are of sources that are gone.
     find "$out" -maxdepth 1 -name 'metahook-cluster-*' ! -name "metahook-cluster-$key" -delete
 fi
-mkdir -p "$out/bin"
-ln -sfn "$bin" "$out/bin/metahook-cluster"
-ln -sfn "$bin" "$out/bin/kubectl"
+mkdir -p "$root/target/cluster/bin"
+ln -sfn "$bin" "$root/target/cluster/bin/metahook-cluster"
+ln -sfn "$bin" "$root/target/cluster/bin/kubectl"
 echo "$bin"

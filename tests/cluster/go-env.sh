@@ -1,14 +1,15 @@
 # Sourced by the scripts here: one Go setup for building, vetting and
-# testing the control plane. Everything expensive lives under target/ (the
-# module downloads and the build cache), so a CI cache of target/ makes a
-# warm run skip the Go build entirely.
+# testing the control plane. Everything expensive (the module downloads,
+# the build cache, the built tools) lives in the machine-wide cache
+# (scripts/lib/cache.sh), so a fresh clone skips the Go builds entirely.
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+source "$root/scripts/lib/cache.sh"
 cluster_src="$root/tests/cluster"
 export GOTOOLCHAIN=local
 export CGO_ENABLED=0
 export GOFLAGS="-modcacherw -trimpath"
-export GOMODCACHE="${METAHOOK_GOMODCACHE:-$root/target/go/mod}"
-export GOCACHE="${METAHOOK_GOCACHE:-$root/target/go/build}"
+export GOMODCACHE="${METAHOOK_GOMODCACHE:-$METAHOOK_CACHE/go/mod}"
+export GOCACHE="${METAHOOK_GOCACHE:-$METAHOOK_CACHE/go/build}"
 # build_lock NAME (scripts/lib/build-lock.sh): one build of a module at a time.
 source "$root/scripts/lib/build-lock.sh"
 # The Kubernetes version go.mod pins (k8s.io/kubernetes vX.Y.Z).

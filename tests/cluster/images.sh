@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the images only the test node needs, each FROM scratch around one
-# binary (scripts/lib/scratch-image.sh), as docker-archives under
-# target/images/, and prints their paths one per line. An image is rebuilt
+# binary (scripts/lib/scratch-image.sh), as docker-archives in the
+# machine-wide cache (scripts/lib/cache.sh: images/), and prints their paths
+# one per line. An image is rebuilt
 # only when its binary (or its recipe here) changed. With CLUSTER_DIR each
 # is loaded into that node's containerd as well (tests/cluster/load-image.sh).
 #
@@ -12,6 +13,9 @@
 # tests/metacontroller/build.sh.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# The images' storage in the machine-wide cache (scripts/lib/cache.sh).
+source "$root/scripts/lib/cache.sh"
+SCRATCH_IMAGE_DIR="$METAHOOK_CACHE/images"
 source "$root/scripts/lib/scratch-image.sh"
 node_bin="${METAHOOK_NODE_BIN:-$root/target/cluster/node/bin}"
 for b in pause coredns hello-server; do

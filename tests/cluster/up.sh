@@ -39,6 +39,21 @@ if [ "$node" = real ]; then
         echo "tests/cluster: installing ${missing[*]} from Debian" >&2
         apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
     fi
+    # One real node runs on a machine at a time (its network namespace,
+    # addresses and cgroups are the machine's): a second one (another
+    # clone's, the examples' beside the e2e's) waits here. The control plane
+    # started below inherits the lock, so it is free again once the node's
+    # last process is gone.
+    node_lock_file=/run/lock/metahook-real-node.lock
+    mkdir -p "$(dirname "$node_lock_file")"
+    exec {node_lock}>"$node_lock_file"
+    if ! flock --nonblock "$node_lock"; then
+        echo "tests/cluster: waiting for the real node another run holds ($node_lock_file)" >&2
+        if ! flock --timeout 1800 "$node_lock"; then
+            echo "tests/cluster: the real node was still held after 30 min ($node_lock_file)" >&2
+            exit 1
+        fi
+    fi
     if [ -e /run/netns/metahook-node ] && [ -n "$(ip netns pids metahook-node 2>/dev/null)" ]; then
         echo "tests/cluster: a real node already runs on this machine (network namespace metahook-node);" \
             "tests/cluster/down.sh DIR stops it" >&2

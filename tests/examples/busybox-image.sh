@@ -12,6 +12,9 @@
 #                                                   registry there as library/busybox:latest
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# The images' storage in the machine-wide cache (scripts/lib/cache.sh).
+source "$root/scripts/lib/cache.sh"
+SCRATCH_IMAGE_DIR="$METAHOOK_CACHE/images"
 source "$root/scripts/lib/scratch-image.sh"
 scratch_init
 

@@ -21,6 +21,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
+source scripts/lib/cache.sh
 
 engines=()
 filter=()
@@ -60,11 +61,8 @@ jsonnet_hooks="$(tests/examples/jsonnet-hooks/build.sh)"
 tests/cluster/build.sh >/dev/null
 
 # PyYAML from the chart tests' venv (tests/chart/requirements.txt pins it).
-venv="${METAHOOK_VENV:-$root/.venv}"
-if ! "$venv/bin/python" -c 'import yaml' 2>/dev/null; then
-    python3 -m venv "$venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r tests/chart/requirements.txt
-fi
+source scripts/lib/venv.sh
+test_venv
 
 exec "$venv/bin/python" tests/examples/examples.py run --engines "${engines[@]}" "${filter[@]}" \
     --archive "$archive" --metahook "$metahook" --jsonnet-hooks "$jsonnet_hooks" --rust-hooks "$bindir" ${metacontroller:+--metacontroller "$metacontroller"} \

@@ -11,6 +11,9 @@
 #                                      or tests/cluster/images.sh)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# The images' storage in the machine-wide cache (scripts/lib/cache.sh).
+source "$root/scripts/lib/cache.sh"
+SCRATCH_IMAGE_DIR="$METAHOOK_CACHE/images"
 source "$root/scripts/lib/scratch-image.sh"
 scratch_init
 if ! command -v runc >/dev/null || ! command -v jq >/dev/null; then

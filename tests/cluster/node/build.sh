@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Builds the node's binaries from the Go modules go.mod pins (pin.sh), only
-# when their sources changed: they are cached in target/cluster/node-KEY/,
-# KEY a hash of the Go version, this script, go.mod, go.sum and every Go
-# file here. Prints that directory; target/cluster/node links to it.
+# when their sources changed: they are cached in the machine-wide cache
+# (scripts/lib/cache.sh) as cluster/node-KEY/, KEY a hash of the Go
+# version, this script, go.mod, go.sum and every Go file here. Prints that
+# directory; the checkout's target/cluster/node links to it.
+#
+#   tests/cluster/node/build.sh --key    only prints the key
 #
 #   bin/containerd bin/containerd-shim-runc-v2 bin/ctr   containerd
 #   bin/coredns                                          CoreDNS, our main (./coredns)
@@ -16,12 +19,13 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../go-env.sh"
 node_src="$cluster_src/node"
 cd "$node_src"
-build_lock go-node
 
 key="$( (go version; cat build.sh go.mod go.sum
     find . -name '*.go' -type f | LC_ALL=C sort | while read -r f; do echo "$f"; cat "$f"; done) |
     sha256sum | cut -c1-16)"
-out="$root/target/cluster"
+if [ "${1:-}" = --key ]; then echo "$key"; exit 0; fi
+build_lock go-node
+out="$METAHOOK_CACHE/cluster"
 dir="$out/node-$key"
 
 # The pinned version of module $1, and its checksum, which stands for the
@@ -85,10 +89,10 @@ if [ ! -d "$dir" ]; then
     mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp"
     trap - EXIT
     echo "tests/cluster/node: modules in $((downloaded - start)) s, built in $((SECONDS - downloaded)) s: $dir" >&2
-    # Older builds are of sources that are gone. Only node-<key>: clusters'
-    # directories live beside them (tests/e2e/run.sh's node-e2e).
+    # Older builds are of sources that are gone.
     find "$out" -maxdepth 1 -regextype posix-extended -regex '.*/node-[0-9a-f]{16}' \
         ! -name "node-$key" -exec rm -rf {} +
 fi
-ln -sfn "node-$key" "$out/node"
+mkdir -p "$root/target/cluster"
+ln -sfn "$dir" "$root/target/cluster/node"
 echo "$dir"

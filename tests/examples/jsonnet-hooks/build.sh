@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Builds the jsonnet hook server (main.go here, go-jsonnet as pin.sh pins
-# it) only when its sources changed: cached as
-# target/jsonnet-hooks/jsonnet-hooks-KEY, KEY a hash of the Go version,
-# this script, go.mod, go.sum and the Go files. Prints the binary's path.
+# it) only when its sources changed: cached in the machine-wide cache
+# (scripts/lib/cache.sh) as jsonnet-hooks/jsonnet-hooks-KEY, KEY a hash of
+# the Go version, this script, go.mod, go.sum and the Go files. Prints the
+# binary's path.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../../cluster/go-env.sh"
 cd "$root/tests/examples/jsonnet-hooks"
 
 key="$( (go version; cat build.sh go.mod go.sum ./*.go) | sha256sum | cut -c1-16)"
-out="$root/target/jsonnet-hooks"
+if [ "${1:-}" = --key ]; then echo "$key"; exit 0; fi
+build_lock go-jsonnet-hooks
+out="$METAHOOK_CACHE/jsonnet-hooks"
 bin="$out/jsonnet-hooks-$key"
 if [ ! -x "$bin" ]; then
     mkdir -p "$out"

@@ -2,9 +2,9 @@
 # Sourced by scripts/image.sh and tests/cluster/images.sh: FROM-scratch
 # images built from one binary, without a container daemon or a registry
 # (buildah with vfs storage and chroot isolation: no overlay mounts, no user
-# namespaces, no base image to pull). Storage lives under target/images/, so
-# a CI cache of target/ keeps the images and an unchanged binary costs no
-# build.
+# namespaces, no base image to pull). Storage lives under target/images/
+# (or SCRATCH_IMAGE_DIR), so a CI cache of target/ keeps the images and an
+# unchanged binary costs no build.
 #
 #   scratch_init
 #   scratch_lock
@@ -12,7 +12,7 @@
 #   scratch_image REF DIR ARCHIVE --containerfile FILE STAGE
 #   scratch_image REF DIR ARCHIVE [buildah config flags...]
 scratch_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-scratch_dir="$scratch_root/target/images"
+scratch_dir="${SCRATCH_IMAGE_DIR:-$scratch_root/target/images}"
 
 # Installs buildah (and the CA bundle) from Debian when missing, as a fresh
 # CI machine has neither, and sets BUILDAH to a buildah using our storage.
@@ -28,7 +28,7 @@ scratch_init() {
     BUILDAH=(buildah --root "$scratch_dir/storage" --runroot "$scratch_dir/run" --storage-driver vfs)
 }
 
-# Holds target/images/lock until the caller exits: two builds at once would
+# Holds $scratch_dir/lock until the caller exits: two builds at once would
 # lay out the same root filesystem and archive under each other.
 scratch_lock() {
     exec {scratch_lock_fd}>"$scratch_dir/lock"
