@@ -72,29 +72,35 @@ record() {
   fi
 }
 
-# beside NAME COMMAND [NAME COMMAND]...: steps that mostly wait (on
-# clusters of their own) run at the same time, each in a process group of
-# its own with its output in its log only; when all are over, each is
-# printed and reported in the order given, with its own time.
+# beside LANE [-- LANE]...: lanes of steps at the same time, each LANE
+# a list of NAME COMMAND pairs run one after the other. For steps that
+# mostly wait (on clusters of their own) and, beside them, short ones that
+# need little. Each lane runs in a process group of its own, each step's
+# output in its log only; when all lanes are over, each step is printed and
+# reported in the order given, with its own time.
 beside_pids=()
 beside() {
-  local names=() logs=() i rc seconds
+  local names=() logs=() lane=() i rc seconds
   beside_pids=()
   echo
-  while [ $# -ge 2 ]; do
-    local log="$steps_dir/$((passed + failed + ${#names[@]} + 1)).log"
-    echo "==> $1: beside the others, its output when all are over ($log)"
+  while [ $# -gt 0 ]; do
+    if [ "$1" = -- ]; then
+      shift
+      continue
+    fi
+    lane=()
+    while [ $# -ge 2 ] && [ "$1" != -- ]; do
+      local log="$steps_dir/$((passed + failed + ${#names[@]} + 1)).log"
+      echo "==> $1: beside the others, its output when all are over ($log)"
+      names+=("$1")
+      logs+=("$log")
+      lane+=("$2" "$log")
+      shift 2
+    done
     set -m
-    (
-      start=$SECONDS
-      "$2" >"$log" 2>&1 </dev/null
-      echo "$? $((SECONDS - start))" >"$log.result"
-    ) &
+    beside_lane "${lane[@]}" &
     beside_pids+=($!)
     set +m
-    names+=("$1")
-    logs+=("$log")
-    shift 2
   done
   wait "${beside_pids[@]}"
   beside_pids=()
@@ -104,6 +110,17 @@ beside() {
     cat "${logs[$i]}"
     read -r rc seconds <"${logs[$i]}.result" 2>/dev/null || { rc=1 seconds=0; }
     record "${names[$i]}" "$rc" "$seconds" "${logs[$i]}"
+  done
+}
+
+# beside_lane COMMAND LOG [COMMAND LOG]...: one lane of beside.
+beside_lane() {
+  local start
+  while [ $# -ge 2 ]; do
+    start=$SECONDS
+    "$1" >"$2" 2>&1 </dev/null
+    echo "$? $((SECONDS - start))" >"$2.result"
+    shift 2
   done
 }
 
@@ -208,21 +225,24 @@ if [ -z "${SKIP_FUZZ:-}" ] && [ -x fuzz/run.sh ]; then
 fi
 # The two cluster steps side by side: each mostly waits on its control
 # planes (the e2e's stand-in and real node, the examples' two stand-ins and
-# real node; one real node at a time, tests/cluster/up.sh).
-beside "end to end on the real control plane" tests/e2e/run.sh \
-  "Metacontroller's examples under Metacontroller and the driver" tests/examples/run.sh
-# The steps that need no cluster and whose tools (the node's binaries,
-# go-jsonnet, mdBook, promtool and the collector) built beside the two
-# above, last.
-step "the node's binaries: go vet, go test, pinned modules" tests/cluster/node/check.sh
-step "jsonnet hook server: gofmt, go vet, go test, pinned modules" tests/examples/jsonnet-hooks/check.sh
+# real node; one real node at a time, tests/cluster/up.sh). Beside them,
+# one after the other, the steps that need no cluster: each takes little
+# of the cores, and their tools (the node's binaries, go-jsonnet, mdBook,
+# promtool and the collector) build in the background from the start.
 # The guide (docs/): mdbook build without a warning, its Rust examples
 # compiled and run against the library, its links and images, its
-# command-line reference against --help. Cached: mdBook in the cache's
-# tools/; the examples' crates are examples/widget's build (scripts/guide.sh).
-step "guide: mdbook build and test, links, CLI reference" scripts/guide.sh
-optional "chart tests (helm, kubernetes-validate)" tests/chart/run.sh
-step "monitoring: promtool check and test rules, dashboard queries, gofmt, go vet, go test" tests/monitoring/check.sh
+# command-line reference against --help; the examples' crates are
+# examples/widget's build (scripts/guide.sh). The build cache's own keys
+# (scripts/lib/cache.sh): a changed input of the control plane, the venv or
+# an image rebuilt, an unchanged one not.
+beside "end to end on the real control plane" tests/e2e/run.sh \
+  -- "Metacontroller's examples under Metacontroller and the driver" tests/examples/run.sh \
+  -- "the node's binaries: go vet, go test, pinned modules" tests/cluster/node/check.sh \
+  "jsonnet hook server: gofmt, go vet, go test, pinned modules" tests/examples/jsonnet-hooks/check.sh \
+  "guide: mdbook build and test, links, CLI reference" scripts/guide.sh \
+  "chart tests (helm, kubernetes-validate)" tests/chart/run.sh \
+  "monitoring: promtool check and test rules, dashboard queries, gofmt, go vet, go test" tests/monitoring/check.sh \
+  "build cache: what changed is rebuilt, nothing else" tests/cache/keys.sh
 if [ -n "$fuzz_build" ]; then
   start=$SECONDS
   wait "$fuzz_build" || echo "the fuzz build beside the tests failed (target/fuzz-build.log); the fuzz step builds again"

@@ -16,6 +16,8 @@ use rustls_pki_types::{CertificateDer, UnixTime};
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
+mod subject;
+
 /// The ConfigMap kube-apiserver publishes for aggregated API servers.
 pub const CONFIG_MAP_NAMESPACE: &str = "kube-system";
 pub const CONFIG_MAP_NAME: &str = "extension-apiserver-authentication";
@@ -115,13 +117,15 @@ impl RequestHeader {
         self.verifier
             .verify_client_cert(leaf, intermediates, UnixTime::now())
             .map_err(|e| format!("the client certificate is not the front proxy's: {e}"))?;
-        if !self.allowed_names.is_empty() {
-            let name = common_name(leaf).unwrap_or_default();
-            if !self.allowed_names.contains(&name) {
-                return Err(format!(
-                    "the client certificate's common name {name:?} is not an allowed front-proxy name"
-                ));
-            }
+        // Read even when any name is allowed: kube-apiserver refuses a
+        // certificate whose subject it cannot read.
+        let name = subject::common_name(leaf.as_ref())
+            .map_err(|e| e.to_string())?
+            .unwrap_or_default();
+        if !self.allowed_names.is_empty() && !self.allowed_names.contains(&name) {
+            return Err(format!(
+                "the client certificate's common name {name:?} is not an allowed front-proxy name"
+            ));
         }
         let first = |names: &[String]| {
             names.iter().find_map(|h| {
@@ -197,12 +201,6 @@ fn unescape(key: &str) -> String {
     String::from_utf8_lossy(&out).to_ascii_lowercase()
 }
 
-fn common_name(cert: &CertificateDer<'_>) -> Option<String> {
-    let (_, parsed) = x509_parser::parse_x509_certificate(cert.as_ref()).ok()?;
-    let cn = parsed.subject().iter_common_name().next()?.as_str().ok()?;
-    Some(cn.to_owned())
-}
-
 /// The current settings, replaced whenever the ConfigMap changes; none
 /// until it has been read (every request is 401 until then).
 #[derive(Debug, Default)]
@@ -248,6 +246,12 @@ pub(crate) mod tests {
     }
 
     pub(crate) fn pki(cn: &str) -> Pki {
+        pki_named(&[(rcgen::DnType::CommonName, cn.into())])
+    }
+
+    /// A CA and a client certificate it signs whose subject holds
+    /// `attributes`, in order.
+    pub(crate) fn pki_named(attributes: &[(rcgen::DnType, rcgen::DnValue)]) -> Pki {
         let ca_key = KeyPair::generate().unwrap();
         let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
         ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
@@ -258,9 +262,9 @@ pub(crate) mod tests {
         let issuer = Issuer::new(ca_params, ca_key);
         let key = KeyPair::generate().unwrap();
         let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, cn);
+        for (kind, value) in attributes {
+            params.distinguished_name.push(kind.clone(), value.clone());
+        }
         let client = params.signed_by(&key, &issuer).unwrap();
         Pki {
             ca_pem: ca.pem(),
@@ -375,6 +379,56 @@ pub(crate) mod tests {
         // Before the ConfigMap is read: nobody.
         let unread = FrontProxy::default();
         assert!(unread.authenticate(Some(&[proxy.client]), &h).is_err());
+    }
+
+    #[test]
+    fn allowed_names_are_judged_by_the_common_name_kube_apiserver_reads() {
+        use rcgen::{DnType, DnValue};
+        let cn = |name: &str| (DnType::CommonName, DnValue::from(name));
+        // rcgen keeps one value per attribute type: a second CN is the
+        // CN's OID under another name.
+        let second_cn = |name: &str| (DnType::CustomDnType(vec![2, 5, 4, 3]), DnValue::from(name));
+        let not_a_string = (
+            DnType::OrganizationName,
+            DnValue::UniversalString("front-proxy-client".try_into().unwrap()),
+        );
+        let h = headers(&[("X-Remote-User", "alice")]);
+        // (the subject, the allowed names, whether the request is trusted)
+        let cases = [
+            (
+                vec![cn("front-proxy-client")],
+                r#"["front-proxy-client"]"#,
+                true,
+            ),
+            (
+                vec![cn("front-proxy-client"), second_cn("other-name")],
+                r#"["front-proxy-client"]"#,
+                false,
+            ),
+            (
+                vec![cn("other-name"), second_cn("front-proxy-client")],
+                r#"["front-proxy-client"]"#,
+                true,
+            ),
+            (
+                vec![cn("front-proxy-client"), not_a_string.clone()],
+                r#"["front-proxy-client"]"#,
+                false,
+            ),
+            // Any name allowed: still only a subject kube-apiserver can read.
+            (vec![cn("front-proxy-client"), not_a_string], "", false),
+            (vec![cn("anyone")], "", true),
+        ];
+        for (subject, allowed, trusted) in cases {
+            let pki = pki_named(&subject);
+            let settings = RequestHeader::from_data(&data(&pki.ca_pem, allowed)).unwrap();
+            let result = settings.authenticate(Some(std::slice::from_ref(&pki.client)), &h);
+            assert_eq!(
+                result.is_ok(),
+                trusted,
+                "{subject:?} with {allowed:?}: {result:?}"
+            );
+        }
     }
 
     #[test]

@@ -28,6 +28,9 @@ fi
 test_venv
 
 cd "$root"
+# Metacontroller's manifests, which the tests of its mode read from its
+# source (built and extracted once, into the cache; target/metacontroller/src).
+tests/metacontroller/build.sh >/dev/null
 marker=(-m "not cluster")
 for arg in "$@"; do
     case "$arg" in -m*) marker=() ;; esac

@@ -2,7 +2,8 @@
 //! the fields `Certificate.Verify` reads, parsed with x509-parser, and the
 //! certificates Go's parser refuses refused here too (a v1 or v2
 //! certificate with extensions, an extension twice, inner and outer
-//! signature algorithms that differ, a malformed extension it reads).
+//! signature algorithms that differ, a malformed extension it reads, a
+//! key identifier or authorityInfoAccess marked critical).
 
 use crate::refusal::ClientCertRefused;
 use x509_parser::asn1_rs::{Any, FromDer};
@@ -202,6 +203,17 @@ impl<'a> Cert<'a> {
                 // policyConstraints, extKeyUsage, subjectKeyIdentifier,
                 // certificatePolicies, policyMappings, inhibitAnyPolicy.
                 Some(15 | 19 | 17 | 30 | 31 | 35 | 36 | 37 | 14 | 32 | 33 | 54) => {
+                    // Go's parser: "incorrectly marked critical" (RFC 5280
+                    // 4.2.1.1, 4.2.1.2).
+                    match id_ce(oid) {
+                        Some(35) if ext.critical => {
+                            return Err(malformed("authorityKeyIdentifier marked critical"));
+                        }
+                        Some(14) if ext.critical => {
+                            return Err(malformed("subjectKeyIdentifier marked critical"));
+                        }
+                        _ => {}
+                    }
                     if let ParsedExtension::ParseError { error } = parsed {
                         return Err(malformed(&format!(
                             "extension {}: {error}",

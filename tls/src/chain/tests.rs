@@ -113,6 +113,45 @@ fn an_unknown_critical_extension_is_refused_and_a_known_one_is_not() {
 }
 
 #[test]
+fn a_key_identifier_marked_critical_is_refused_as_gos_parser_refuses_it() {
+    let ca = Authority::root("hooks-ca");
+    // The extension, its OID and a value: authorityKeyIdentifier
+    // { keyIdentifier }, subjectKeyIdentifier.
+    let cases: [(&str, &[u64], &[u8]); 2] = [
+        (
+            "authorityKeyIdentifier",
+            &[2, 5, 29, 35],
+            &[0x30, 0x06, 0x80, 0x04, 1, 2, 3, 4],
+        ),
+        (
+            "subjectKeyIdentifier",
+            &[2, 5, 29, 14],
+            &[0x04, 0x04, 1, 2, 3, 4],
+        ),
+    ];
+    for (name, oid, value) in cases {
+        for critical in [false, true] {
+            let key = KeyPair::generate().unwrap();
+            let mut params = client(vec![ExtendedKeyUsagePurpose::ClientAuth]);
+            let mut extension = CustomExtension::from_oid_content(oid, value.to_vec());
+            extension.set_criticality(critical);
+            params.custom_extensions = vec![extension];
+            let leaf = ca.issue(params, "metacontroller", &key);
+            match (critical, check(&[&ca], &leaf, &[], NOW)) {
+                (false, Ok(())) => {}
+                (true, Err(ClientCertRefused::Unsupported(why))) => {
+                    assert_eq!(
+                        why,
+                        format!("malformed certificate: {name} marked critical")
+                    );
+                }
+                (critical, other) => panic!("{name}, critical {critical}: {other:?}"),
+            }
+        }
+    }
+}
+
+#[test]
 fn a_chain_through_intermediates_the_client_sends_is_followed() {
     let root = Authority::root("root");
     let intermediate = root.intermediate(no_extensions(), "intermediate");
@@ -297,4 +336,111 @@ fn a_leaf_that_is_itself_in_ca_crt_is_accepted() {
     let key = KeyPair::generate().unwrap();
     let leaf = v1("self", &key, &common_name("self"), &key, TEN_YEARS);
     verify(std::slice::from_ref(&leaf), &leaf, &[], NOW, algorithms()).unwrap();
+}
+
+#[test]
+fn hostile_chains_are_refused_within_their_signature_budget() {
+    let root = Authority::root("hooks-ca");
+    let expect_unknown_ca = |what: &str, result: Result<(), ClientCertRefused>| match result {
+        Err(ClientCertRefused::UnknownCa { .. }) => {}
+        other => panic!("{what}: {other:?}"),
+    };
+    // A look-alike of the root: its name, another key.
+    let look_alike = Authority::root("hooks-ca");
+    let (leaf, _) = look_alike.v1_client("metacontroller", TEN_YEARS);
+    expect_unknown_ca(
+        "signed by a look-alike of the root",
+        check(&[&root], &leaf, &[], NOW),
+    );
+    expect_unknown_ca(
+        "the look-alike sent as an intermediate",
+        check(&[&root], &leaf, &[&look_alike.der], NOW),
+    );
+
+    // Two intermediates that sign each other, neither under the root.
+    let ca = |name: &str| {
+        let mut params = no_extensions();
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, name);
+        params
+    };
+    let (a, b) = (ca("loop-a"), ca("loop-b"));
+    let (a_key, b_key) = (KeyPair::generate().unwrap(), KeyPair::generate().unwrap());
+    let a_by_b = a
+        .signed_by(&a_key, &rcgen::Issuer::new(b.clone(), &b_key))
+        .unwrap();
+    let b_by_a = b
+        .signed_by(&b_key, &rcgen::Issuer::new(a.clone(), &a_key))
+        .unwrap();
+    let a_authority = Authority {
+        der: a_by_b.der().to_vec(),
+        pem: a_by_b.pem(),
+        params: a,
+        key: a_key,
+    };
+    let (leaf, _) = a_authority.v1_client("metacontroller", TEN_YEARS);
+    expect_unknown_ca(
+        "a loop",
+        check(&[&root], &leaf, &[a_by_b.der(), b_by_a.der()], NOW),
+    );
+
+    // A chain of 110 intermediates from the root: more signatures than
+    // Go's budget of 100.
+    let mut chain = vec![root.intermediate(no_extensions(), "link-0")];
+    for i in 1..110 {
+        let next = chain[i - 1].intermediate(no_extensions(), &format!("link-{i}"));
+        chain.push(next);
+    }
+    let (leaf, _) = chain[109].v1_client("metacontroller", TEN_YEARS);
+    let sent: Vec<&[u8]> = chain.iter().rev().map(|c| c.der.as_slice()).collect();
+    assert!(
+        check(&[&root], &leaf, &sent, NOW).is_err(),
+        "a chain of 110"
+    );
+    // Ten deep is fine.
+    let (leaf, _) = chain[9].v1_client("metacontroller", TEN_YEARS);
+    check(&[&root], &leaf, &sent[100..], NOW).unwrap();
+
+    // 300 intermediates of the leaf issuer's name, none its key, before
+    // the real one: the budget ends the search.
+    let real = root.intermediate(no_extensions(), "flood");
+    let (leaf, _) = real.v1_client("metacontroller", TEN_YEARS);
+    let fakes: Vec<Authority> = (0..300)
+        .map(|_| root.intermediate(no_extensions(), "flood"))
+        .collect();
+    let mut flood: Vec<&[u8]> = fakes.iter().map(|c| c.der.as_slice()).collect();
+    flood.push(&real.der);
+    assert!(
+        check(&[&root], &leaf, &flood, NOW).is_err(),
+        "a flood of 300 look-alikes"
+    );
+    check(&[&root], &leaf, &[&real.der], NOW).unwrap();
+
+    // Not DER at all, and a certificate whose outer signature algorithm
+    // is not the one it signed (ecdsa-with-SHA256 made SHA384).
+    for garbage in [
+        &b"not a certificate"[..],
+        &[0x30, 0x03, 0x02, 0x01, 0x00],
+        &[],
+    ] {
+        assert!(
+            matches!(
+                check(&[&root], garbage, &[], NOW),
+                Err(ClientCertRefused::Unsupported(_))
+            ),
+            "{garbage:?}"
+        );
+    }
+    let (mut leaf, _) = root.v1_client("metacontroller", TEN_YEARS);
+    let sha256 = [0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x02];
+    let outer = leaf.windows(8).rposition(|w| w == sha256).unwrap();
+    leaf[outer + 7] = 0x03;
+    match check(&[&root], &leaf, &[], NOW) {
+        Err(ClientCertRefused::Unsupported(why)) => {
+            assert!(why.contains("signature algorithms differ"), "{why}")
+        }
+        other => panic!("swapped algorithms: {other:?}"),
+    }
 }
