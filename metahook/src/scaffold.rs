@@ -327,6 +327,7 @@ fn write_all(
         }
         written.push(relative);
     }
+    format_rust(staging, &written);
     // The checkout's lock: the same versions, nothing built twice.
     if let Metahook::Checkout(root) = &settings.metahook {
         let lock = root.join("Cargo.lock");
@@ -342,6 +343,26 @@ fn write_all(
         }
     }
     Ok(written)
+}
+
+/// The Rust files as rustfmt lays them out: the templates are laid out for
+/// the Widget's names, and a longer kind or crate name pushes a line past
+/// rustfmt's width. Left as written when rustfmt is not there (the crate's
+/// own `cargo fmt` then says so).
+fn format_rust(staging: &Path, written: &[String]) {
+    let files: Vec<PathBuf> = written
+        .iter()
+        .filter(|file| file.ends_with(".rs"))
+        .map(|file| staging.join(file))
+        .collect();
+    let rustfmt = std::env::var_os("RUSTFMT").unwrap_or_else(|| "rustfmt".into());
+    // The scaffold's Cargo.toml says edition 2024.
+    let _ = std::process::Command::new(rustfmt)
+        .args(["--edition", "2024"])
+        .args(&files)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
 }
 
 /// The copied lock made the new crate's: it added, the checkout's other

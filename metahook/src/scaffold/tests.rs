@@ -109,3 +109,39 @@ fn a_bad_name_or_a_full_directory_is_refused_and_nothing_is_written() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_rust_it_writes_is_formatted_for_any_name() {
+    let rustfmt = std::env::var_os("RUSTFMT").unwrap_or_else(|| "rustfmt".into());
+    let long = "a-controller-with-a-forty-character-name";
+    assert_eq!(long.len(), 40);
+    for (name, kind) in [
+        ("a", "A"),
+        ("gadget-operator", "Gadget"),
+        ("staticsite-operator", "StaticSite"),
+        (long, "AControllerWithAFortyCharacterNameToo"),
+    ] {
+        let dir = temp(&format!("fmt-{name}"));
+        let mut settings = settings(&dir.join(name));
+        settings.kind = kind.to_owned();
+        settings.name = Some(name.to_owned());
+        let written = new(&settings).unwrap();
+        let files: Vec<_> = written
+            .iter()
+            .filter(|f| f.ends_with(".rs"))
+            .map(|f| dir.join(name).join(f))
+            .collect();
+        assert!(files.len() >= 3, "{name}: {written:?}");
+        let check = std::process::Command::new(&rustfmt)
+            .args(["--check", "--edition", "2024"])
+            .args(&files)
+            .output()
+            .expect("rustfmt runs (the toolchain's rustfmt component)");
+        assert!(
+            check.status.success(),
+            "{name}: rustfmt --check\n{}",
+            String::from_utf8_lossy(&check.stdout)
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
