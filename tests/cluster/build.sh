@@ -46,6 +46,6 @@ print(json.load(open(m["Info"]))["Time"], m["Sum"])')
     find "$out" -maxdepth 1 -name 'metahook-cluster-*' ! -name "metahook-cluster-$key" -delete
 fi
 mkdir -p "$root/target/cluster/bin"
-ln -sfn "$bin" "$root/target/cluster/bin/metahook-cluster"
-ln -sfn "$bin" "$root/target/cluster/bin/kubectl"
+link_to "$bin" "$root/target/cluster/bin/metahook-cluster"
+link_to "$bin" "$root/target/cluster/bin/kubectl"
 echo "$bin"

@@ -12,6 +12,13 @@ export GOMODCACHE="${METAHOOK_GOMODCACHE:-$METAHOOK_CACHE/go/mod}"
 export GOCACHE="${METAHOOK_GOCACHE:-$METAHOOK_CACHE/go/build}"
 # build_lock NAME (scripts/lib/build-lock.sh): one build of a module at a time.
 source "$root/scripts/lib/build-lock.sh"
+# link_to TARGET LINK: LINK a symlink to TARGET, replaced in one rename:
+# `ln -sfn` removes the old link first, and a cluster starting beside this
+# build would find no kubectl for that moment.
+link_to() {
+    ln -sfn "$1" "$2.tmp.$$"
+    mv -Tf "$2.tmp.$$" "$2"
+}
 # The Kubernetes version go.mod pins (k8s.io/kubernetes vX.Y.Z).
 kubernetes_version() {
     awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ {print $2; exit}' "$cluster_src/go.mod"

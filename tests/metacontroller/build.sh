@@ -45,6 +45,6 @@ if [ ! -x "$bin" ] || [ ! -d "$src" ]; then
     echo "tests/metacontroller: built in $((SECONDS - start)) s: $bin" >&2
 fi
 mkdir -p "$root/target/metacontroller"
-ln -sfn "$bin" "$root/target/metacontroller/metacontroller"
-ln -sfn "$src" "$root/target/metacontroller/src"
+link_to "$bin" "$root/target/metacontroller/metacontroller"
+link_to "$src" "$root/target/metacontroller/src"
 echo "$bin"

@@ -94,5 +94,5 @@ if [ ! -d "$dir" ]; then
         ! -name "node-$key" -exec rm -rf {} +
 fi
 mkdir -p "$root/target/cluster"
-ln -sfn "$dir" "$root/target/cluster/node"
+link_to "$dir" "$root/target/cluster/node"
 echo "$dir"
