@@ -4,8 +4,8 @@
 //! `--driver` the driver's RBAC.
 //!
 //! The ClusterRole is the one the chart's `templates/rbac.yaml` derives
-//! from the same manifests, rule for rule (`tests/chart/test_manifests.py`
-//! renders both and compares): exactly the verbs the driver uses, per
+//! from the same manifests, rule for rule (`tests/chart/test_scaffold.py`,
+//! `test_driver_mode`, compares the two for a scaffolded controller): exactly the verbs the driver uses, per
 //! resource, no wildcard.
 
 use crate::cli::ManifestsArgs;
