@@ -13,11 +13,12 @@
 #    run rebuilds them.
 #
 # A profile directory another Cargo holds (its .cargo-lock: another clone
-# building) is left alone this time.
+# building) is left alone this time, and the exit status is then 75.
 #
 #   scripts/prune-target.sh      prints what it freed
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export METAHOOK_PRUNING=1
 source scripts/lib/cache.sh
 
 python3 - "${CARGO_HOME:-$HOME/.cargo}" "${METAHOOK_CACHE_CARGO_GIB:-20}" \
@@ -80,6 +81,7 @@ def locked(base):
 
 
 freed = 0
+skipped = False
 for build_dir in build_dirs:
     if not os.path.isdir(build_dir):
         continue
@@ -89,7 +91,7 @@ for build_dir in build_dirs:
         lock = locked(base)
         if lock is None:
             print(f"prune-target: {base} is in use by another cargo; left as it is")
-            busy = True
+            busy = skipped = True
             continue
         with lock:
             deps = os.path.join(base, "deps")
@@ -116,4 +118,5 @@ for build_dir in build_dirs:
         freed += total
         shutil.rmtree(build_dir)
 print(f"pruned {freed // 2**20} MiB of the workspaces' build output from {', '.join(build_dirs)}")
+sys.exit(75 if skipped else 0)
 EOF

@@ -149,7 +149,7 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 # Incremental state is 25 GB after a day of CI runs and saves little when
 # every run follows a change; the cache keeps dependencies instead.
 export CARGO_INCREMENTAL=0
-scripts/prune-target.sh || echo "prune-target failed; going on with the cache as it is"
+scripts/prune-target.sh || echo "prune-target left some of it (above); going on with the cache as it is"
 # The disk is shared with other machines' work: say how much there is, so a
 # run that dies of ENOSPC says so at the top.
 echo "cache: $METAHOOK_CACHE ($(du -sh "$METAHOOK_CACHE" 2>/dev/null | cut -f1))"

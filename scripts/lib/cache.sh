@@ -32,3 +32,18 @@ METAHOOK_CACHE="$(cd "$METAHOOK_CACHE" && pwd)"
 # another place; the intermediate ones in the cache.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$metahook_cache_root/target}"
 export CARGO_BUILD_BUILD_DIR="${CARGO_BUILD_BUILD_DIR:-$METAHOOK_CACHE/cargo}"
+# Cargo keys a workspace crate by its path within the workspace, so two
+# checkouts' crates take the same names in the shared build directory, and
+# a checkout whose sources are older than another's build would take that
+# build as fresh. The directory remembers which checkout built the
+# workspace's crates there last; any other removes them first
+# (scripts/prune-target.sh, which leaves alone a profile another cargo is
+# building in, and then says so by its exit status: the mark is not moved).
+metahook_cache_owner="$CARGO_BUILD_BUILD_DIR/.checkout"
+if [ -z "${METAHOOK_PRUNING:-}" ] &&
+    [ "$(cat "$metahook_cache_owner" 2>/dev/null)" != "$metahook_cache_root" ]; then
+    if METAHOOK_PRUNING=1 "$metahook_cache_root/scripts/prune-target.sh" >&2; then
+        mkdir -p "$CARGO_BUILD_BUILD_DIR"
+        echo "$metahook_cache_root" >"$metahook_cache_owner"
+    fi
+fi

@@ -258,7 +258,13 @@ pub fn after_hook(
     );
     let old_status = written.as_ref().or_else(|| parent.data.get("status"));
     let mut deferred_status = None;
-    if old_status != Some(&status) {
+    // A deleting parent whose last finalizer this pass removes is gone once
+    // it is removed: a status write after it would only meet a 404.
+    let gone = is_deleting(parent)
+        && ops
+            .iter()
+            .any(|op| matches!(op, Op::RemoveFinalizer { after, .. } if after.is_empty()));
+    if old_status != Some(&status) && !gone {
         // A summary condition falls while its object catches up: with a
         // child's content changed in this pass (or in one whose status
         // write was deferred), or while it is deleted.

@@ -105,6 +105,18 @@ fn finalized_removes_the_finalizer_first_and_then_leaves_children_alone() {
 }
 
 #[test]
+fn finalized_with_no_other_finalizer_writes_no_status_to_a_parent_then_gone() {
+    // Without another finalizer the API server deletes the parent as ours
+    // comes off: a status write after it would be a 404.
+    let ctl = hello_like();
+    let parent = Obj::parent().finalizer(FINALIZER).deleting().0;
+    let mut resp = response(vec![]);
+    resp.finalized = true;
+    let plan = planned(&ctl, &parent, &[vec![], vec![]], resp).unwrap();
+    assert_eq!(kinds(&plan.ops), ["RemoveFinalizer", "Event"]);
+}
+
+#[test]
 fn gc_finalizer_leaves_children_to_the_garbage_collector() {
     let ctl = hello_like();
     let parent = Obj::parent()
