@@ -15,27 +15,19 @@ test_venv() {
     requirements="$metahook_cache_root/tests/chart/requirements.txt"
     key="$( ("$python" -VV; cat "$requirements" "${BASH_SOURCE[0]}") | sha256sum | cut -c1-16)"
     if [ "${1:-}" = --key ]; then echo "$key"; return 0; fi
-    if [ -n "${METAHOOK_VENV:-}" ]; then
-        venv=$METAHOOK_VENV
-        if [ ! -f "$venv/.requirements-$key" ]; then
-            "$python" -m venv "$venv" >&2
-            "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements" >&2
-            rm -f "$venv"/.requirements-*
-            touch "$venv/.requirements-$key"
-        fi
-        return 0
-    fi
-    venv="$METAHOOK_CACHE/venv/$key"
-    [ -f "$venv/.complete" ] && return 0
+    venv="${METAHOOK_VENV:-$METAHOOK_CACHE/venv/$key}"
+    [ -f "$venv/.requirements-$key" ] && return 0
     (
         build_lock "venv-$key"
-        [ -f "$venv/.complete" ] && exit 0
+        [ -f "$venv/.requirements-$key" ] && exit 0
         echo "creating $venv for $requirements" >&2
-        rm -rf "$venv"
         "$python" -m venv "$venv" >&2
         "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements" >&2
-        touch "$venv/.complete"
-        # Older venvs are of pins that are gone.
-        find "$METAHOOK_CACHE/venv" -mindepth 1 -maxdepth 1 ! -name "$key" -exec rm -rf {} +
+        rm -f "$venv"/.requirements-*
+        touch "$venv/.requirements-$key"
+        # In the cache, older venvs are of pins that are gone.
+        if [ -z "${METAHOOK_VENV:-}" ]; then
+            find "$METAHOOK_CACHE/venv" -mindepth 1 -maxdepth 1 ! -name "$key" -exec rm -rf {} +
+        fi
     )
 }
