@@ -9,8 +9,16 @@ use crate::objects::ObservedDeployment;
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use serde::Deserialize;
-use serde::de::{Deserializer, SeqAccess, Visitor};
-use std::fmt;
+use serde::de::Deserializer;
+
+mod list;
+mod wanted;
+
+use list::FirstOfEach;
+pub use list::{Conditions, MAX_KEPT};
+pub use wanted::{
+    ConditionStatus, WantedCondition, condition_false, condition_true, condition_unknown,
+};
 
 /// Every condition type a hook here writes.
 pub const TYPES: [&str; 3] = ["Ready", "SpecValid", "Finished"];
@@ -31,81 +39,19 @@ fn previous<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Condition>, D::Error>
     d.deserialize_seq(FirstOfEach(|_, c| TYPES.contains(&c.type_.as_str())))
 }
 
-/// Visits a list of conditions, keeping the first of each type and status
-/// that the filter admits, given how many are kept already; every
-/// condition is still decoded, and so checked.
-struct FirstOfEach(fn(usize, &Condition) -> bool);
-
-impl<'de> Visitor<'de> for FirstOfEach {
-    type Value = Vec<Condition>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a list of conditions")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut kept: Vec<Condition> = Vec::new();
-        while let Some(c) = seq.next_element::<Condition>()? {
-            if (self.0)(kept.len(), &c)
-                && !kept
-                    .iter()
-                    .any(|k| k.type_ == c.type_ && k.status == c.status)
-            {
-                kept.push(c);
-            }
-        }
-        Ok(kept)
-    }
-}
-
-/// How many conditions [`firsts`] keeps at most.
-pub const MAX_KEPT: usize = 64;
-
-/// Reads a status' `conditions` as [`build`] needs them and no more: the
-/// first condition of each type and status, at most [`MAX_KEPT`],
-/// however long the list (a status is the user's to write, and a hook's
-/// memory must not grow with it). For a status type's `conditions` field:
-/// `#[serde(default, deserialize_with = "metahook::conditions::firsts")]`.
-pub fn firsts<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Condition>, D::Error> {
-    d.deserialize_seq(FirstOfEach(|kept, _| kept < MAX_KEPT))
-}
-
-/// A condition as a hook decides it, before times are attached.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Wanted {
-    /// The condition's `type`: `Ready`, `SpecValid`.
-    pub type_: &'static str,
-    /// Whether it holds: `status` `True` or `False`.
-    pub status: bool,
-    /// Why, in one CamelCase word for tools: `ReplicasAvailable`.
-    pub reason: &'static str,
-    /// Why, in a sentence for a person.
-    pub message: String,
-}
-
-impl Wanted {
-    /// A condition of type `type_`, holding or not, and why.
-    pub fn new(type_: &'static str, status: bool, reason: &'static str, message: String) -> Self {
-        Self {
-            type_,
-            status,
-            reason,
-            message,
-        }
-    }
-}
-
 /// Builds the condition list in the order given. `previous` is the parent's
 /// current list (possibly empty); `generation` the parent's
 /// `metadata.generation`, recorded as each condition's `observedGeneration`.
 pub fn build(
     previous: &[Condition],
-    wanted: Vec<Wanted>,
+    wanted: Vec<WantedCondition>,
     generation: Option<i64>,
     now: Timestamp,
 ) -> Vec<Condition> {
     wanted
         .into_iter()
         .map(|w| {
-            let status = if w.status { "True" } else { "False" };
+            let status = w.status.as_str();
             let last_transition_time = previous
                 .iter()
                 .find(|p| p.type_ == w.type_ && p.status == status)
@@ -126,10 +72,10 @@ pub fn build(
 /// `SpecValid`: true while the spec is valid; otherwise false, reason
 /// `InvalidSpec`, saying why the `kind`'s spec is `invalid` (every reason, in
 /// one line).
-pub fn spec_valid(kind: &str, invalid: Option<&str>) -> Wanted {
+pub fn spec_valid(kind: &str, invalid: Option<&str>) -> WantedCondition {
     match invalid {
-        None => Wanted::new("SpecValid", true, "Valid", "the spec is valid".to_owned()),
-        Some(why) => Wanted::new(
+        None => WantedCondition::new("SpecValid", true, "Valid", "the spec is valid".to_owned()),
+        Some(why) => WantedCondition::new(
             "SpecValid",
             false,
             "InvalidSpec",
@@ -147,11 +93,11 @@ pub fn deployment_ready(
     observed: Option<&ObservedDeployment>,
     want: i32,
     subject: Option<&str>,
-) -> Wanted {
+) -> WantedCondition {
     let counts = observed.map(|d| d.status.clone()).unwrap_or_default();
     let prefix = subject.map(|s| format!("{s}: ")).unwrap_or_default();
     if counts.replicas > want {
-        return Wanted::new(
+        return WantedCondition::new(
             "Ready",
             false,
             "ScalingDown",
@@ -164,9 +110,9 @@ pub fn deployment_ready(
     let available = counts.available_replicas;
     let message = format!("{prefix}{available}/{want} replicas available");
     if available >= want && counts.ready_replicas >= want && counts.updated_replicas >= want {
-        Wanted::new("Ready", true, "ReplicasAvailable", message)
+        WantedCondition::new("Ready", true, "ReplicasAvailable", message)
     } else {
-        Wanted::new("Ready", false, "ReplicasNotAvailable", message)
+        WantedCondition::new("Ready", false, "ReplicasNotAvailable", message)
     }
 }
 
@@ -182,13 +128,13 @@ mod tests {
     fn keeps_transition_time_while_status_is_unchanged() {
         let before = build(
             &[],
-            vec![Wanted::new("Ready", false, "A", "a".into())],
+            vec![WantedCondition::new("Ready", false, "A", "a".into())],
             Some(1),
             at("2026-01-01T00:00:00Z"),
         );
         let after = build(
             &before,
-            vec![Wanted::new("Ready", false, "B", "b".into())],
+            vec![WantedCondition::new("Ready", false, "B", "b".into())],
             Some(2),
             at("2026-01-02T00:00:00Z"),
         );
@@ -210,7 +156,12 @@ mod tests {
                 valid.reason,
                 valid.message.as_str()
             ),
-            ("SpecValid", true, "Valid", "the spec is valid")
+            (
+                "SpecValid",
+                ConditionStatus::True,
+                "Valid",
+                "the spec is valid"
+            )
         );
         let invalid = spec_valid("Hikawa", Some("a; b"));
         assert_eq!(
@@ -222,7 +173,7 @@ mod tests {
             ),
             (
                 "SpecValid",
-                false,
+                ConditionStatus::False,
                 "InvalidSpec",
                 "Invalid Hikawa spec: a; b"
             )
@@ -233,13 +184,13 @@ mod tests {
     fn stamps_now_when_status_flips() {
         let before = build(
             &[],
-            vec![Wanted::new("Ready", false, "A", "a".into())],
+            vec![WantedCondition::new("Ready", false, "A", "a".into())],
             None,
             at("2026-01-01T00:00:00Z"),
         );
         let after = build(
             &before,
-            vec![Wanted::new("Ready", true, "A", "a".into())],
+            vec![WantedCondition::new("Ready", true, "A", "a".into())],
             None,
             at("2026-01-02T00:00:00Z"),
         );

@@ -22,7 +22,6 @@
 //! }
 //!
 //! let notes: Controller = Controller::composite::<Note>("note")
-//!     .child::<ConfigMap>(UpdateStrategy::InPlace)
 //!     .sync(sync)
 //!     .into();
 //! assert_eq!(notes.name(), "note");
@@ -34,6 +33,8 @@ mod declaration;
 mod handler;
 mod manifest;
 mod shape;
+mod status_schema;
+mod types;
 
 pub use builders::{Composite, Decorator};
 pub use declaration::{Controller, DeclarationError};

@@ -45,7 +45,6 @@
 //! }
 //!
 //! let notes = Controller::composite::<Note>("note")
-//!     .child::<ConfigMap>(UpdateStrategy::InPlace)
 //!     .sync(sync)
 //!     .build();
 //! let request = serde_json::json!({
@@ -83,8 +82,10 @@ pub mod request;
 pub mod test_types;
 
 pub use answer::{Answer, CustomizeAnswer, DecoratorAnswer, IntoAnswer};
-pub use collection::{And, Nothing, ObjectSet, Objects, ObjectsBy};
-pub use conditions::Wanted;
+pub use collection::{Contains, ObjectSet, Objects, ObjectsBy, Of};
+pub use conditions::{
+    Conditions, WantedCondition, condition_false, condition_true, condition_unknown,
+};
 pub use controller::{
     ChildType, Composite, Controller, DeclarationError, Decorator, Shape, UpdateStrategy, Webhooks,
 };

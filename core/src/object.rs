@@ -94,6 +94,14 @@ pub trait Object: serde::de::DeserializeOwned + 'static {
     /// The type, as manifests name it.
     fn type_ref() -> TypeRef;
 
+    /// The Kubernetes types whose objects this type reads: by default its
+    /// own. A view that reads several kinds (one type for a Zundoko and a
+    /// Kiyoshi) names each, so that a controller whose hook reads it
+    /// declares each as a child type; its [`Object::accepts`] takes them.
+    fn type_refs() -> Vec<TypeRef> {
+        vec![Self::type_ref()]
+    }
+
     /// Whether the objects of a request's group (`kind`, `api_version`)
     /// are decoded as this type: by default, its own kind and version.
     fn accepts(kind: &str, api_version: &str) -> bool {

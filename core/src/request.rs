@@ -12,8 +12,8 @@
 //! user is told why), not a refused request. `now` is read by the server,
 //! never by the hook, so the same request always gives the same answer.
 
-use crate::collection::{Nothing, ObjectSet, ObjectsBy};
-use crate::conditions::{self, Wanted};
+use crate::collection::{ObjectSet, ObjectsBy, WireObjects};
+use crate::conditions::{self, Conditions, WantedCondition};
 use crate::decode::{DecodeError, decode};
 use crate::protocol::IgnoredObject;
 use jiff::Timestamp;
@@ -64,8 +64,7 @@ where
 /// not be read).
 pub type Parent<P> = ParentObject<<P as ParentType>::SpecType, <P as ParentType>::StatusType>;
 
-/// A status that holds conditions: with it, [`Request::conditions`] keeps
-/// each condition's transition time while its status does not change.
+/// A status that holds conditions ([`Conditions`] is one).
 pub trait HasConditions {
     /// The conditions the status holds now.
     fn conditions(&self) -> &[Condition];
@@ -73,12 +72,15 @@ pub trait HasConditions {
 
 /// A `sync` or `finalize` request of a CompositeController whose parent is
 /// `P`, with children of the types `C` and related objects of the types
-/// `R` (each [`Nothing`], one type, or [`And`](crate::collection::And) of two sets, nested for more).
-pub struct Request<P: ParentType, C: ObjectSet = Nothing, R: ObjectSet = Nothing> {
+/// `R`: each `()`, one type, or a tuple (`(ReplicaSet, Service)`). The
+/// child types are the controller's: a controller declared with this hook
+/// owns children of exactly these types.
+pub struct Request<P: ParentType, C = (), R = ()> {
     /// The parent: its metadata, its spec (or why it does not fit its
     /// type) and its current status.
     pub parent: Parent<P>,
-    /// The children, by type: `req.children.of::<Deployment>()`.
+    /// The children, by type: `req.children.get("web")` for one type,
+    /// `req.children.of::<Service>().get("web")` in a tuple.
     pub children: ObjectsBy<C>,
     /// The objects the `customize` hook's rules selected, by type.
     pub related: ObjectsBy<R>,
@@ -92,36 +94,36 @@ pub struct Request<P: ParentType, C: ObjectSet = Nothing, R: ObjectSet = Nothing
 /// The request as it arrives (docs/metacontroller.md §1.3).
 #[derive(Deserialize)]
 #[serde(
-    bound(deserialize = "P: ParentType"),
+    bound(deserialize = "P: ParentType, C: ObjectSet<MC>, R: ObjectSet<MR>"),
     expecting = "a sync request: an object with parent and children"
 )]
-pub(crate) struct WireRequest<P: ParentType, C: ObjectSet, R: ObjectSet> {
+pub(crate) struct WireRequest<P: ParentType, C, R, MC, MR> {
     #[serde(default)]
     controller: IgnoredObject,
     parent: Parent<P>,
-    children: ObjectsBy<C>,
+    children: WireObjects<C, MC>,
     /// Absent only in hand-written requests; Metacontroller always sends
     /// `{}`.
     #[serde(default)]
-    related: ObjectsBy<R>,
+    related: WireObjects<R, MR>,
     #[serde(default)]
     finalizing: bool,
 }
 
-impl<P: ParentType, C: ObjectSet, R: ObjectSet> WireRequest<P, C, R> {
+impl<P: ParentType, C, R, MC, MR> WireRequest<P, C, R, MC, MR> {
     pub(crate) fn at(self, now: Timestamp) -> Request<P, C, R> {
         let _ = self.controller;
         Request {
             parent: self.parent,
-            children: self.children,
-            related: self.related,
+            children: self.children.0,
+            related: self.related.0,
             finalizing: self.finalizing,
             now,
         }
     }
 }
 
-impl<P: ParentType, C: ObjectSet, R: ObjectSet> Request<P, C, R> {
+impl<P: ParentType, C, R> Request<P, C, R> {
     /// The request in `body`, as Metacontroller sends it, at `now`.
     ///
     /// ```
@@ -154,8 +156,12 @@ impl<P: ParentType, C: ObjectSet, R: ObjectSet> Request<P, C, R> {
     /// assert!(err.to_string().starts_with("unexpected request shape at `parent`"), "{err}");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn from_json(body: &[u8], now: Timestamp) -> Result<Self, DecodeError> {
-        decode::<WireRequest<P, C, R>>(body).map(|wire| wire.at(now))
+    pub fn from_json<MC, MR>(body: &[u8], now: Timestamp) -> Result<Self, DecodeError>
+    where
+        C: ObjectSet<MC>,
+        R: ObjectSet<MR>,
+    {
+        decode::<WireRequest<P, C, R, MC, MR>>(body).map(|wire| wire.at(now))
     }
 
     /// A request for `parent` with no children nor related objects, at
@@ -176,20 +182,17 @@ impl<P: ParentType, C: ObjectSet, R: ObjectSet> Request<P, C, R> {
     /// otherwise), and `observedGeneration` is the parent's generation.
     ///
     /// ```
-    /// use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
-    /// use metahook_core::{HasConditions, Request, Wanted};
+    /// use metahook_core::conditions::{Conditions, condition_true};
+    /// use metahook_core::Request;
     /// # use kube::CustomResource;
     /// # use schemars::JsonSchema;
     /// # use serde::{Deserialize, Serialize};
     /// # #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
     /// # #[kube(group = "example.com", version = "v1", kind = "Note", namespaced, status = "NoteStatus")]
     /// # pub struct NoteSpec { text: String }
-    /// # #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
-    /// # pub struct NoteStatus { conditions: Vec<Condition> }
-    /// impl HasConditions for NoteStatus {
-    ///     fn conditions(&self) -> &[Condition] {
-    ///         &self.conditions
-    ///     }
+    /// #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+    /// pub struct NoteStatus {
+    ///     conditions: Conditions,
     /// }
     ///
     /// // Ready since 03:00, as the current status says.
@@ -202,32 +205,33 @@ impl<P: ParentType, C: ObjectSet, R: ObjectSet> Request<P, C, R> {
     ///     }]},
     /// }))?;
     /// let req: Request<Note> = Request::new(parent, "2026-11-22T04:00:00Z".parse()?);
-    /// let ready = Wanted::new("Ready", true, "Copied", "every copy written".to_owned());
-    /// let [ready] = <[Condition; 1]>::try_from(req.conditions([ready])).unwrap();
+    /// let status = NoteStatus {
+    ///     conditions: req.conditions([condition_true("Ready", "Copied").message("every copy written")]),
+    /// };
+    /// let ready = status.conditions.get("Ready").ok_or("Ready")?;
     /// assert_eq!(ready.last_transition_time.0.to_string(), "2026-11-22T03:00:00Z");
     /// assert_eq!(ready.observed_generation, Some(2));
+    /// assert_eq!(ready.message, "every copy written");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn conditions(&self, wanted: impl IntoIterator<Item = Wanted>) -> Vec<Condition>
-    where
-        P::StatusType: HasConditions,
-    {
-        let previous = self
-            .parent
-            .status
-            .as_ref()
-            .map(HasConditions::conditions)
-            .unwrap_or_default();
+    pub fn conditions(&self, wanted: impl IntoIterator<Item = WantedCondition>) -> Conditions {
         conditions::build(
-            previous,
+            &self.parent.conditions,
             wanted.into_iter().collect(),
             self.parent.metadata.generation,
             self.now,
         )
+        .into()
     }
 }
 
-impl<P: ParentType, C: ObjectSet, R: ObjectSet> fmt::Debug for Request<P, C, R> {
+impl HasConditions for Conditions {
+    fn conditions(&self) -> &[Condition] {
+        self
+    }
+}
+
+impl<P: ParentType, C, R> fmt::Debug for Request<P, C, R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Request")
             .field("parent", &self.parent.metadata)
@@ -288,11 +292,12 @@ impl<P: ParentType> fmt::Debug for Customize<P> {
 /// A DecoratorController's `sync` or `finalize` request
 /// (docs/metacontroller.md §6): the decorated object `T`, whole, and its
 /// attachments of the types `A`.
-pub struct Decorate<T, A: ObjectSet = Nothing, R: ObjectSet = Nothing> {
+pub struct Decorate<T, A = (), R = ()> {
     /// The decorated object, whole.
     pub object: T,
     /// The attachments this decorator made for it, by type:
-    /// `req.attachments.of::<ConfigMap>()`.
+    /// `req.attachments.get("web")` for one type, `.of::<ConfigMap>()` in
+    /// a tuple.
     pub attachments: ObjectsBy<A>,
     /// The objects the `customize` hook's rules selected, by type.
     pub related: ObjectsBy<R>,
@@ -305,36 +310,40 @@ pub struct Decorate<T, A: ObjectSet = Nothing, R: ObjectSet = Nothing> {
 
 #[derive(Deserialize)]
 #[serde(
-    bound(deserialize = "T: DeserializeOwned"),
+    bound(deserialize = "T: DeserializeOwned, A: ObjectSet<MA>, R: ObjectSet<MR>"),
     expecting = "a decorator request: an object with object and attachments"
 )]
-pub(crate) struct WireDecorate<T, A: ObjectSet, R: ObjectSet> {
+pub(crate) struct WireDecorate<T, A, R, MA, MR> {
     #[serde(default)]
     controller: IgnoredObject,
     object: T,
     /// Metacontroller always sends the key, `{}` when there are none.
     #[serde(default)]
-    attachments: ObjectsBy<A>,
+    attachments: WireObjects<A, MA>,
     #[serde(default)]
-    related: ObjectsBy<R>,
+    related: WireObjects<R, MR>,
     #[serde(default)]
     finalizing: bool,
 }
 
-impl<T: DeserializeOwned, A: ObjectSet, R: ObjectSet> Decorate<T, A, R> {
+impl<T: DeserializeOwned, A, R> Decorate<T, A, R> {
     /// The request in `body`, as Metacontroller sends it, at `now`.
-    pub fn from_json(body: &[u8], now: Timestamp) -> Result<Self, DecodeError> {
-        decode::<WireDecorate<T, A, R>>(body).map(|wire| wire.at(now))
+    pub fn from_json<MA, MR>(body: &[u8], now: Timestamp) -> Result<Self, DecodeError>
+    where
+        A: ObjectSet<MA>,
+        R: ObjectSet<MR>,
+    {
+        decode::<WireDecorate<T, A, R, MA, MR>>(body).map(|wire| wire.at(now))
     }
 }
 
-impl<T, A: ObjectSet, R: ObjectSet> WireDecorate<T, A, R> {
+impl<T, A, R, MA, MR> WireDecorate<T, A, R, MA, MR> {
     pub(crate) fn at(self, now: Timestamp) -> Decorate<T, A, R> {
         let _ = self.controller;
         Decorate {
             object: self.object,
-            attachments: self.attachments,
-            related: self.related,
+            attachments: self.attachments.0,
+            related: self.related.0,
             finalizing: self.finalizing,
             now,
         }

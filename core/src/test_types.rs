@@ -1,8 +1,7 @@
 //! Types for tests: a custom resource and its status, for this crate's
 //! tests and (feature `test-types`) the testing crate's.
 
-use crate::HasConditions;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use crate::Conditions;
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -27,14 +26,8 @@ pub struct NoteStatus {
     pub last_seen: Option<String>,
     #[serde(default)]
     pub copies: usize,
-    #[serde(default, deserialize_with = "crate::conditions::firsts")]
-    pub conditions: Vec<Condition>,
-}
-
-impl HasConditions for NoteStatus {
-    fn conditions(&self) -> &[Condition] {
-        &self.conditions
-    }
+    #[serde(default)]
+    pub conditions: Conditions,
 }
 
 /// A request for the Note `name` in namespace `ns` with the children

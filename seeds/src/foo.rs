@@ -30,15 +30,13 @@ use crate::reading;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Container;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{CustomResource, CustomResourceExt};
 use metahook_core::children;
-use metahook_core::conditions::{self, Wanted};
+use metahook_core::conditions::Conditions;
+use metahook_core::conditions::{self, WantedCondition};
 use metahook_core::objects::ObservedDeployment;
 use metahook_core::protocol::RelatedResourceRule;
-use metahook_core::{
-    Answer, Controller, Customize, CustomizeAnswer, HasConditions, Parent, UpdateStrategy,
-};
+use metahook_core::{Answer, Controller, Customize, CustomizeAnswer, Parent};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -119,14 +117,8 @@ pub struct FooStatus {
     #[serde(default)]
     pub available_replicas: i32,
     /// `Ready` and `SpecValid`.
-    #[serde(default, deserialize_with = "conditions::firsts")]
-    pub conditions: Vec<Condition>,
-}
-
-impl HasConditions for FooStatus {
-    fn conditions(&self) -> &[Condition] {
-        &self.conditions
-    }
+    #[serde(default)]
+    pub conditions: Conditions,
 }
 
 pub type FooParent = Parent<Foo>;
@@ -140,10 +132,8 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
 /// The Foo controller, declared.
 pub fn controller() -> Controller {
     Controller::composite::<Foo>("foo")
-        .child::<ObservedDeployment>(UpdateStrategy::InPlace)
         .customize(customize)
         .sync(sync)
-        .crd_of::<Foo>()
         .build()
 }
 
@@ -211,7 +201,7 @@ enum Blocked {
 
 impl Blocked {
     /// `Ready` and `SpecValid` while blocked; `kept` are the held Deployments.
-    fn conditions(&self, kept: &[&ObservedDeployment]) -> Vec<Wanted> {
+    fn conditions(&self, kept: &[&ObservedDeployment]) -> Vec<WantedCondition> {
         match self {
             Blocked::InvalidSpec(why) => {
                 let kept = match kept_names(kept) {
@@ -219,7 +209,7 @@ impl Blocked {
                     None => "no Deployment is created".to_owned(),
                 };
                 vec![
-                    Wanted::new(
+                    WantedCondition::new(
                         "Ready",
                         false,
                         "InvalidSpec",
@@ -229,7 +219,7 @@ impl Blocked {
                 ]
             }
             Blocked::ResourceExists(name) => vec![
-                Wanted::new(
+                WantedCondition::new(
                     "Ready",
                     false,
                     ERR_RESOURCE_EXISTS,
@@ -292,7 +282,7 @@ fn is_foreign(parent: &FooParent, related: &ObservedDeployment, name: &str) -> b
 
 /// Every observed child Deployment; normally at most one.
 fn deployments(req: &Request) -> impl Iterator<Item = &ObservedDeployment> {
-    reading::deployments(req.children.of::<ObservedDeployment>())
+    reading::deployments(&req.children)
 }
 
 /// The spec, if it is valid; otherwise every reason it is not, in one line.
@@ -319,7 +309,11 @@ fn valid_spec(parent: &FooParent) -> Result<&FooSpec, String> {
 
 /// `counted` are the Deployments whose pods the status reports: the one the
 /// spec names, or the held ones.
-fn status(req: &Request, counted: &[&ObservedDeployment], wanted: Vec<Wanted>) -> FooStatus {
+fn status(
+    req: &Request,
+    counted: &[&ObservedDeployment],
+    wanted: Vec<WantedCondition>,
+) -> FooStatus {
     FooStatus {
         observed_generation: None,
         available_replicas: counted

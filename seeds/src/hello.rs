@@ -12,12 +12,12 @@ use crate::reading;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Container, ContainerPort};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{CustomResource, CustomResourceExt};
 use metahook_core::children;
-use metahook_core::conditions::{self, Wanted};
+use metahook_core::conditions::Conditions;
+use metahook_core::conditions::{self, WantedCondition};
 use metahook_core::objects::ObservedDeployment;
-use metahook_core::{Answer, Controller, HasConditions, Parent, UpdateStrategy};
+use metahook_core::{Answer, Controller, Parent};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -90,14 +90,8 @@ pub struct HelloStatus {
     #[serde(default)]
     pub available_replicas: i32,
     /// `Ready` and `SpecValid`.
-    #[serde(default, deserialize_with = "conditions::firsts")]
-    pub conditions: Vec<Condition>,
-}
-
-impl HasConditions for HelloStatus {
-    fn conditions(&self) -> &[Condition] {
-        &self.conditions
-    }
+    #[serde(default)]
+    pub conditions: Conditions,
 }
 
 pub type Request = metahook_core::Request<Hello, ObservedDeployment>;
@@ -111,10 +105,8 @@ pub fn controller() -> Controller {
     Controller::composite::<Hello>("hello")
         // InPlace: a change of spec.replicas or spec.image must reach the
         // running Deployment; Recreate would take every pod down.
-        .child::<ObservedDeployment>(UpdateStrategy::InPlace)
         .sync(sync)
         .finalize(finalize)
-        .crd_of::<Hello>()
         .build()
 }
 
@@ -133,7 +125,7 @@ pub fn sync(req: &Request) -> Answer<HelloStatus> {
     };
     let ready = match target {
         Some(want) => conditions::deployment_ready(observed, want, None),
-        None => Wanted::new(
+        None => WantedCondition::new(
             "Ready",
             false,
             "InvalidSpec",
@@ -146,7 +138,7 @@ pub fn sync(req: &Request) -> Answer<HelloStatus> {
 pub fn finalize(req: &Request) -> Answer<HelloStatus> {
     let parent = &req.parent;
     let remaining: Vec<&str> = deployments(req).map(|d| d.metadata.name.as_str()).collect();
-    let ready = Wanted::new(
+    let ready = WantedCondition::new(
         "Ready",
         false,
         "Deleting",
@@ -170,7 +162,7 @@ pub fn finalize(req: &Request) -> Answer<HelloStatus> {
 
 /// Every observed Deployment (there is normally one).
 fn deployments(req: &Request) -> impl Iterator<Item = &ObservedDeployment> {
-    reading::deployments(req.children.of::<ObservedDeployment>())
+    reading::deployments(&req.children)
 }
 
 /// The observed Deployment named like the Hello.
@@ -202,14 +194,14 @@ fn valid_spec(parent: &Parent<Hello>) -> Result<&HelloSpec, String> {
     })
 }
 
-fn spec_condition(spec: &Result<&HelloSpec, String>) -> Wanted {
+fn spec_condition(spec: &Result<&HelloSpec, String>) -> WantedCondition {
     conditions::spec_valid("Hello", spec.as_ref().err().map(String::as_str))
 }
 
 fn status(
     req: &Request,
     observed: Option<&ObservedDeployment>,
-    wanted: Vec<Wanted>,
+    wanted: Vec<WantedCondition>,
 ) -> HelloStatus {
     let counts = observed.map(|d| d.status.clone()).unwrap_or_default();
     HelloStatus {

@@ -41,7 +41,7 @@
 //! #                  "template": {"metadata": {"labels": {"app": name}},
 //! #                               "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}}}}))
 //! # }
-//! # let web = Controller::composite::<Web>("web").child::<Deployment>(UpdateStrategy::InPlace).sync(sync).build();
+//! # let web = Controller::composite::<Web>("web").sync(sync).build();
 //!
 //! let settled = Converge::new(web)?
 //!     .parent(serde_json::json!({

@@ -99,7 +99,6 @@ impl Situation {
     ///     }))
     /// }
     /// let notes = Controller::composite::<Note>("note")
-    ///     .child::<ConfigMap>(UpdateStrategy::InPlace)
     ///     .sync(sync)
     ///     .build();
     ///

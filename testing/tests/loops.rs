@@ -3,7 +3,7 @@
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use metahook_core::test_types::{Note, NoteStatus};
-use metahook_core::{Answer, Controller, Request, UpdateStrategy};
+use metahook_core::{Answer, Controller, Request};
 use metahook_testing::{Converge, ConvergeError};
 use serde_json::json;
 
@@ -28,7 +28,7 @@ fn stamping(req: &Request<Note, ConfigMap>) -> Answer<NoteStatus> {
     Answer::new(NoteStatus {
         last_seen: Some(req.now.to_string()),
         copies: req.children.of::<ConfigMap>().len(),
-        conditions: Vec::new(),
+        conditions: Default::default(),
     })
     .child(config_map(req))
 }
@@ -38,16 +38,13 @@ fn steady(req: &Request<Note, ConfigMap>) -> Answer<NoteStatus> {
     Answer::new(NoteStatus {
         last_seen: None,
         copies: req.children.of::<ConfigMap>().len(),
-        conditions: Vec::new(),
+        conditions: Default::default(),
     })
     .child(config_map(req))
 }
 
 fn notes(sync: fn(&Request<Note, ConfigMap>) -> Answer<NoteStatus>) -> Controller {
-    Controller::composite::<Note>("note")
-        .child::<ConfigMap>(UpdateStrategy::InPlace)
-        .sync(sync)
-        .build()
+    Controller::composite::<Note>("note").sync(sync).build()
 }
 
 #[test]

@@ -4,6 +4,7 @@
 use super::declaration::{Controller, Crd};
 use super::handler::handler;
 use super::shape::{Shape, UpdateStrategy};
+use super::types::Types;
 use crate::answer::{Answer, CustomizeAnswer, DecoratorAnswer, IntoAnswer};
 use crate::collection::ObjectSet;
 use crate::hook::HookKind;
@@ -71,9 +72,7 @@ impl Controller {
     /// }
     ///
     /// let notes = Controller::composite::<Note>("note")
-    ///     .child::<ConfigMap>(UpdateStrategy::InPlace)
     ///     .sync(sync)
-    ///     .crd_of::<Note>()
     ///     .build();
     /// assert_eq!(notes.hook_kinds().collect::<Vec<_>>(), [HookKind::Sync]);
     /// assert_eq!(notes.crds()[0].metadata.name.as_deref(), Some("notes.example.com"));
@@ -82,16 +81,21 @@ impl Controller {
     /// assert_eq!(manifest["spec"]["parentResource"]["resource"], "notes");
     /// assert_eq!(manifest["spec"]["hooks"]["sync"]["webhook"]["path"], "/note/sync");
     /// ```
-    pub fn composite<P: ParentType>(name: impl Into<String>) -> Composite<P> {
+    pub fn composite<P: ParentType + kube::CustomResourceExt>(
+        name: impl Into<String>,
+    ) -> Composite<P> {
+        let mut controller = Controller::new(
+            name.into(),
+            Shape::Composite {
+                parent: P::type_ref(),
+                children: Vec::new(),
+                generate_selector: true,
+            },
+        );
+        controller.crds.push(Crd::Of(P::crd));
         Composite {
-            controller: Controller::new(
-                name.into(),
-                Shape::Composite {
-                    parent: P::type_ref(),
-                    children: Vec::new(),
-                    generate_selector: true,
-                },
-            ),
+            controller,
+            types: Types::default(),
             _parent: PhantomData,
         }
     }
@@ -120,7 +124,6 @@ impl Controller {
     /// }
     ///
     /// let replicas = Controller::decorator::<Deployment>("replicas")
-    ///     .attachment::<ConfigMap>(UpdateStrategy::InPlace)
     ///     .sync(sync)
     ///     .build();
     /// assert!(replicas.check().is_ok());
@@ -149,6 +152,7 @@ impl Controller {
                     attachments: Vec::new(),
                 },
             ),
+            types: Types::default(),
             _object: PhantomData,
         }
     }
@@ -158,15 +162,17 @@ impl Controller {
 /// ([`Controller::composite`]).
 pub struct Composite<P> {
     controller: Controller,
+    types: Types,
     _parent: PhantomData<fn() -> P>,
 }
 
 impl<P: ParentType> Composite<P> {
-    /// A child type and how its objects are updated. Children are matched
-    /// by a controller-uid label Metacontroller adds
+    /// How the children of type `T` (one the hooks read) are updated, where
+    /// it differs from [`UpdateStrategy::InPlace`]. Children are matched by
+    /// a controller-uid label Metacontroller adds
     /// ([`Composite::generate_selector`]).
-    pub fn child<T: Object>(mut self, update: UpdateStrategy) -> Self {
-        self.controller.add_type(T::type_ref(), update);
+    pub fn update<T: Object>(mut self, update: UpdateStrategy) -> Self {
+        self.types.update::<T>(update);
         self
     }
 
@@ -185,11 +191,12 @@ impl<P: ParentType> Composite<P> {
     settings!("parent");
 
     /// The `sync` hook: the parent and its children in, its status and
-    /// desired children out.
-    pub fn sync<C, R, A, F>(self, hook: F) -> Self
+    /// desired children out. The types of its request's children are the
+    /// controller's child types.
+    pub fn sync<C, R, MC, MR, A, F>(self, hook: F) -> Self
     where
-        C: ObjectSet,
-        R: ObjectSet,
+        C: ObjectSet<MC>,
+        R: ObjectSet<MR>,
         A: IntoAnswer<Answer<P::StatusType>>,
         F: Fn(&Request<P, C, R>) -> A + Send + Sync + 'static,
     {
@@ -198,10 +205,10 @@ impl<P: ParentType> Composite<P> {
 
     /// The `finalize` hook, called instead of `sync` once the parent is
     /// being deleted, until it answers [`Answer::finalized`]`(true)`.
-    pub fn finalize<C, R, A, F>(self, hook: F) -> Self
+    pub fn finalize<C, R, MC, MR, A, F>(self, hook: F) -> Self
     where
-        C: ObjectSet,
-        R: ObjectSet,
+        C: ObjectSet<MC>,
+        R: ObjectSet<MR>,
         A: IntoAnswer<Answer<P::StatusType>>,
         F: Fn(&Request<P, C, R>) -> A + Send + Sync + 'static,
     {
@@ -219,21 +226,22 @@ impl<P: ParentType> Composite<P> {
         self
     }
 
-    fn request_hook<C, R, A, F>(mut self, kind: HookKind, hook: F) -> Self
+    fn request_hook<C, R, MC, MR, A, F>(mut self, kind: HookKind, hook: F) -> Self
     where
-        C: ObjectSet,
-        R: ObjectSet,
+        C: ObjectSet<MC>,
+        R: ObjectSet<MR>,
         A: IntoAnswer<Answer<P::StatusType>>,
         F: Fn(&Request<P, C, R>) -> A + Send + Sync + 'static,
     {
-        self.controller.reads::<C>();
-        let handler = handler::<WireRequest<P, C, R>, Answer<P::StatusType>, _, _>(hook);
+        self.types.read::<C, MC>();
+        let handler = handler::<WireRequest<P, C, R, MC, MR>, Answer<P::StatusType>, _, _>(hook);
         self.controller.add_hook(kind, handler);
         self
     }
 
     /// The controller, declared.
-    pub fn build(self) -> Controller {
+    pub fn build(mut self) -> Controller {
+        self.types.declare(&mut self.controller, "child");
         self.controller
     }
 }
@@ -248,25 +256,28 @@ impl<P: ParentType> From<Composite<P>> for Controller {
 /// ([`Controller::decorator`]).
 pub struct Decorator<T> {
     controller: Controller,
+    types: Types,
     _object: PhantomData<fn() -> T>,
 }
 
 impl<T: Object> Decorator<T> {
-    /// An attachment type and how its objects are updated.
-    pub fn attachment<A: Object>(mut self, update: UpdateStrategy) -> Self {
-        self.controller.add_type(A::type_ref(), update);
+    /// How the attachments of type `A` (one the hooks read) are updated,
+    /// where it differs from [`UpdateStrategy::InPlace`].
+    pub fn update<A: Object>(mut self, update: UpdateStrategy) -> Self {
+        self.types.update::<A>(update);
         self
     }
 
     settings!("object");
 
     /// The `sync` hook: the object and its attachments in, the edits and
-    /// desired attachments out.
-    pub fn sync<A, R, S, Out, F>(self, hook: F) -> Self
+    /// desired attachments out. The types of its request's attachments are
+    /// the controller's attachment types.
+    pub fn sync<A, R, MA, MR, S, Out, F>(self, hook: F) -> Self
     where
         T: DeserializeOwned,
-        A: ObjectSet,
-        R: ObjectSet,
+        A: ObjectSet<MA>,
+        R: ObjectSet<MR>,
         S: Serialize,
         Out: IntoAnswer<DecoratorAnswer<S>>,
         F: Fn(&Decorate<T, A, R>) -> Out + Send + Sync + 'static,
@@ -275,11 +286,11 @@ impl<T: Object> Decorator<T> {
     }
 
     /// The `finalize` hook, once the object is being deleted.
-    pub fn finalize<A, R, S, Out, F>(self, hook: F) -> Self
+    pub fn finalize<A, R, MA, MR, S, Out, F>(self, hook: F) -> Self
     where
         T: DeserializeOwned,
-        A: ObjectSet,
-        R: ObjectSet,
+        A: ObjectSet<MA>,
+        R: ObjectSet<MR>,
         S: Serialize,
         Out: IntoAnswer<DecoratorAnswer<S>>,
         F: Fn(&Decorate<T, A, R>) -> Out + Send + Sync + 'static,
@@ -287,22 +298,24 @@ impl<T: Object> Decorator<T> {
         self.request_hook(HookKind::Finalize, hook)
     }
 
-    fn request_hook<A, R, S, Out, F>(mut self, kind: HookKind, hook: F) -> Self
+    fn request_hook<A, R, MA, MR, S, Out, F>(mut self, kind: HookKind, hook: F) -> Self
     where
-        A: ObjectSet,
-        R: ObjectSet,
+        T: DeserializeOwned,
+        A: ObjectSet<MA>,
+        R: ObjectSet<MR>,
         S: Serialize,
         Out: IntoAnswer<DecoratorAnswer<S>>,
         F: Fn(&Decorate<T, A, R>) -> Out + Send + Sync + 'static,
     {
-        self.controller.reads::<A>();
-        let handler = handler::<WireDecorate<T, A, R>, DecoratorAnswer<S>, _, _>(hook);
+        self.types.read::<A, MA>();
+        let handler = handler::<WireDecorate<T, A, R, MA, MR>, DecoratorAnswer<S>, _, _>(hook);
         self.controller.add_hook(kind, handler);
         self
     }
 
     /// The controller, declared.
-    pub fn build(self) -> Controller {
+    pub fn build(mut self) -> Controller {
+        self.types.declare(&mut self.controller, "attachment");
         self.controller
     }
 }

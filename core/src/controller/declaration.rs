@@ -1,10 +1,9 @@
 //! A controller, declared: its name, what it controls, its hooks, the
 //! CRDs it owns, and what is wrong with the declaration.
 
-use super::shape::{ChildType, Shape, UpdateStrategy};
-use crate::collection::ObjectSet;
+use super::shape::Shape;
+use super::status_schema::with_engine_fields;
 use crate::hook::{Handler, HookKind};
-use crate::object::TypeRef;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use std::fmt;
 use std::time::Duration;
@@ -89,15 +88,26 @@ impl Controller {
         self.hooks.iter().map(|(kind, _)| *kind)
     }
 
-    /// The CRDs it owns (its parent's, its children's), as declared.
+    /// The CRDs it owns (its parent's, then those declared), each once.
+    /// The parent's status schema has the fields the engine writes
+    /// (`observedGeneration`) whether its status type declares them or not.
     pub fn crds(&self) -> Vec<CustomResourceDefinition> {
-        self.crds
-            .iter()
-            .map(|crd| match crd {
+        let mut crds: Vec<CustomResourceDefinition> = Vec::new();
+        for crd in &self.crds {
+            let crd = match crd {
                 Crd::Made(crd) => (**crd).clone(),
                 Crd::Of(make) => make(),
-            })
-            .collect()
+            };
+            let crd = if self.is_parent(&crd) {
+                with_engine_fields(crd)
+            } else {
+                crd
+            };
+            if !crds.iter().any(|c| c.metadata.name == crd.metadata.name) {
+                crds.push(crd);
+            }
+        }
+        crds
     }
 
     /// Whether the declaration can work: a sync hook, each type a hook
@@ -131,47 +141,19 @@ impl Controller {
         }
     }
 
+    /// Whether `crd` defines this controller's parent type.
+    fn is_parent(&self, crd: &CustomResourceDefinition) -> bool {
+        let Shape::Composite { parent, .. } = &self.shape else {
+            return false;
+        };
+        crd.spec.group == parent.group() && crd.spec.names.kind == parent.kind
+    }
+
     pub(super) fn add_hook(&mut self, kind: HookKind, handler: Handler) {
         if self.hooks.iter().any(|(k, _)| *k == kind) {
             self.problems
                 .push(format!("its {kind} hook is declared twice"));
         }
         self.hooks.push((kind, handler));
-    }
-
-    /// Declares a child type (an attachment type, of a decorator).
-    pub(super) fn add_type(&mut self, type_ref: TypeRef, update: UpdateStrategy) {
-        let (Shape::Composite {
-            children: types, ..
-        }
-        | Shape::Decorator {
-            attachments: types, ..
-        }) = &mut self.shape;
-        types.push(ChildType { type_ref, update });
-    }
-
-    /// Notes a problem if a member of the set `S` a hook reads accepts none
-    /// of the declared child (or attachment) types: it would never be given
-    /// an object.
-    pub(super) fn reads<S: ObjectSet>(&mut self) {
-        let (what, types) = match &self.shape {
-            Shape::Composite { children, .. } => ("child", children),
-            Shape::Decorator { attachments, .. } => ("attachment", attachments),
-        };
-        let unread: Vec<String> = S::members()
-            .into_iter()
-            .filter(|member| {
-                !types
-                    .iter()
-                    .any(|t| (member.accepts)(&t.type_ref.kind, &t.type_ref.api_version))
-            })
-            .map(|member| {
-                format!(
-                    "a hook reads {} as {what}, but no {what} type it accepts is declared",
-                    member.type_name
-                )
-            })
-            .collect();
-        self.problems.extend(unread);
     }
 }

@@ -23,7 +23,9 @@ pub(super) trait Wire: DeserializeOwned {
     fn at(self, now: Timestamp) -> Self::Given;
 }
 
-impl<P: ParentType, C: ObjectSet, R: ObjectSet> Wire for WireRequest<P, C, R> {
+impl<P: ParentType, C: ObjectSet<MC>, R: ObjectSet<MR>, MC, MR> Wire
+    for WireRequest<P, C, R, MC, MR>
+{
     type Given = Request<P, C, R>;
     fn at(self, now: Timestamp) -> Self::Given {
         WireRequest::at(self, now)
@@ -37,7 +39,9 @@ impl<P: ParentType> Wire for WireCustomize<P> {
     }
 }
 
-impl<T: DeserializeOwned, A: ObjectSet, R: ObjectSet> Wire for WireDecorate<T, A, R> {
+impl<T: DeserializeOwned, A: ObjectSet<MA>, R: ObjectSet<MR>, MA, MR> Wire
+    for WireDecorate<T, A, R, MA, MR>
+{
     type Given = Decorate<T, A, R>;
     fn at(self, now: Timestamp) -> Self::Given {
         WireDecorate::at(self, now)

@@ -2,8 +2,7 @@
 //! bytes in, bytes out.
 
 use super::*;
-use crate::collection::And;
-use crate::conditions::Wanted;
+use crate::conditions::condition_true;
 use crate::test_types::{Note, NoteStatus, request};
 use crate::{Answer, HookError, HookKind, Request, Timestamp};
 use k8s_openapi::api::apps::v1::Deployment;
@@ -26,7 +25,7 @@ fn config_map(name: &str, namespace: &str) -> Value {
 
 /// One ConfigMap per Note; a status counting the observed ones.
 fn copies(req: &Request<Note, ConfigMap>) -> Answer<NoteStatus> {
-    let ready = Wanted::new("Ready", true, "Copied", "copied".to_owned());
+    let ready = condition_true("Ready", "Copied").message("copied");
     let status = NoteStatus {
         last_seen: None,
         copies: req.children.of::<ConfigMap>().len(),
@@ -41,10 +40,7 @@ fn copies(req: &Request<Note, ConfigMap>) -> Answer<NoteStatus> {
 
 #[test]
 fn a_sync_hook_reads_its_types_and_answers_the_protocols_keys() {
-    let notes = Controller::composite::<Note>("note")
-        .child::<ConfigMap>(UpdateStrategy::InPlace)
-        .sync(copies)
-        .build();
+    let notes = Controller::composite::<Note>("note").sync(copies).build();
     assert!(notes.check().is_ok());
     let body = request(
         "n",
@@ -108,17 +104,34 @@ fn several_types_go_each_to_its_own() {
             "Secret.v1": {"ns/s": {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}}},
         }),
     );
-    let req = Request::<Note, And<ConfigMap, Secret>>::from_json(&body, now()).unwrap();
+    let req = Request::<Note, (ConfigMap, Secret, Deployment)>::from_json(&body, now()).unwrap();
     assert_eq!(req.children.of::<ConfigMap>().len(), 1);
-    assert_eq!(req.children.of::<Secret>().len(), 1);
-    // A type the set does not name: a mistake in the hook.
-    let asked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        req.children.of::<Deployment>().len()
-    }));
-    let message = asked.unwrap_err();
-    let message = message.downcast_ref::<String>().unwrap();
-    assert!(message.contains("Deployment"), "{message}");
-    assert!(message.contains("ConfigMap"), "{message}");
+    assert_eq!(
+        req.children
+            .of::<Secret>()
+            .get("s")
+            .map(|s| s.metadata.name.as_deref()),
+        Some(Some("s"))
+    );
+    // A type of the set the request had none of.
+    assert!(req.children.of::<Deployment>().is_empty());
+    // A type outside the set does not compile (ObjectsBy's compile_fail example).
+}
+
+#[test]
+fn a_set_of_one_type_reads_as_its_objects() {
+    let body = request(
+        "n",
+        json!({"text": "hi"}),
+        json!({"ConfigMap.v1": {"ns/a": config_map("a", "ns")}}),
+    );
+    let req = Request::<Note, ConfigMap>::from_json(&body, now()).unwrap();
+    assert!(req.children.get("a").is_some());
+    assert_eq!(req.children.len(), 1);
+    let mut built: Request<Note, ConfigMap> = Request::new(req.parent.clone(), now());
+    assert!(built.children.is_empty());
+    built.children.insert([ConfigMap::default()]);
+    assert_eq!(built.children.len(), 1);
 }
 
 #[test]
@@ -131,10 +144,7 @@ fn an_unreadable_spec_is_the_hooks_to_report_not_a_refused_request() {
 
 #[test]
 fn a_request_of_the_wrong_shape_names_the_field() {
-    let notes = Controller::composite::<Note>("note")
-        .child::<ConfigMap>(UpdateStrategy::InPlace)
-        .sync(copies)
-        .build();
+    let notes = Controller::composite::<Note>("note").sync(copies).build();
     let err = call(
         &notes,
         HookKind::Sync,
@@ -199,13 +209,13 @@ fn mistakes_in_a_declaration_are_named() {
         .sync(|_: &Request<Note>| Answer::new(NoteStatus::default()))
         .build();
     assert!(bad_name.check().unwrap_err().problems[0].contains("DNS label"));
-    // The hook reads Secrets; only ConfigMaps are declared children.
-    let undeclared = Controller::composite::<Note>("note")
-        .child::<ConfigMap>(UpdateStrategy::InPlace)
-        .sync(|_: &Request<Note, Secret>| Answer::new(NoteStatus::default()))
+    // A strategy for Secrets, which no hook reads.
+    let unread = Controller::composite::<Note>("note")
+        .update::<Secret>(UpdateStrategy::Recreate)
+        .sync(|_: &Request<Note, ConfigMap>| Answer::new(NoteStatus::default()))
         .build();
-    let problems = undeclared.check().unwrap_err().problems;
-    assert!(problems[0].contains("Secret"), "{problems:?}");
+    let problems = unread.check().unwrap_err().problems;
+    assert!(problems[0].contains("Secret.v1"), "{problems:?}");
     let twice = Controller::composite::<Note>("note")
         .sync(|_: &Request<Note>| Answer::new(NoteStatus::default()))
         .sync(|_: &Request<Note>| Answer::new(NoteStatus::default()))
@@ -213,13 +223,49 @@ fn mistakes_in_a_declaration_are_named() {
     assert!(twice.check().unwrap_err().problems[0].contains("twice"));
 }
 
+/// [`copies`], reading Deployments too.
+fn copies_beside(req: &Request<Note, (ConfigMap, Deployment)>) -> Answer<NoteStatus> {
+    let status = NoteStatus {
+        copies: req.children.of::<ConfigMap>().len(),
+        ..NoteStatus::default()
+    };
+    Answer::new(status)
+}
+
+#[test]
+fn the_child_types_are_the_hooks_whatever_the_order_of_the_calls() {
+    let webhooks = Webhooks::default();
+    let before = Controller::composite::<Note>("note")
+        .update::<Deployment>(UpdateStrategy::RollingRecreate)
+        .sync(copies)
+        .finalize(copies_beside)
+        .build();
+    let after = Controller::composite::<Note>("note")
+        .finalize(copies_beside)
+        .sync(copies)
+        .update::<Deployment>(UpdateStrategy::RollingRecreate)
+        .build();
+    assert!(before.check().is_ok() && after.check().is_ok());
+    let children = |c: &Controller| c.manifest(&webhooks)["spec"]["childResources"].clone();
+    // The types in the order first read (the sync hook's, then finalize's).
+    assert_eq!(children(&before), children(&after));
+    assert_eq!(children(&before)[0]["resource"], "configmaps");
+    assert_eq!(
+        children(&before)[1]["updateStrategy"]["method"],
+        "RollingRecreate"
+    );
+    // The parent's CRD comes with the parent type, once however often named.
+    let crds = after.crds();
+    assert_eq!(crds.len(), 1);
+    assert_eq!(crds[0].metadata.name.as_deref(), Some("notes.example.com"));
+}
+
 #[test]
 fn the_manifest_is_what_metacontroller_reads() {
     let notes = Controller::composite::<Note>("note")
-        .child::<ConfigMap>(UpdateStrategy::InPlace)
-        .child::<Deployment>(UpdateStrategy::RollingRecreate)
+        .update::<Deployment>(UpdateStrategy::RollingRecreate)
         .resync_period(std::time::Duration::from_secs(30))
-        .sync(copies)
+        .sync(copies_beside)
         .finalize(copies)
         .build();
     let manifest = notes.manifest(&Webhooks {
@@ -252,4 +298,18 @@ fn the_manifest_is_what_metacontroller_reads() {
             },
         })
     );
+}
+
+#[test]
+fn the_parents_crd_has_the_status_fields_the_engine_writes() {
+    // NoteStatus declares no observedGeneration; the driver writes it.
+    let notes = Controller::composite::<Note>("note").sync(copies).build();
+    let crd = serde_json::to_value(&notes.crds()[0]).unwrap();
+    let status = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"];
+    assert_eq!(
+        status["properties"]["observedGeneration"]["type"],
+        "integer"
+    );
+    // The status type's own fields are still there.
+    assert_eq!(status["properties"]["copies"]["type"], "integer");
 }

@@ -1,6 +1,7 @@
 //! A parent object, its spec and status read leniently.
 
 use super::meta::ParentMeta;
+use crate::conditions::Conditions;
 use crate::decode::strip_position;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
@@ -24,6 +25,10 @@ pub struct ParentObject<Spec, Status> {
     /// Its current status: `None` when it has none yet, or one that does
     /// not fit `Status`.
     pub status: Option<Status>,
+    /// The conditions of its current status, whatever `Status` is (read
+    /// bounded, [`Conditions`]): what [`crate::Request::conditions`] carries
+    /// transition times over from.
+    pub conditions: Conditions,
 }
 
 /// Why a parent's spec could not be read: the field path and what was wrong.
@@ -60,15 +65,29 @@ impl<'de, Spec: DeserializeOwned, Status: DeserializeOwned> Deserialize<'de>
         let spec = read_spec(raw.spec.as_deref().map_or("{}", RawValue::get));
         let status = raw
             .status
+            .as_ref()
             .and_then(|s| serde_json::from_str::<Status>(s.get()).ok());
+        let conditions = raw
+            .status
+            .and_then(|s| serde_json::from_str::<ConditionsOnly>(s.get()).ok())
+            .map(|s| s.conditions)
+            .unwrap_or_default();
         Ok(ParentObject {
             api_version: raw.api_version,
             kind: raw.kind,
             metadata: raw.metadata,
             spec,
             status,
+            conditions,
         })
     }
+}
+
+/// A status as far as its conditions.
+#[derive(Deserialize)]
+struct ConditionsOnly {
+    #[serde(default)]
+    conditions: Conditions,
 }
 
 fn read_spec<Spec: DeserializeOwned>(text: &str) -> Result<Spec, SpecError> {

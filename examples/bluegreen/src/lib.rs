@@ -23,9 +23,7 @@ pub mod resource;
 pub mod sync;
 pub mod template_hash;
 
-use k8s_openapi::api::apps::v1::ReplicaSet;
-use k8s_openapi::api::core::v1::Service;
-use metahook::{Controller, UpdateStrategy};
+use metahook::Controller;
 pub use resource::{BlueGreenDeployment, BlueGreenDeploymentSpec, BlueGreenDeploymentStatus};
 
 /// The controller, named as the example's CompositeController
@@ -34,12 +32,9 @@ pub use resource::{BlueGreenDeployment, BlueGreenDeploymentSpec, BlueGreenDeploy
 pub fn controller() -> Controller {
     Controller::composite::<BlueGreenDeployment>("bluegreen-controller")
         // The example's manifest: children are found by the parent's own
-        // spec.selector, and both kinds are updated in place.
+        // spec.selector, and both kinds (the hook's) are updated in place.
         .generate_selector(false)
-        .child::<Service>(UpdateStrategy::InPlace)
-        .child::<ReplicaSet>(UpdateStrategy::InPlace)
         .sync(sync::sync)
-        .crd_of::<BlueGreenDeployment>()
         .build()
 }
 

@@ -8,13 +8,13 @@ use crate::resource::{BlueGreenDeployment, BlueGreenDeploymentStatus, ReplicaCou
 use crate::template_hash::template_hash;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Service;
+use metahook::Answer;
 use metahook::objects::SpecError;
-use metahook::{And, Answer};
 use std::fmt;
 
-/// A sync of a BlueGreenDeployment, whose children are ReplicaSets and a
-/// Service.
-pub type Request = metahook::Request<BlueGreenDeployment, And<ReplicaSet, Service>>;
+/// A sync of a BlueGreenDeployment, whose children are a Service and
+/// ReplicaSets (in the order of the example's manifest).
+pub type Request = metahook::Request<BlueGreenDeployment, (Service, ReplicaSet)>;
 
 /// Why a sync cannot answer: nothing is written, the engine retries and
 /// reports the message in a Warning Event.

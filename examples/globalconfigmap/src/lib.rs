@@ -17,8 +17,7 @@ pub mod customize;
 pub mod resource;
 pub mod sync;
 
-use k8s_openapi::api::core::v1::ConfigMap;
-use metahook::{Controller, UpdateStrategy};
+use metahook::Controller;
 pub use resource::{GlobalConfigMap, GlobalConfigMapSpec, GlobalConfigMapStatus};
 
 /// The controller, named as the example's CompositeController
@@ -26,10 +25,8 @@ pub use resource::{GlobalConfigMap, GlobalConfigMapSpec, GlobalConfigMapStatus};
 /// `/globalconfigmap-controller/{customize,sync}`.
 pub fn controller() -> Controller {
     Controller::composite::<GlobalConfigMap>("globalconfigmap-controller")
-        .child::<ConfigMap>(UpdateStrategy::InPlace)
         .customize(customize::customize)
         .sync(sync::sync)
-        .crd_of::<GlobalConfigMap>()
         .build()
 }
 

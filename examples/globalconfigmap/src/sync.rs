@@ -5,13 +5,13 @@
 use crate::resource::{GlobalConfigMap, GlobalConfigMapSpec, GlobalConfigMapStatus};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use metahook::Answer;
 use metahook::objects::SpecError;
-use metahook::{And, Answer};
 use std::fmt;
 
 /// A sync of a GlobalConfigMap: its children are the copies, its related
 /// objects the source and the Namespaces ([`crate::customize`]).
-pub type Request = metahook::Request<GlobalConfigMap, ConfigMap, And<ConfigMap, Namespace>>;
+pub type Request = metahook::Request<GlobalConfigMap, ConfigMap, (ConfigMap, Namespace)>;
 
 /// What the status says once every copy is desired.
 pub const FINE: &str = "fine";

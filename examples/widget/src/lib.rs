@@ -7,9 +7,9 @@
 #![forbid(unsafe_code)]
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::CustomResource;
-use metahook::{Answer, Controller, HasConditions, Request, UpdateStrategy, Wanted};
+use metahook::{Answer, Conditions, Controller, Request, condition_false, condition_true};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -35,18 +35,13 @@ pub struct WidgetStatus {
     /// What the ConfigMap holds now.
     #[serde(default)]
     pub written: String,
-    #[serde(default, deserialize_with = "metahook::conditions::firsts")]
-    pub conditions: Vec<Condition>,
+    #[serde(default)]
+    pub conditions: Conditions,
 }
 
-impl HasConditions for WidgetStatus {
-    fn conditions(&self) -> &[Condition] {
-        &self.conditions
-    }
-}
-
-/// What the hooks are given: the Widget and its ConfigMaps.
-pub type Sync = Request<Widget, ConfigMap>;
+/// What the hooks are given: the Widget and its ConfigMaps. The type says
+/// which children the controller owns: ConfigMaps, updated in place.
+pub type WidgetRequest = Request<Widget, ConfigMap>;
 
 /// The text the ConfigMap should hold.
 fn text(spec: &WidgetSpec) -> String {
@@ -65,46 +60,29 @@ fn config_map(name: &str, text: String) -> ConfigMap {
 }
 
 /// What the observed ConfigMap holds.
-fn written(req: &Sync) -> String {
+fn written(req: &WidgetRequest) -> String {
     req.children
-        .of::<ConfigMap>()
         .get(&req.parent.metadata.name)
         .and_then(|c| c.data.as_ref()?.get("text").cloned())
         .unwrap_or_default()
 }
 
 /// The ConfigMap, and a status saying whether it holds the message.
-pub fn sync(req: &Sync) -> Answer<WidgetStatus> {
+pub fn sync(req: &WidgetRequest) -> Answer<WidgetStatus> {
     let name = &req.parent.metadata.name;
     let written = written(req);
     let (want, ready) = match &req.parent.spec {
-        Ok(spec) => {
-            let want = text(spec);
-            let ready = if written == want {
-                Wanted::new(
-                    "Ready",
-                    true,
-                    "Written",
-                    "the ConfigMap holds the message".to_owned(),
-                )
-            } else {
-                Wanted::new(
-                    "Ready",
-                    false,
-                    "Writing",
-                    "the ConfigMap is being written".to_owned(),
-                )
-            };
-            (Some(want), ready)
-        }
+        Ok(spec) if written == text(spec) => (
+            Some(text(spec)),
+            condition_true("Ready", "Written").message("the ConfigMap holds the message"),
+        ),
+        Ok(spec) => (
+            Some(text(spec)),
+            condition_false("Ready", "Writing").message("the ConfigMap is being written"),
+        ),
         Err(why) => (
             None,
-            Wanted::new(
-                "Ready",
-                false,
-                "InvalidSpec",
-                format!("the spec is invalid: {why}"),
-            ),
+            condition_false("Ready", "InvalidSpec").message(format!("the spec is invalid: {why}")),
         ),
     };
     let status = WidgetStatus {
@@ -114,32 +92,25 @@ pub fn sync(req: &Sync) -> Answer<WidgetStatus> {
     match want {
         Some(want) => Answer::new(status).child(config_map(name, want)),
         // Nothing is lost: an invalid spec keeps what is there.
-        None if req.children.of::<ConfigMap>().is_empty() => Answer::new(status),
+        None if req.children.is_empty() => Answer::new(status),
         None => Answer::new(status).child(config_map(name, written)),
     }
 }
 
 /// Desires nothing, and lets the Widget go once its ConfigMap is gone.
-pub fn finalize(req: &Sync) -> Answer<WidgetStatus> {
-    let gone = req.children.of::<ConfigMap>().is_empty();
+pub fn finalize(req: &WidgetRequest) -> Answer<WidgetStatus> {
+    let deleting = condition_false("Ready", "Deleting").message("the Widget is being deleted");
     let status = WidgetStatus {
         written: written(req),
-        conditions: req.conditions([Wanted::new(
-            "Ready",
-            false,
-            "Deleting",
-            "the Widget is being deleted".to_owned(),
-        )]),
+        conditions: req.conditions([deleting]),
     };
-    Answer::new(status).finalized(gone)
+    Answer::new(status).finalized(req.children.is_empty())
 }
 
 /// The Widget controller, declared.
 pub fn controller() -> Controller {
     Controller::composite::<Widget>("widget")
-        .child::<ConfigMap>(UpdateStrategy::InPlace)
         .sync(sync)
         .finalize(finalize)
-        .crd_of::<Widget>()
         .build()
 }

@@ -2,8 +2,8 @@
 //! a `Kiyoshi`; and the bounds on a Hikawa's spec.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{CustomResource, CustomResourceExt};
+use metahook_core::conditions::Conditions;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -77,14 +77,8 @@ pub struct HikawaStatus {
     #[serde(default)]
     pub phase: Phase,
     /// `SpecValid` and `Finished`.
-    #[serde(default, deserialize_with = "metahook_core::conditions::firsts")]
-    pub conditions: Vec<Condition>,
-}
-
-impl metahook_core::HasConditions for HikawaStatus {
-    fn conditions(&self) -> &[Condition] {
-        &self.conditions
-    }
+    #[serde(default)]
+    pub conditions: Conditions,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -48,7 +48,7 @@ pub use words::{KIYOSHI, Word, ready_to_kiyoshi, word};
 use decide::{Next, Step, step, valid_spec};
 use desired::{held, kiyoshi, zundoko};
 use jiff::SignedDuration;
-use metahook_core::{Answer, Controller, UpdateStrategy};
+use metahook_core::{Answer, Controller};
 use observed::Song;
 use pacing::seconds;
 use status::status;
@@ -56,10 +56,7 @@ use status::status;
 /// The Hikawa controller, declared.
 pub fn controller() -> Controller {
     Controller::composite::<Hikawa>("hikawa")
-        .child::<Zundoko>(UpdateStrategy::InPlace)
-        .child::<Kiyoshi>(UpdateStrategy::InPlace)
         .sync(sync)
-        .crd_of::<Hikawa>()
         .crd_of::<Zundoko>()
         .crd_of::<Kiyoshi>()
         .build()

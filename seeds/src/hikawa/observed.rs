@@ -46,6 +46,14 @@ impl Object for ObservedWord {
         TypeRef::new(API_VERSION, "Zundoko", "zundokos")
     }
 
+    /// Both are the controller's child types.
+    fn type_refs() -> Vec<TypeRef> {
+        vec![
+            Self::type_ref(),
+            TypeRef::new(API_VERSION, "Kiyoshi", "kiyoshis"),
+        ]
+    }
+
     fn accepts(kind: &str, api_version: &str) -> bool {
         api_version == API_VERSION && (kind == "Zundoko" || kind == "Kiyoshi")
     }
@@ -89,7 +97,7 @@ impl<'a> Song<'a> {
             kiyoshi: None,
             others: Vec::new(),
         };
-        for child in req.children.of::<ObservedWord>() {
+        for child in req.children.iter() {
             let name = child.metadata.name.as_str();
             match zundoko_number(hikawa, name) {
                 Some(n) if child.is("Zundoko") => {

@@ -9,7 +9,7 @@ use super::observed::Song;
 use super::words::{KIYOSHI, Word};
 use jiff::Timestamp;
 use metahook_core::Parent;
-use metahook_core::conditions::{self, Wanted};
+use metahook_core::conditions::{self, WantedCondition};
 
 pub(super) fn status(
     parent: &Parent<Hikawa>,
@@ -27,7 +27,7 @@ pub(super) fn status(
     let (phase, finished) = match step {
         Step::Kiyoshied => (
             Phase::Kiyoshied,
-            Wanted::new(
+            WantedCondition::new(
                 "Finished",
                 true,
                 "Kiyoshied",
@@ -36,7 +36,7 @@ pub(super) fn status(
         ),
         Step::GaveUp => (
             Phase::GaveUp,
-            Wanted::new(
+            WantedCondition::new(
                 "Finished",
                 true,
                 "GaveUp",
@@ -48,7 +48,7 @@ pub(super) fn status(
         ),
         Step::Held => (
             Phase::Singing,
-            Wanted::new(
+            WantedCondition::new(
                 "Finished",
                 false,
                 "InvalidSpec",
@@ -65,7 +65,7 @@ pub(super) fn status(
             };
             (
                 Phase::Singing,
-                Wanted::new(
+                WantedCondition::new(
                     "Finished",
                     false,
                     "Singing",
@@ -75,11 +75,6 @@ pub(super) fn status(
         }
     };
     let spec_valid = conditions::spec_valid("Hikawa", spec.as_ref().err().map(String::as_str));
-    let previous = parent
-        .status
-        .as_ref()
-        .map(|s| s.conditions.as_slice())
-        .unwrap_or_default();
     HikawaStatus {
         observed_generation: None,
         num_zundokos_said: u32::try_from(said).unwrap_or(u32::MAX),
@@ -87,11 +82,12 @@ pub(super) fn status(
         song: text.join(" "),
         phase,
         conditions: conditions::build(
-            previous,
+            &parent.conditions,
             vec![spec_valid, finished],
             parent.metadata.generation,
             now,
-        ),
+        )
+        .into(),
     }
 }
 

@@ -83,14 +83,11 @@ fn a_decorator_is_driven_in_process_only_by_a_decorators_hooks() {
 #[test]
 fn a_decorator_declared_in_the_binary_is_driven_in_process() {
     use k8s_openapi::api::core::v1::{ConfigMap, Pod};
-    use metahook_core::{Controller, Decorate, DecoratorAnswer, UpdateStrategy};
+    use metahook_core::{Controller, Decorate, DecoratorAnswer};
     fn label(_: &Decorate<Pod, ConfigMap>) -> DecoratorAnswer {
         DecoratorAnswer::new().label("seen", "yes")
     }
-    let table = [Controller::decorator::<Pod>("labeller")
-        .attachment::<ConfigMap>(UpdateStrategy::InPlace)
-        .sync(label)
-        .build()];
+    let table = [Controller::decorator::<Pod>("labeller").sync(label).build()];
     let configs = config::from_controllers(&table).unwrap();
     assert!(configs[0].is_decorator());
     let prepared = resolve_hooks(configs, HookMode::InProcess, false, &table).unwrap();
