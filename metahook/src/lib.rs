@@ -39,7 +39,7 @@
 //! fn sync(req: &Request<Note, ConfigMap>) -> Answer<NoteStatus> {
 //!     let name = &req.parent.metadata.name;
 //!     let text = req.parent.spec.as_ref().map(|s| s.text.clone()).unwrap_or_default();
-//!     let written = req.children.of::<ConfigMap>().get(name).is_some();
+//!     let written = req.children.get(name).is_some();
 //!     Answer::new(NoteStatus { written }).child(ConfigMap {
 //!         metadata: kube::api::ObjectMeta { name: Some(name.clone()), ..Default::default() },
 //!         data: Some([("text".to_owned(), text)].into()),
@@ -49,9 +49,7 @@
 //!
 //! fn main() -> std::process::ExitCode {
 //!     metahook::main([Controller::composite::<Note>("note")
-//!         .child::<ConfigMap>(UpdateStrategy::InPlace)
-//!         .sync(sync)
-//!         .crd_of::<Note>()])
+//!         .sync(sync)])
 //! }
 //! ```
 //!
@@ -255,7 +253,7 @@ pub fn controllers_help(controllers: &[Controller]) -> String {
 /// #     metahook::Answer::new(NoteStatus {})
 /// # }
 ///
-/// let table = metahook::table([Controller::composite::<Note>("note").sync(sync).crd_of::<Note>()])?;
+/// let table = metahook::table([Controller::composite::<Note>("note").sync(sync)])?;
 /// let dir = std::env::temp_dir().join(format!("metahook-doc-crds-{}", std::process::id()));
 /// std::fs::create_dir_all(&dir)?;
 /// let args = ["metahook", "crds", "--out-dir"].map(OsStr::new);

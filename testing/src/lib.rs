@@ -33,7 +33,7 @@
 //! # fn sync(req: &Request<Web, Deployment>) -> Answer<WebStatus> {
 //! #     let name = &req.parent.metadata.name;
 //! #     let replicas = req.parent.spec.as_ref().map(|s| s.replicas).unwrap_or(0);
-//! #     let available = req.children.of::<Deployment>().get(name)
+//! #     let available = req.children.get(name)
 //! #         .and_then(|d| d.status.as_ref()?.available_replicas).unwrap_or(0);
 //! #     Answer::new(WebStatus { available }).child(serde_json::json!({
 //! #         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},

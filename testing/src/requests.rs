@@ -92,7 +92,7 @@ impl Situation {
     /// # pub struct NoteStatus { copies: usize }
     ///
     /// fn sync(req: &Request<Note, ConfigMap>) -> Answer<NoteStatus> {
-    ///     let copies = req.children.of::<ConfigMap>().len();
+    ///     let copies = req.children.len();
     ///     Answer::new(NoteStatus { copies }).child(json!({
     ///         "apiVersion": "v1", "kind": "ConfigMap",
     ///         "metadata": {"name": req.parent.metadata.name},

@@ -121,3 +121,29 @@ fn a_controller_that_settles_too_slowly_fails_within_the_passes_allowed() {
         "{err}"
     );
 }
+
+/// Answers a Secret, a type its request does not name.
+fn stray(req: &Request<Note, ConfigMap>) -> Answer<NoteStatus> {
+    Answer::new(NoteStatus::default()).child(json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": req.parent.metadata.name}}))
+}
+
+#[test]
+fn a_mistake_is_named_in_the_message_itself() {
+    // The declaration is checked before anything runs.
+    let named = Controller::composite::<Note>("Notes!").sync(steady).build();
+    let err = Converge::new(named).err().expect("a bad name");
+    assert!(matches!(err, ConvergeError::Declaration(_)), "{err:?}");
+    assert!(err.to_string().contains("DNS label"), "{err}");
+    // A desired child of a type the controller does not own: the cause is
+    // in `{err}`, not only in `{err:?}`.
+    let err = Converge::new(notes(stray))
+        .unwrap()
+        .parent(note())
+        .run()
+        .err()
+        .expect("the driver refuses the answer");
+    let message = err.to_string();
+    assert!(message.starts_with("pass 1: "), "{message}");
+    assert!(message.contains("Secret"), "{message}");
+}

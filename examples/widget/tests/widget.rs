@@ -8,6 +8,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use metahook::HookKind;
 use metahook_testing::{Converge, Situation};
 use serde_json::{Value, json};
+use widget_operator::Widget;
 
 fn now() -> metahook::Timestamp {
     "2026-01-01T00:00:00Z".parse().unwrap()
@@ -56,4 +57,42 @@ fn a_widget_settles_and_goes() {
     let gone = settled.delete().unwrap_or_else(|e| panic!("{e}"));
     assert!(gone.parent().is_none());
     assert!(gone.objects::<ConfigMap>().is_empty());
+}
+
+/// The text the Widget's ConfigMap holds, as the cluster has it.
+fn text(settled: &metahook_testing::Converged) -> Option<String> {
+    let config_map = settled.get::<ConfigMap>("hello")?;
+    config_map.data?.get("text").cloned()
+}
+
+#[test]
+fn a_changed_spec_settles_again_and_an_invalid_one_changes_nothing() {
+    let settled = Converge::new(widget_operator::controller())
+        .unwrap()
+        .parent(widget(2))
+        .run()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(text(&settled).as_deref(), Some("hi hi"));
+    // 2 copies become 4: written again, and settled.
+    let passes = settled.passes();
+    let changed = settled
+        .change(|widget| widget["spec"]["copies"] = json!(4))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(text(&changed).as_deref(), Some("hi hi hi hi"));
+    assert!(
+        changed.history_since(passes + 1).len() <= 3,
+        "{:#?}",
+        changed.history()
+    );
+    let status = changed.parent_as::<Widget>().unwrap().status.unwrap();
+    assert!(status.conditions.is_true("Ready"), "{status:?}");
+    // A spec that does not fit its type: the ConfigMap is kept as it is,
+    // and the status says why.
+    let invalid = changed
+        .change(|widget| widget["spec"]["copies"] = json!("many"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(text(&invalid).as_deref(), Some("hi hi hi hi"));
+    assert_eq!(invalid.all::<ConfigMap>().len(), 1);
+    let ready = &invalid.parent().unwrap()["status"]["conditions"][0];
+    assert_eq!(ready["reason"], "InvalidSpec", "{ready}");
 }

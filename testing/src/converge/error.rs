@@ -1,17 +1,21 @@
 //! Why a convergence check could not run, or failed.
 
-use metahook_core::HookKind;
 use metahook_core::registry::HookError;
+use metahook_core::{DeclarationError, HookKind};
 use metahook_driver::config::ConfigError;
 use metahook_driver::decide::plan::PlanError;
 use metahook_driver::decide::related::RelatedError;
 use metahook_driver::hook::wire::DecodeResponseError;
 
-/// Why a convergence check could not run, or failed.
+/// Why a convergence check could not run, or failed. Each says its cause
+/// in its message (`{e}` is enough to see why).
 #[derive(Debug, thiserror::Error)]
 pub enum ConvergeError {
+    /// The declaration has mistakes ([`Controller::check`](metahook_core::Controller::check)).
+    #[error(transparent)]
+    Declaration(#[from] DeclarationError),
     /// The declaration makes no manifest the driver can drive.
-    #[error("the controller's declaration is not one the driver can drive")]
+    #[error("the controller's declaration is not one the driver can drive: {0}")]
     Config(#[source] ConfigError),
     /// The controller, named here, is a DecoratorController.
     #[error("{0}: a DecoratorController's convergence is not checked here")]
@@ -20,13 +24,13 @@ pub enum ConvergeError {
     /// (`RollingRecreate`, `RollingInPlace`).
     #[error("{0}: a child type rolls; rolling updates are not checked here")]
     Rolling(String),
-    /// No parent was given, or not one of the controller's parent type:
-    /// what is wrong with it.
+    /// No parent was given, or not one of the controller's parent type, or
+    /// it is gone: what is wrong with it.
     #[error("the parent is not a Kubernetes object of the controller's parent type: {0}")]
     Parent(String),
     /// A hook gave no answer: the request is not one it reads, or it
     /// failed.
-    #[error("pass {pass}: the {hook} hook failed")]
+    #[error("pass {pass}: the {hook} hook failed: {source}")]
     Hook {
         /// The pass, from 1.
         pass: usize,
@@ -48,7 +52,7 @@ pub enum ConvergeError {
     },
     /// A hook's answer is not one the driver takes (a key the protocol
     /// does not have, a value of the wrong type).
-    #[error("pass {pass}: the driver would not take the {hook} hook's answer")]
+    #[error("pass {pass}: the driver would not take the {hook} hook's answer: {source}")]
     Answer {
         /// The pass, from 1.
         pass: usize,
@@ -61,7 +65,7 @@ pub enum ConvergeError {
     /// The driver would not act on the answer: a desired child without a
     /// name, of a type not declared, or whose labels the parent's selector
     /// does not match.
-    #[error("pass {pass}: the driver would not act on the answer")]
+    #[error("pass {pass}: the driver would not act on the answer: {source}")]
     Plan {
         /// The pass, from 1.
         pass: usize,
@@ -71,7 +75,7 @@ pub enum ConvergeError {
     },
     /// A rule of the customize hook's answer is invalid (names with a
     /// selector, say).
-    #[error("pass {pass}: the customize hook's rules")]
+    #[error("pass {pass}: the customize hook's rules: {source}")]
     Related {
         /// The pass, from 1.
         pass: usize,
@@ -81,7 +85,7 @@ pub enum ConvergeError {
     },
     /// An object in the cluster (one given, or one a pass wrote) is not a
     /// Kubernetes object the driver can read.
-    #[error("pass {pass}: an object the store holds is not a Kubernetes object")]
+    #[error("pass {pass}: an object the store holds is not a Kubernetes object: {source}")]
     Object {
         /// The pass, from 1.
         pass: usize,

@@ -30,6 +30,7 @@ use cluster::Cluster;
 use jiff::Timestamp;
 use metahook_core::{Controller, Object};
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -52,10 +53,13 @@ pub struct Converged {
 }
 
 impl Converge {
-    /// Checks `controller` (a CompositeController without rolling updates).
+    /// Checks `controller` (a CompositeController without rolling updates),
+    /// whose declaration is checked first ([`Controller::check`]).
     pub fn new(controller: impl Into<Controller>) -> Result<Self, ConvergeError> {
+        let controller = controller.into();
+        controller.check()?;
         Ok(Converge {
-            cluster: Cluster::new(controller.into())?,
+            cluster: Cluster::new(controller)?,
             parent: None,
             movers: Vec::new(),
             clock: Timestamp::from_second(1_795_316_400).unwrap_or(Timestamp::UNIX_EPOCH),
@@ -261,6 +265,59 @@ impl Converged {
     /// The parent as the cluster holds it (`None` once it is gone).
     pub fn parent(&self) -> Option<&Value> {
         self.check.cluster.stored_parent()
+    }
+
+    /// The parent as its type `P` (`None` once it is gone, or if it does
+    /// not read as `P`): `settled.parent_as::<Widget>()?.status`.
+    pub fn parent_as<P: DeserializeOwned>(&self) -> Option<P> {
+        self.parent()
+            .and_then(|p| serde_json::from_value(p.clone()).ok())
+    }
+
+    /// The object of type `T` named `name` in the parent's namespace, as
+    /// `T` (`None` if there is none, or it does not read as `T`).
+    pub fn get<T: Object>(&self, name: &str) -> Option<T> {
+        self.object::<T>(name)
+            .and_then(|o| serde_json::from_value(o.clone()).ok())
+    }
+
+    /// Every object of type `T` in the cluster, as `T` (those that read as
+    /// `T`).
+    pub fn all<T: Object>(&self) -> Vec<T> {
+        self.objects::<T>()
+            .into_iter()
+            .filter_map(|o| serde_json::from_value(o).ok())
+            .collect()
+    }
+
+    /// Changes the parent as a user would (`kubectl edit`: its generation
+    /// moves with its spec), and runs passes until one writes nothing again.
+    pub fn change(mut self, edit: impl FnOnce(&mut Value)) -> Result<Converged, ConvergeError> {
+        let key = self
+            .check
+            .cluster
+            .parent_key
+            .clone()
+            .ok_or_else(|| ConvergeError::Parent("none was created".to_owned()))?;
+        if !self.check.cluster.store.edit(&key, edit) {
+            return Ok(self);
+        }
+        if self.check.cluster.stored_parent().is_none() {
+            return Err(ConvergeError::Parent("it is gone".to_owned()));
+        }
+        let tick = self.check.tick;
+        self.check.advance(tick);
+        self.check.settle()?;
+        Ok(self)
+    }
+
+    /// The passes since pass `from` (1-based): what a [`Converged::change`]
+    /// made the controller do.
+    pub fn history_since(&self, from: usize) -> &[Pass] {
+        self.check
+            .passes
+            .get(from.saturating_sub(1)..)
+            .unwrap_or_default()
     }
 
     /// The object of type `T` named `name` in the parent's namespace.
