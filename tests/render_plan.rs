@@ -310,3 +310,43 @@ fn a_rolling_controller_is_not_planned() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("widgets rolls its children"), "{err}");
 }
+
+#[test]
+fn a_finalize_request_without_the_finalizer_says_why_nothing_is_deleted() {
+    let body = std::fs::read("fixtures/hello/finalize-with-child.json").expect("the fixture");
+    let mut request: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
+    // As a hand-written request would be: no finalizer on the parent.
+    request["parent"]["metadata"]
+        .as_object_mut()
+        .expect("metadata")
+        .remove("finalizers");
+    let body = serde_json::to_vec(&request).expect("JSON");
+    let plan_of = |body: &[u8]| -> serde_json::Value {
+        let controllers = metahook_seeds::controllers;
+        let answer =
+            metahook::render::render(controllers(), "hello", "finalize", body, Some(now()))
+                .expect("the hook answers");
+        let plan = metahook::render::plan(controllers(), "hello", "finalize", body, &answer)
+            .expect("a plan");
+        serde_json::from_slice(&plan).expect("JSON")
+    };
+    let plan = plan_of(&body);
+    assert!(
+        plan["plan"]
+            .as_array()
+            .expect("ops")
+            .iter()
+            .all(|op| op["op"] != "delete"),
+        "{plan:#}"
+    );
+    let note = plan["notes"][0].as_str().expect("a note");
+    assert!(
+        note.contains("metacontroller.io/compositecontroller-hello"),
+        "{note}"
+    );
+    assert!(note.contains("garbage collector"), "{note}");
+    // With the finalizer, the delete is planned and nothing needs saying.
+    let with =
+        plan_of(&std::fs::read("fixtures/hello/finalize-with-child.json").expect("the fixture"));
+    assert!(with.get("notes").is_none(), "{with:#}");
+}

@@ -60,6 +60,10 @@ pub struct Preview {
     /// Why the reconcile would fail after the plan, if it would.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// Why the plan is not what the answer alone suggests (a request
+    /// missing what the engine adds).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// The CompositeController of `table` named `controller`.
@@ -150,6 +154,7 @@ pub fn preview(
         &NoMemory,
         plan::StatusPace::Now,
     )?;
+    let notes = notes(&ctl, &parent, hook, &observed, &planned.ops);
     let current_status = parent.data.get("status").cloned().unwrap_or(Value::Null);
     let status = planned
         .ops
@@ -167,7 +172,37 @@ pub fn preview(
             .collect(),
         status,
         failure: planned.failure.map(|f| crate::error_chain(&f)),
+        notes,
     })
+}
+
+/// A finalize request whose parent lacks this controller's finalizer
+/// plans no delete: the driver leaves the children to the garbage
+/// collector, as it does for a parent deleted without it. A hand-written
+/// request is the usual cause (the engine adds the finalizer first).
+fn notes(
+    ctl: &Driven,
+    parent: &DynamicObject,
+    hook: HookKind,
+    observed: &[Vec<Arc<DynamicObject>>],
+    ops: &[Op],
+) -> Vec<String> {
+    let finalizer = ctl.finalizer();
+    let held = parent
+        .metadata
+        .finalizers
+        .iter()
+        .flatten()
+        .any(|f| *f == finalizer);
+    let children = observed.iter().map(Vec::len).sum::<usize>();
+    let deletes = ops.iter().any(|op| matches!(op, Op::DeleteChild { .. }));
+    if hook == HookKind::Finalize && !held && children > 0 && !deletes {
+        vec![format!(
+            "the parent does not carry the finalizer {finalizer:?}: the driver deletes none of its {children} children, the garbage collector does once the parent is gone (the engine adds the finalizer before the first finalize call; a hand-written request lacks it)"
+        )]
+    } else {
+        Vec::new()
+    }
 }
 
 fn object(value: &Value, field: &str) -> Result<DynamicObject, PreviewError> {
