@@ -53,7 +53,8 @@ macro_rules! settings {
 
 impl Controller {
     /// A CompositeController named `name` (the first path segment of its
-    /// hooks: `/{name}/sync`) whose parent is `P`.
+    /// hooks: `/{name}/sync`) whose parent is `P`, a custom resource whose
+    /// CRD it owns. Its child types are those its hooks' requests read.
     ///
     /// ```
     /// use k8s_openapi::api::core::v1::ConfigMap;
