@@ -8,7 +8,6 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use metahook::HookKind;
 use metahook_testing::{Converge, Situation};
 use serde_json::{Value, json};
-use widget_operator::Widget;
 
 fn now() -> metahook::Timestamp {
     "2026-01-01T00:00:00Z".parse().unwrap()
@@ -84,7 +83,11 @@ fn a_changed_spec_settles_again_and_an_invalid_one_changes_nothing() {
         "{:#?}",
         changed.history()
     );
-    let status = changed.parent_as::<Widget>().unwrap().status.unwrap();
+    let status = changed
+        .parent_as::<widget_operator::Widget>()
+        .unwrap()
+        .status
+        .unwrap();
     assert!(status.conditions.is_true("Ready"), "{status:?}");
     // A spec that does not fit its type: the ConfigMap is kept as it is,
     // and the status says why.
