@@ -74,13 +74,9 @@ pub fn build(
 /// one line).
 pub fn spec_valid(kind: &str, invalid: Option<&str>) -> WantedCondition {
     match invalid {
-        None => WantedCondition::new("SpecValid", true, "Valid", "the spec is valid".to_owned()),
-        Some(why) => WantedCondition::new(
-            "SpecValid",
-            false,
-            "InvalidSpec",
-            format!("Invalid {kind} spec: {why}"),
-        ),
+        None => condition_true("SpecValid", "Valid").message("the spec is valid"),
+        Some(why) => condition_false("SpecValid", "InvalidSpec")
+            .message(format!("Invalid {kind} spec: {why}")),
     }
 }
 
@@ -97,22 +93,17 @@ pub fn deployment_ready(
     let counts = observed.map(|d| d.status.clone()).unwrap_or_default();
     let prefix = subject.map(|s| format!("{s}: ")).unwrap_or_default();
     if counts.replicas > want {
-        return WantedCondition::new(
-            "Ready",
-            false,
-            "ScalingDown",
-            format!(
-                "{prefix}{} replicas running, {want} wanted",
-                counts.replicas
-            ),
-        );
+        return condition_false("Ready", "ScalingDown").message(format!(
+            "{prefix}{} replicas running, {want} wanted",
+            counts.replicas
+        ));
     }
     let available = counts.available_replicas;
     let message = format!("{prefix}{available}/{want} replicas available");
     if available >= want && counts.ready_replicas >= want && counts.updated_replicas >= want {
-        WantedCondition::new("Ready", true, "ReplicasAvailable", message)
+        condition_true("Ready", "ReplicasAvailable").message(message)
     } else {
-        WantedCondition::new("Ready", false, "ReplicasNotAvailable", message)
+        condition_false("Ready", "ReplicasNotAvailable").message(message)
     }
 }
 
@@ -128,13 +119,13 @@ mod tests {
     fn keeps_transition_time_while_status_is_unchanged() {
         let before = build(
             &[],
-            vec![WantedCondition::new("Ready", false, "A", "a".into())],
+            vec![condition_false("Ready", "A").message("a")],
             Some(1),
             at("2026-01-01T00:00:00Z"),
         );
         let after = build(
             &before,
-            vec![WantedCondition::new("Ready", false, "B", "b".into())],
+            vec![condition_false("Ready", "B").message("b")],
             Some(2),
             at("2026-01-02T00:00:00Z"),
         );
@@ -184,13 +175,13 @@ mod tests {
     fn stamps_now_when_status_flips() {
         let before = build(
             &[],
-            vec![WantedCondition::new("Ready", false, "A", "a".into())],
+            vec![condition_false("Ready", "A").message("a")],
             None,
             at("2026-01-01T00:00:00Z"),
         );
         let after = build(
             &before,
-            vec![WantedCondition::new("Ready", true, "A", "a".into())],
+            vec![condition_true("Ready", "A").message("a")],
             None,
             at("2026-01-02T00:00:00Z"),
         );

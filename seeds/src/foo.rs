@@ -33,7 +33,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::{CustomResource, CustomResourceExt};
 use metahook_core::children;
 use metahook_core::conditions::Conditions;
-use metahook_core::conditions::{self, WantedCondition};
+use metahook_core::conditions::{self, WantedCondition, condition_false};
 use metahook_core::objects::ObservedDeployment;
 use metahook_core::protocol::RelatedResourceRule;
 use metahook_core::{Answer, Controller, Customize, CustomizeAnswer, Parent};
@@ -209,22 +209,14 @@ impl Blocked {
                     None => "no Deployment is created".to_owned(),
                 };
                 vec![
-                    WantedCondition::new(
-                        "Ready",
-                        false,
-                        "InvalidSpec",
-                        format!("{kept} while the spec is invalid"),
-                    ),
+                    condition_false("Ready", "InvalidSpec")
+                        .message(format!("{kept} while the spec is invalid")),
                     conditions::spec_valid("Foo", Some(why.as_str())),
                 ]
             }
             Blocked::ResourceExists(name) => vec![
-                WantedCondition::new(
-                    "Ready",
-                    false,
-                    ERR_RESOURCE_EXISTS,
-                    message_resource_exists(name),
-                ),
+                condition_false("Ready", ERR_RESOURCE_EXISTS)
+                    .message(message_resource_exists(name)),
                 conditions::spec_valid("Foo", None),
             ],
         }

@@ -15,7 +15,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::{CustomResource, CustomResourceExt};
 use metahook_core::children;
 use metahook_core::conditions::Conditions;
-use metahook_core::conditions::{self, WantedCondition};
+use metahook_core::conditions::{self, WantedCondition, condition_false};
 use metahook_core::objects::ObservedDeployment;
 use metahook_core::{Answer, Controller, Parent};
 use schemars::JsonSchema;
@@ -125,12 +125,8 @@ pub fn sync(req: &Request) -> Answer<HelloStatus> {
     };
     let ready = match target {
         Some(want) => conditions::deployment_ready(observed, want, None),
-        None => WantedCondition::new(
-            "Ready",
-            false,
-            "InvalidSpec",
-            "no Deployment is created while the spec is invalid".to_owned(),
-        ),
+        None => condition_false("Ready", "InvalidSpec")
+            .message("no Deployment is created while the spec is invalid"),
     };
     Answer::new(status(req, observed, vec![ready, spec_condition(&spec)])).children(children)
 }
@@ -138,19 +134,14 @@ pub fn sync(req: &Request) -> Answer<HelloStatus> {
 pub fn finalize(req: &Request) -> Answer<HelloStatus> {
     let parent = &req.parent;
     let remaining: Vec<&str> = deployments(req).map(|d| d.metadata.name.as_str()).collect();
-    let ready = WantedCondition::new(
-        "Ready",
-        false,
-        "Deleting",
-        if remaining.is_empty() {
-            "the Hello is being deleted; its Deployment is gone".to_owned()
-        } else {
-            format!(
-                "the Hello is being deleted; waiting for Deployment {} to go",
-                remaining.join(", ")
-            )
-        },
-    );
+    let ready = condition_false("Ready", "Deleting").message(if remaining.is_empty() {
+        "the Hello is being deleted; its Deployment is gone".to_owned()
+    } else {
+        format!(
+            "the Hello is being deleted; waiting for Deployment {} to go",
+            remaining.join(", ")
+        )
+    });
     let spec = valid_spec(parent);
     Answer::new(status(
         req,

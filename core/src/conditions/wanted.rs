@@ -48,16 +48,6 @@ pub struct WantedCondition {
 }
 
 impl WantedCondition {
-    /// A condition of type `type_`, holding or not, and why.
-    pub fn new(type_: &'static str, holds: bool, reason: &'static str, message: String) -> Self {
-        WantedCondition {
-            type_,
-            status: holds.into(),
-            reason,
-            message,
-        }
-    }
-
     /// The same condition, saying why in a sentence.
     pub fn message(mut self, message: impl Into<String>) -> Self {
         self.message = message.into();

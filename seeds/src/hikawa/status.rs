@@ -9,7 +9,7 @@ use super::observed::Song;
 use super::words::{KIYOSHI, Word};
 use jiff::Timestamp;
 use metahook_core::Parent;
-use metahook_core::conditions::{self, WantedCondition};
+use metahook_core::conditions::{self, condition_false, condition_true};
 
 pub(super) fn status(
     parent: &Parent<Hikawa>,
@@ -27,36 +27,22 @@ pub(super) fn status(
     let (phase, finished) = match step {
         Step::Kiyoshied => (
             Phase::Kiyoshied,
-            WantedCondition::new(
-                "Finished",
-                true,
-                "Kiyoshied",
-                format!("Kiyoshi! after {}", zundokos(said)),
-            ),
+            condition_true("Finished", "Kiyoshied")
+                .message(format!("Kiyoshi! after {}", zundokos(said))),
         ),
         Step::GaveUp => (
             Phase::GaveUp,
-            WantedCondition::new(
-                "Finished",
-                true,
-                "GaveUp",
-                format!(
-                    "gave up after {} (spec.maxZundokos) without Zun Zun Zun Zun Doko",
-                    zundokos(said)
-                ),
-            ),
+            condition_true("Finished", "GaveUp").message(format!(
+                "gave up after {} (spec.maxZundokos) without Zun Zun Zun Zun Doko",
+                zundokos(said)
+            )),
         ),
         Step::Held => (
             Phase::Singing,
-            WantedCondition::new(
-                "Finished",
-                false,
-                "InvalidSpec",
-                format!(
-                    "{} said; nothing more is said while the spec is invalid",
-                    zundokos(said)
-                ),
-            ),
+            condition_false("Finished", "InvalidSpec").message(format!(
+                "{} said; nothing more is said while the spec is invalid",
+                zundokos(said)
+            )),
         ),
         Step::Due(next, due) => {
             let what = match next {
@@ -65,12 +51,8 @@ pub(super) fn status(
             };
             (
                 Phase::Singing,
-                WantedCondition::new(
-                    "Finished",
-                    false,
-                    "Singing",
-                    format!("{} said; {what} is due at {due}", zundokos(said)),
-                ),
+                condition_false("Finished", "Singing")
+                    .message(format!("{} said; {what} is due at {due}", zundokos(said))),
             )
         }
     };
