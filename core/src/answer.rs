@@ -163,8 +163,9 @@ impl<S: Serialize> Answer<S> {
             .collect()
     }
 
-    /// When to be called again, if set.
-    pub fn resync_after_secs(&self) -> Option<f64> {
+    /// The `resyncAfterSeconds` it answers: when to be called again, if set
+    /// ([`Answer::resync_after`], [`Answer::resync_after_seconds`]).
+    pub fn resync_seconds(&self) -> Option<f64> {
         self.resync_after_seconds
     }
 

@@ -179,7 +179,7 @@ mod tests {
         );
         let resp = sync_at(&req, "2026-11-22T03:00:00Z");
         assert_eq!(resp.desired().len(), 1);
-        assert_eq!(resp.resync_after_secs(), None);
+        assert_eq!(resp.resync_seconds(), None);
         let valid = condition(&resp, "SpecValid");
         assert_eq!(valid.status, "False");
         assert!(
@@ -238,10 +238,10 @@ mod tests {
         );
         let early = sync_at(&req, "2026-11-22T03:00:00Z");
         assert_eq!(early.desired().len(), 2);
-        assert_eq!(early.resync_after_secs(), Some(0.75));
+        assert_eq!(early.resync_seconds(), Some(0.75));
         let due = sync_at(&req, "2026-11-22T03:00:00.75Z");
         assert_eq!(due.desired().len(), 3);
-        assert_eq!(due.resync_after_secs(), Some(1.5));
+        assert_eq!(due.resync_seconds(), Some(1.5));
         // Time moves nothing in the status but the stamps of conditions
         // first set: it is the observed song.
         let text = |r: &Response| {
