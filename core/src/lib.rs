@@ -94,6 +94,4 @@ pub use jiff::Timestamp;
 pub use object::{Object, Scope, TypeRef};
 pub use protocol::RelatedResourceRule;
 pub use registry::{Handler, HookError, HookKind};
-pub use request::{
-    Customize, Decorate, HasConditions, Meta, Parent, ParentMeta, ParentType, Request, SpecError,
-};
+pub use request::{Customize, Decorate, Meta, Parent, ParentMeta, ParentType, Request, SpecError};

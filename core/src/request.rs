@@ -17,7 +17,6 @@ use crate::conditions::{self, Conditions, WantedCondition};
 use crate::decode::{DecodeError, decode};
 use crate::protocol::IgnoredObject;
 use jiff::Timestamp;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::core::object::{HasSpec, HasStatus};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -63,12 +62,6 @@ where
 /// not be read) and its current status (absent if it has none or it could
 /// not be read).
 pub type Parent<P> = ParentObject<<P as ParentType>::SpecType, <P as ParentType>::StatusType>;
-
-/// A status that holds conditions ([`Conditions`] is one).
-pub trait HasConditions {
-    /// The conditions the status holds now.
-    fn conditions(&self) -> &[Condition];
-}
 
 /// A `sync` or `finalize` request of a CompositeController whose parent is
 /// `P`, with children of the types `C` and related objects of the types
@@ -222,12 +215,6 @@ impl<P: ParentType, C, R> Request<P, C, R> {
             self.now,
         )
         .into()
-    }
-}
-
-impl HasConditions for Conditions {
-    fn conditions(&self) -> &[Condition] {
-        self
     }
 }
 

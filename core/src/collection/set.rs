@@ -49,8 +49,6 @@ pub enum Tuple {}
 pub struct Member {
     /// The type's id: which of a request's lists holds its objects.
     pub type_id: TypeId,
-    /// The type's Rust name, for messages.
-    pub type_name: &'static str,
     /// [`Object::accepts`] of the type.
     pub accepts: fn(&str, &str) -> bool,
     /// [`Object::type_refs`] of the type: the Kubernetes types it reads.
@@ -61,7 +59,6 @@ impl Member {
     fn of<T: Object>() -> Self {
         Member {
             type_id: TypeId::of::<T>(),
-            type_name: std::any::type_name::<T>(),
             accepts: T::accepts,
             type_refs: T::type_refs,
         }

@@ -93,7 +93,7 @@ impl Controller {
                 generate_selector: true,
             },
         );
-        controller.crds.push(Crd::Of(P::crd));
+        controller.crds.push(Crd::Parent(P::crd));
         Composite {
             controller,
             types: Types::default(),

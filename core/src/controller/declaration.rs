@@ -38,6 +38,8 @@ impl fmt::Debug for Controller {
 pub(super) enum Crd {
     Made(Box<CustomResourceDefinition>),
     Of(fn() -> CustomResourceDefinition),
+    /// The parent's: with the status fields the engine writes.
+    Parent(fn() -> CustomResourceDefinition),
 }
 
 /// What is wrong with a controller's declaration.
@@ -97,11 +99,7 @@ impl Controller {
             let crd = match crd {
                 Crd::Made(crd) => (**crd).clone(),
                 Crd::Of(make) => make(),
-            };
-            let crd = if self.is_parent(&crd) {
-                with_engine_fields(crd)
-            } else {
-                crd
+                Crd::Parent(make) => with_engine_fields(make()),
             };
             if !crds.iter().any(|c| c.metadata.name == crd.metadata.name) {
                 crds.push(crd);
@@ -139,14 +137,6 @@ impl Controller {
                 problems,
             })
         }
-    }
-
-    /// Whether `crd` defines this controller's parent type.
-    fn is_parent(&self, crd: &CustomResourceDefinition) -> bool {
-        let Shape::Composite { parent, .. } = &self.shape else {
-            return false;
-        };
-        crd.spec.group == parent.group() && crd.spec.names.kind == parent.kind
     }
 
     pub(super) fn add_hook(&mut self, kind: HookKind, handler: Handler) {

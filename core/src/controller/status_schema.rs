@@ -7,9 +7,6 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, JSONSchemaProps,
 };
 
-/// The field the engine adds to every parent's status.
-pub(super) const OBSERVED_GENERATION: &str = "observedGeneration";
-
 /// `crd` with `status.observedGeneration` in each version's schema whose
 /// status lists its properties (one that keeps unknown fields needs none).
 pub(super) fn with_engine_fields(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {
@@ -26,7 +23,7 @@ pub(super) fn with_engine_fields(mut crd: CustomResourceDefinition) -> CustomRes
         }
         let properties = status.properties.get_or_insert_with(Default::default);
         properties
-            .entry(OBSERVED_GENERATION.to_owned())
+            .entry("observedGeneration".to_owned())
             .or_insert_with(|| JSONSchemaProps {
                 type_: Some("integer".to_owned()),
                 format: Some("int64".to_owned()),
