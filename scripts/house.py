@@ -10,7 +10,12 @@
 - the crates outside the workspace that build into its build directory
   (examples/widget, the crate `metahook new` writes; scripts/lib/cache.sh)
   have its release and dev profiles: with others, every dependency builds a
-  second time there.
+  second time there;
+- every repository path cited in a comment or a Markdown file exists, and
+  every link to a heading finds it (scripts/citations.py says what counts
+  as a citation and where it is looked for). The rule first checks itself
+  on a small tree of good and broken citations, so a change that blinds it
+  fails here too; `scripts/house.py --self-test` runs only that.
 
 Exits 1, saying which rule and where, if any is broken.
 """
@@ -31,6 +36,8 @@ spec = importlib.util.spec_from_file_location("import_circles", ROOT / "scripts"
 assert spec and spec.loader
 circles_module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(circles_module)
+sys.path.insert(0, str(ROOT / "scripts"))
+import citations  # noqa: E402  (beside this file)
 
 
 # Those crates' manifests; the scaffold's is a template whose other
@@ -59,7 +66,11 @@ def profile_drift() -> list[str]:
 
 
 def main() -> int:
-    broken: list[str] = profile_drift()
+    broken: list[str] = citations.self_test()
+    if "--self-test" in sys.argv[1:]:
+        print("\n".join(broken) or "the citation rule finds exactly the broken citations of its test tree")
+        return 1 if broken else 0
+    broken += profile_drift()
     for src in circles_module.crates([ROOT]):
         crate = circles_module.Crate(src)
         broken += circles_module.crate_circles(crate)
@@ -72,12 +83,13 @@ def main() -> int:
     entries = sorted(p.name for p in (ROOT / "driver" / "src").iterdir())
     if len(entries) > MAX_DRIVER_ENTRIES:
         broken.append(f"driver/src has {len(entries)} entries at its top (at most {MAX_DRIVER_ENTRIES}): {', '.join(entries)}")
+    broken += citations.broken_citations(ROOT)
     for line in broken:
         print(line)
     if broken:
         print(f"{len(broken)} house rule(s) broken")
         return 1
-    print("house rules kept: no import circle, no source file over 450 lines, driver/src grouped, one set of profiles")
+    print("house rules kept: no import circle, no source file over 450 lines, driver/src grouped, one set of profiles, every cited path and heading there")
     return 0
 
 

@@ -6,7 +6,7 @@
 //!   the floor: serde_json walking the bytes and building nothing;
 //!   `value` is what parsing into `serde_json::Value` would cost instead.
 //! - `growth/<controller>/<N>`: the registry handler on generated requests
-//!   with N observed children (`support/requests.rs`); throughput is in
+//!   with N observed children (`testkit/src/requests.rs`); throughput is in
 //!   children, so flat elements/s means cost linear in N.
 //! - `foo/*`: customize and sync.
 //!

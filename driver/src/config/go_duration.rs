@@ -2,7 +2,7 @@
 //!
 //! kube's [`Duration`](kube::core::Duration) reads them as Metacontroller
 //! reads a `metav1.Duration`; this module adds the checks kube's parser
-//! leaves out. kube's parser (kube-core 5.0.0, `duration.rs`) takes some
+//! leaves out. kube's parser (kube-core 5.0.0, its `duration` module) takes some
 //! text Go's `time.ParseDuration` refuses, and panics on some: it reads the
 //! empty string, `+` and `-` as zero, `5s0` as 5s (a trailing `0` ends its
 //! loop), `1s+5s` as 6s, `--5s` as -5s and `+-5s` as 5s; it panics on a

@@ -3,7 +3,7 @@
 //!
 //! Metacontroller decides and writes in the same loop; here the deciding is
 //! apart (docs/metacontroller.md §3.3), so that each rule is a test on small
-//! built objects, with no API server. The executor (`write/execute.rs`)
+//! built objects, with no API server. The executor (`write/execute/`)
 //! performs the planned [`Op`]s (`op.rs`) in order and decides nothing.
 //!
 //! A reconcile is planned in two halves around the hook call, because the
