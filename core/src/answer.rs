@@ -150,6 +150,72 @@ impl<S: Serialize> Answer<S> {
         &self.status
     }
 
+    /// The status to answer, to change (a test's, or a hook that wraps
+    /// another's).
+    pub fn status_mut(&mut self) -> &mut S {
+        &mut self.status
+    }
+
+    /// The same answer with its status made `S2` by `f`: another hook's
+    /// answer in this one's status type, or a test's change to it.
+    ///
+    /// ```
+    /// use metahook_core::Answer;
+    /// use serde_json::json;
+    ///
+    /// let answer = Answer::new(2).child(json!({"kind": "ConfigMap"})).finalized(true);
+    /// let doubled = answer.map_status(|copies| json!({"copies": copies * 2}));
+    /// assert_eq!(doubled.status()["copies"], 4);
+    /// assert_eq!((doubled.desired().len(), doubled.is_finalized()), (1, Some(true)));
+    /// ```
+    pub fn map_status<S2: Serialize>(self, f: impl FnOnce(S) -> S2) -> Answer<S2> {
+        Answer {
+            status: f(self.status),
+            children: self.children,
+            ends: self.ends,
+            resync_after_seconds: self.resync_after_seconds,
+            finalized: self.finalized,
+            unencodable: self.unencodable,
+        }
+    }
+
+    /// The desired children of type `T` (by its kind and apiVersion),
+    /// decoded as `T`: what a test reads of the hook's answer. Children of
+    /// other types are left out.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+    /// use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    /// use metahook_core::Answer;
+    ///
+    /// let named = |name: &str| ObjectMeta { name: Some(name.into()), ..Default::default() };
+    /// let answer = Answer::new(())
+    ///     .child(ConfigMap { metadata: named("settings"), ..Default::default() })
+    ///     .child(Secret { metadata: named("password"), ..Default::default() });
+    /// let [settings] = &answer.desired_of::<ConfigMap>()?[..] else { panic!() };
+    /// assert_eq!(settings.metadata.name.as_deref(), Some("settings"));
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub fn desired_of<T: Object>(&self) -> Result<Vec<T>, serde_json::Error> {
+        /// What a child's type is read from.
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct TypeOf {
+            #[serde(default)]
+            api_version: String,
+            #[serde(default)]
+            kind: String,
+        }
+        let mut out = Vec::new();
+        for child in self.desired() {
+            let of: TypeOf = serde_json::from_str(child)?;
+            if T::accepts(&of.kind, &of.api_version) {
+                out.push(serde_json::from_str(child)?);
+            }
+        }
+        Ok(out)
+    }
+
     /// The desired children, each as the JSON it is sent as.
     pub fn desired(&self) -> Vec<&str> {
         let mut start = 0;

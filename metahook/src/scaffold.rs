@@ -63,7 +63,7 @@ pub struct NewSettings {
 pub enum NewError {
     /// The kind is not UpperCamelCase.
     #[error(
-        "the kind {0:?} must be UpperCamelCase: an ASCII capital letter, then letters and digits (at most 63)"
+        "the kind {0:?} must be UpperCamelCase: an ASCII capital letter, then letters and digits (at most 43, for the controller's finalizer)"
     )]
     Kind(String),
     /// The group is not a DNS subdomain with a dot.
@@ -153,7 +153,9 @@ fn api_version(version: &str) -> bool {
 
 impl NewSettings {
     fn names(&self) -> Result<Names, NewError> {
-        let kind_ok = self.kind.len() <= 63
+        // The controller is named after the kind: its finalizer's name
+        // (core's `Controller::check`) bounds it.
+        let kind_ok = self.kind.len() <= 43
             && self.kind.starts_with(|c: char| c.is_ascii_uppercase())
             && self.kind.chars().all(|c| c.is_ascii_alphanumeric());
         if !kind_ok {

@@ -29,7 +29,7 @@ pub const MAX_KEPT: usize = 64;
 ///      "lastTransitionTime": "2026-11-22T04:00:00Z"},
 /// ]))?;
 /// assert_eq!(read.len(), 1);
-/// assert!(read.is_true("Ready"));
+/// assert!(read.is_true("Ready") && !read.is_false("Ready"));
 /// assert_eq!(read.get("Ready").map(|c| c.reason.as_str()), Some("Written"));
 /// # Ok::<(), serde_json::Error>(())
 /// ```
@@ -46,6 +46,12 @@ impl Conditions {
     /// Whether the condition of type `type_` is there and `True`.
     pub fn is_true(&self, type_: &str) -> bool {
         self.get(type_).is_some_and(|c| c.status == "True")
+    }
+
+    /// Whether the condition of type `type_` is there and `False` (not
+    /// merely absent or `Unknown`).
+    pub fn is_false(&self, type_: &str) -> bool {
+        self.get(type_).is_some_and(|c| c.status == "False")
     }
 
     /// The list.

@@ -8,6 +8,10 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use std::fmt;
 use std::time::Duration;
 
+/// The longest name of a controller with a finalize hook: 63 less
+/// `compositecontroller-` (or `decoratorcontroller-`), 20 characters.
+const MAX_NAME_WITH_FINALIZER: usize = 43;
+
 /// One controller, ready to be served, driven and rendered.
 #[derive(Clone)]
 pub struct Controller {
@@ -128,6 +132,15 @@ impl Controller {
                 "its name must be a DNS label (lowercase letters, digits and '-', at most 63)"
                     .to_owned(),
             );
+        }
+        // The finalizer is `metacontroller.io/compositecontroller-<name>`
+        // (or decoratorcontroller-): its part after the slash is at most 63.
+        let finalizes = self.hooks.iter().any(|(k, _)| *k == HookKind::Finalize);
+        if fit && finalizes && self.name.len() > MAX_NAME_WITH_FINALIZER {
+            problems.push(format!(
+                "with a finalize hook its name must be at most {MAX_NAME_WITH_FINALIZER} characters: the finalizer metacontroller.io/compositecontroller-{} would be longer than a Kubernetes name allows",
+                self.name
+            ));
         }
         if problems.is_empty() {
             Ok(())

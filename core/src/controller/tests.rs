@@ -221,6 +221,23 @@ fn mistakes_in_a_declaration_are_named() {
         .sync(|_: &Request<Note>| Answer::new(NoteStatus::default()))
         .build();
     assert!(twice.check().unwrap_err().problems[0].contains("twice"));
+    // 44 characters: its finalizer's name would be 64 after the slash.
+    let long = "n".repeat(44);
+    let sync = |_: &Request<Note>| Answer::new(NoteStatus::default());
+    let finalize = |_: &Request<Note>| Answer::new(NoteStatus::default()).finalized(true);
+    let with_finalizer = Controller::composite::<Note>(&long)
+        .sync(sync)
+        .finalize(finalize)
+        .build();
+    let problems = with_finalizer.check().unwrap_err().problems;
+    assert!(problems[0].contains("at most 43"), "{problems:?}");
+    let without = Controller::composite::<Note>(&long).sync(sync).build();
+    assert!(without.check().is_ok());
+    let at_the_limit = Controller::composite::<Note>(&long[1..])
+        .sync(sync)
+        .finalize(finalize)
+        .build();
+    assert!(at_the_limit.check().is_ok());
 }
 
 /// [`copies`], reading Deployments too.

@@ -77,6 +77,7 @@ fn a_bad_name_or_a_full_directory_is_refused_and_nothing_is_written() {
             "\"gadget\"",
         ),
         (|s| s.kind = "Gad-get".to_owned(), "UpperCamelCase"),
+        (|s| s.kind = format!("G{}", "a".repeat(43)), "at most 43"),
         (|s| s.group = "example".to_owned(), "at least one dot"),
         (|s| s.group = "Example.com".to_owned(), "\"Example.com\""),
         (|s| s.version = "1".to_owned(), "API version"),
