@@ -4,7 +4,7 @@
 
 use jiff::Timestamp;
 use metahook_core::registry::{self, HookError};
-use metahook_core::{Controller, HookKind};
+use metahook_core::{Controller, DecodeError, HookKind, ObjectSet, ParentType, Request, Shape};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -64,8 +64,93 @@ impl Situation {
         self
     }
 
+    /// What the engine (Metacontroller or the bundled driver) adds before
+    /// `controller`'s hooks see the objects, where the test left it out:
+    /// the parent's `uid` (`uid-of-<name>`) and, when the controller has a
+    /// finalize hook, its finalizer; on each child of a CompositeController
+    /// that generates its selector, the `controller-uid` label and the
+    /// parent as controlling owner. A request without them is one the
+    /// engine never sends: `render --plan` of it plans a label change on
+    /// every child, and no delete on `finalize`.
+    ///
+    /// ```
+    /// # use metahook_core::{Answer, Controller, Request};
+    /// # use metahook_core::test_types::{Note, NoteSpec, NoteStatus};
+    /// use metahook_testing::Situation;
+    /// use serde_json::json;
+    ///
+    /// # let hook = |_: &Request<Note>| Answer::new(NoteStatus::default());
+    /// let notes = Controller::composite::<Note>("note").sync(hook).finalize(hook).build();
+    /// let note = json!({"apiVersion": "example.com/v1", "kind": "Note",
+    ///                   "metadata": {"name": "hello", "namespace": "default"}});
+    /// let sent = Situation::of(note).sent_by(&notes).request_json();
+    /// assert_eq!(sent["parent"]["metadata"]["uid"], "uid-of-hello");
+    /// assert_eq!(sent["parent"]["metadata"]["finalizers"][0],
+    ///            "metacontroller.io/compositecontroller-note");
+    /// ```
+    pub fn sent_by(mut self, controller: &Controller) -> Self {
+        let Value::Object(parent) = &mut self.parent else {
+            return self;
+        };
+        let meta = parent
+            .entry("metadata")
+            .or_insert_with(|| json!({}))
+            .as_object_mut();
+        let Some(meta) = meta else { return self };
+        let name = meta
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let uid = meta
+            .entry("uid")
+            .or_insert_with(|| Value::String(format!("uid-of-{name}")))
+            .clone();
+        let (finalizer, owns) = match controller.shape() {
+            Shape::Composite {
+                generate_selector, ..
+            } => ("compositecontroller", *generate_selector),
+            Shape::Decorator { .. } => ("decoratorcontroller", false),
+        };
+        if controller.hook(HookKind::Finalize).is_some() {
+            let finalizer = format!("metacontroller.io/{finalizer}-{}", controller.name());
+            if let Some(list) = meta
+                .entry("finalizers")
+                .or_insert_with(|| json!([]))
+                .as_array_mut()
+                && !list.iter().any(|f| f == finalizer.as_str())
+            {
+                list.push(Value::String(finalizer));
+            }
+        }
+        if owns {
+            let owner = json!({
+                "apiVersion": parent.get("apiVersion"), "kind": parent.get("kind"),
+                "name": name, "uid": uid, "controller": true, "blockOwnerDeletion": true,
+            });
+            let children = self.children.values_mut().filter_map(Value::as_object_mut);
+            for child in children.flat_map(|group| group.values_mut()) {
+                owned(child, &uid, &owner);
+            }
+        }
+        self
+    }
+
+    /// The request decoded as a hook of yours reads it, at `now`: call the
+    /// hook's function with it, and read its [`Answer`](metahook_core::Answer)
+    /// as types (`status()`, `desired_of::<T>()`).
+    pub fn request<P, C, R, MC, MR>(&self, now: Timestamp) -> Result<Request<P, C, R>, DecodeError>
+    where
+        P: ParentType,
+        C: ObjectSet<MC>,
+        R: ObjectSet<MR>,
+    {
+        let body = serde_json::to_vec(&self.request_json()).unwrap_or_default();
+        Request::from_json(&body, now)
+    }
+
     /// The request, as Metacontroller sends it.
-    pub fn request(&self) -> Value {
+    pub fn request_json(&self) -> Value {
         json!({
             "controller": {"apiVersion": "metacontroller.k8s.io/v1alpha1", "kind": "CompositeController"},
             "parent": self.parent,
@@ -121,7 +206,7 @@ impl Situation {
         hook: HookKind,
         now: Timestamp,
     ) -> Result<Value, CallError> {
-        let body = serde_json::to_vec(&self.request()).map_err(CallError::Answer)?;
+        let body = serde_json::to_vec(&self.request_json()).map_err(CallError::Answer)?;
         call(controller, hook, &body, now)
     }
 }
@@ -138,6 +223,35 @@ pub(crate) fn call(
     let answer =
         registry::call(&handler, body, now).map_err(|p| CallError::Panicked(p.message))??;
     serde_json::from_slice(&answer).map_err(CallError::Answer)
+}
+
+/// The engine's marks on a child: the `controller-uid` label, and `owner`
+/// as its controller unless one is there.
+fn owned(child: &mut Value, uid: &Value, owner: &Value) {
+    let Some(meta) = child.as_object_mut().and_then(|c| {
+        c.entry("metadata")
+            .or_insert_with(|| json!({}))
+            .as_object_mut()
+    }) else {
+        return;
+    };
+    if let Some(labels) = meta
+        .entry("labels")
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+    {
+        labels
+            .entry("controller-uid")
+            .or_insert_with(|| uid.clone());
+    }
+    if let Some(owners) = meta
+        .entry("ownerReferences")
+        .or_insert_with(|| json!([]))
+        .as_array_mut()
+        && !owners.iter().any(|o| o["controller"] == true)
+    {
+        owners.push(owner.clone());
+    }
 }
 
 /// Files `object` under `Kind.apiVersion` and `namespace/name`.

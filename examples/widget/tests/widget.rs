@@ -43,6 +43,34 @@ fn a_widget_being_deleted_waits_for_its_config_map() {
 }
 
 #[test]
+fn a_widget_asks_for_its_config_map_and_says_when_it_holds_the_text() {
+    let spec = widget_operator::WidgetSpec {
+        message: "hi".to_owned(),
+        copies: 2,
+    };
+    let mut widget = widget_operator::Widget::new("hello", spec);
+    widget.metadata.namespace = Some("shop".to_owned());
+    let controller = widget_operator::controller();
+    // Before its ConfigMap exists: it asks for one, and is not Ready.
+    let first = Situation::of(&widget).sent_by(&controller);
+    let answer = widget_operator::sync(&first.request(now()).unwrap());
+    let [config_map] = &answer.desired_of::<ConfigMap>().unwrap()[..] else {
+        panic!("one ConfigMap: {:?}", answer.desired())
+    };
+    let text = config_map.data.as_ref().and_then(|d| d.get("text"));
+    assert_eq!(text.map(String::as_str), Some("hi hi"));
+    assert!(answer.status().conditions.is_false("Ready"));
+    // With it observed as asked for (the engine's label and owner added):
+    // Ready.
+    let second = Situation::of(&widget)
+        .child(config_map)
+        .sent_by(&controller);
+    let answer = widget_operator::sync(&second.request(now()).unwrap());
+    assert_eq!(answer.status().written, "hi hi");
+    assert!(answer.status().conditions.is_true("Ready"));
+}
+
+#[test]
 fn a_widget_settles_and_goes() {
     let settled = Converge::new(widget_operator::controller())
         .unwrap()
