@@ -54,9 +54,9 @@ COPY --from=build /out/metahook /usr/local/bin/metahook
 USER 65532:65532
 # glibc raises its mmap threshold to the size of each large block freed (up
 # to 32 MiB), after which request bodies come from its arenas and stay in RSS
-# once freed: with 29 MB bodies, up to 241 MiB peak instead of 156 MiB
-# under the same load (README.md, Robustness). A fixed threshold returns
-# them at once.
+# once freed, so the process keeps the peak of every burst of bodies
+# (docs/robustness.md, bench/memory.sh). A fixed threshold returns them at
+# once.
 ENV MALLOC_MMAP_THRESHOLD_=131072
 EXPOSE 8080
 ENTRYPOINT ["/usr/local/bin/metahook"]

@@ -2,8 +2,8 @@
 # Memory under many big, slow hook requests, on loopback: the release binary
 # with its defaults (--max-buffered-bytes 128 MiB, --max-body-bytes 32 MiB,
 # --max-connections 256, one worker per CPU), then N clients at once, each
-# sending a ~29 MB hook request in 64 KiB pieces 2 ms apart and, when refused
-# with 429, trying again after Retry-After (as Metacontroller does). RSS is
+# sending a big hook request (below) in 64 KiB pieces 2 ms apart and, when
+# refused with 429, trying again after Retry-After (as Metacontroller does). RSS is
 # sampled from /proc every 50 ms, /healthz probed every 100 ms (2 s timeout),
 # the bytes-buffered gauge read every 200 ms (bench/memory.py).
 #
@@ -12,7 +12,7 @@
 #   ONLY=hostile bench/memory.sh    # only the hostile shapes
 #
 # Then the hostile shapes (testkit/src/hostile.rs): every shape in the
-# places that were worst before the bound (the parent's ownerReferences and
+# places where a shape costs most (the parent's ownerReferences and
 # the children, or for customize the parent's conditions), for every hook,
 # HOSTILE_BYTES each (default 30 MiB, under --max-body-bytes), as many at
 # once as the server has workers (WORKERS, default 1 as in the chart). Each

@@ -146,7 +146,7 @@ optional() {
 }
 
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
-# Incremental state is 25 GB after a day of CI runs and saves little when
+# Incremental state grows by gigabytes a day of CI and saves little when
 # every run follows a change; the cache keeps dependencies instead.
 export CARGO_INCREMENTAL=0
 scripts/prune-target.sh || echo "prune-target left some of it (above); going on with the cache as it is"
@@ -164,14 +164,13 @@ export CI="${CI:-true}"
 # under SCHED_IDLE: cargo keeps both cores busy most of the time but not all
 # of it (a crate compiling alone, a link, a test binary running on one
 # core), and those cycles go to these builds: the control plane (the
-# longest build here, 16 min cold), the node's binaries (the e2e's second
+# longest build here), the node's binaries (the e2e's second
 # phase), promtool, metricnames and the collector, Metacontroller, then
 # mdBook for the guide, whose step comes last. The node's come before the
 # tools an e2e test of the first phase runs: a test that finds a tool's
 # lock free builds it at its own priority, while one that finds this idle
-# build holding it waits behind the fuzz build's idle share (20:46–20:56 in
-# a cold run with the node's binaries last). Every one
-# of these build scripts holds a lock while it builds
+# build holding it waits behind the fuzz build's idle share. Every one of
+# these build scripts holds a lock while it builds
 # (scripts/lib/build-lock.sh), so a step that needs a tool sooner waits for
 # its build instead of compiling it a second time beside it. Nothing here is
 # reported: a build that failed fails again in the step that needs it,

@@ -348,8 +348,8 @@ pub(crate) mod tests {
         assert!(authz.lock().entries.len() <= CACHE_ENTRIES);
     }
 
-    /// About 2,000 gets of 120 KB names took the driver past its memory
-    /// limit when only the entries were counted: the text is bounded too.
+    /// Counting entries alone would let 2,000 gets of 120 KB names take the
+    /// driver past its memory limit: the text is bounded too.
     #[actix_rt::test]
     async fn the_cache_holds_a_bounded_number_of_bytes() {
         let asked = Arc::new(AtomicUsize::new(0));

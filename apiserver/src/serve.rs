@@ -57,8 +57,7 @@ pub struct Limits {
 
 impl Default for Limits {
     /// 2,048 connections: one waiting for its handshake holds about
-    /// 10 KiB (4,000 held took the process from 33 to 75 MiB), so about
-    /// 21 MiB at the limit, within the chart's 256 MiB beside the hooks'
+    /// 10 KiB, so about 21 MiB at the limit, within the chart's 256 MiB beside the hooks'
     /// 128 MiB budget. A handshake on the aggregator's network takes
     /// milliseconds; 2 s means a client queued behind a full set of idle
     /// sockets waits one turn, well inside the aggregator's 5 s.

@@ -9,8 +9,8 @@
 #
 # The background build runs under SCHED_IDLE (scripts/lib/background.sh):
 # once a step waits for it, it is no longer spare work, so the waiter moves
-# the holder and everything it runs to the normal policy (a cold run's node
-# check otherwise waited 899 s on an idle build beside three clusters).
+# the holder and everything it runs to the normal policy (otherwise a cold
+# run's step waits many minutes on an idle build beside three clusters).
 source "$(dirname "${BASH_SOURCE[0]}")/cache.sh"
 build_lock() {
     local dir="$METAHOOK_CACHE/locks"

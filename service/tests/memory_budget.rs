@@ -267,9 +267,9 @@ fn a_declared_body_over_the_budget_is_refused_before_it_is_sent() {
 
 #[test]
 fn a_declared_length_holds_nothing_until_its_bytes_arrive() {
-    // Before: each head reserved its whole Content-Length for the body
-    // timeout, so two heads of 600 KB and no body took the 1 MiB budget and
-    // every other request got 429 meanwhile.
+    // Were a head to reserve its whole Content-Length for the body timeout,
+    // two heads of 600 KB and no body would take the 1 MiB budget and every
+    // other request would get 429 meanwhile.
     let server = server(Duration::from_secs(60));
     let body = big_request();
     let mut silent = Vec::new();

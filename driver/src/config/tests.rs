@@ -398,8 +398,8 @@ fn go_durations() {
 }
 
 /// What kube's parser alone would misread (or panic on) is refused, as Go
-/// refuses it; more than 15 digits is refused too, where the hand-written
-/// parser this replaced took them.
+/// refuses it; more than 15 digits is refused too, so that kube's
+/// arithmetic cannot overflow (`MAX_DIGITS`).
 #[test]
 fn go_durations_kube_would_misread_are_refused() {
     assert_eq!(go_duration("12µs").ok(), Some(Duration::from_micros(12)));

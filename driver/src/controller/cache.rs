@@ -346,9 +346,9 @@ fn normalize(obj: &mut CachedObject, resource: &ApiType) {
 }
 
 /// Objects per page of a listing. A relist decodes a page (with its
-/// `managedFields`) while the store still holds every object: kube's 500
-/// made the peak 1.40× the steady state at 5,000 Hellos, 100 makes it 1.21×
-/// (docs/performance.md, "Memory"), for one LIST per 100 objects of a type.
+/// `managedFields`) while the store still holds every object, so a page
+/// smaller than kube's 500 is a lower peak, for one LIST per 100 objects of
+/// a type (docs/performance.md#how-the-caches-hold-objects).
 const LIST_PAGE_SIZE: u32 = 100;
 
 /// The first wait after a failed watch; doubled while failures go on, up

@@ -2,9 +2,8 @@
 //! indexes, selects and keys on), everything else kept as the JSON text it
 //! arrived as.
 //!
-//! A decoded `DynamicObject` costs about 4.7× its JSON (a Hello and its
-//! Deployment: 18.7 KB for 4.0 KB, `tests/memory_per_parent.rs`), and most
-//! of it is `spec` and `status`, which the driver reads only while it
+//! A decoded `DynamicObject` costs several times its JSON
+//! (`tests/memory_per_parent.rs` counts it), and most of it is `spec` and `status`, which the driver reads only while it
 //! reconciles the object's parent. Holding those as text, and decoding them
 //! for the reconcile that reads them ([`CachedObject::decode`]), is how the
 //! cache stays near the size of the objects (docs/performance.md,
