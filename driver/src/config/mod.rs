@@ -2,8 +2,8 @@
 //! and checked offline.
 //!
 //! The driver supports a subset of Metacontroller's CompositeController
-//! (docs/metacontroller.md §2; README, "Metacontroller features the driver
-//! does not support"). The manifests come from the controllers declared in
+//! (docs/metacontroller.md §2;
+//! docs/driver.md#metacontroller-features-the-driver-does-not-support). The manifests come from the controllers declared in
 //! Rust and built into the binary, or from `--controllers DIR`
 //! ([`from_controllers`], [`from_dir`], [`parse`]; the example is on
 //! [`parse`]). They are checked
