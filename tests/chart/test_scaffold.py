@@ -27,6 +27,7 @@ build.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import json
 import os
 import re
@@ -35,14 +36,14 @@ import subprocess
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import helm_python
 import pytest
 
 from chartcluster import (Cluster, Installed, api_path, audit_records, check_security_context,  # noqa: F401
                           check_started_by_the_kubelet, cluster, describe, install, rbac_refusal, report,
-                          split_image, uninstall, unique, wait_ready_pods, waiter)
+                          service_account_name, split_image, uninstall, unique, wait_ready_pods, waiter)
 from conftest import ROOT, load_yaml_documents
 from metacontroller_pod import METACONTROLLER_NS, metacontroller  # noqa: F401
 
@@ -76,9 +77,22 @@ class Spec:
 
 
 SPECS = [
-    # The kind from the directory's name, as `metahook new gadget-operator` gives it.
-    Spec("gadget-operator", "Gadget", "tools.example.com", "v1alpha1", kind_flag=False),
+    # A 40-character name: what is built and installed holds for a long one
+    # (the chart's names truncated, the finalizer's within its 63).
+    Spec("greenhouse-irrigation-schedules-operator", "IrrigationSchedule", "garden.example.org", "v1beta1",
+         kind_flag=True),
     Spec("lamp-keeper", "Lamp", "lights.acme.io", "v2", kind_flag=True),
+]
+# Crates that only have to pass their own fmt and clippy unedited: a
+# one-letter name, the kind from the directory's name (as `metahook new
+# gadget-operator` gives it), a kind whose name the directory's would not
+# give, and another long name.
+LINTED = [
+    Spec("a", "A", "example.com", "v1", kind_flag=False),
+    Spec("gadget-operator", "Gadget", "tools.example.com", "v1alpha1", kind_flag=False),
+    Spec("staticsite-operator", "StaticSite", "web.example.com", "v1", kind_flag=True),
+    Spec("a-controller-with-a-forty-character-name", "AControllerWithAFortyCharacterName", "example.com",
+         "v1", kind_flag=False),
 ]
 
 
@@ -186,9 +200,13 @@ def written(crate: Path) -> set[Path]:
 
 def comparable(path: Path, text: str) -> str | list[str]:
     """A file's text, or Cargo.lock's packages as a set: the lock is sorted
-    by name, so the crate's own entry moves with its name."""
+    by name, so the crate's own entry moves with its name. Rust without its
+    layout: `new` runs rustfmt, which wraps a line a longer name made too
+    long (adding a trailing comma to a list it breaks)."""
     if path.name == "Cargo.lock":
         return sorted(json.dumps(p, sort_keys=True) for p in tomllib.loads(text)["package"])
+    if path.suffix == ".rs":
+        return re.sub(r",([)\]}])", r"\1", re.sub(r"\s+", "", text))
     return text
 
 
@@ -239,10 +257,13 @@ def strip_finalizers(cluster: Cluster, built: Built, work: str) -> None:
                            {"metadata": {"finalizers": None}}, content_type="application/merge-patch+json")
 
 
-def converge_delete_finalize(cluster: Cluster, built: Built, release: Release) -> None:
+def converge_delete_finalize(cluster: Cluster, built: Built, release: Release,
+                             then: Callable[[str], None] = lambda path: None) -> str:
     """One object: converged (its ConfigMap holds the message three times,
-    its status says so and Ready), then deleted: held by the controller's
-    finalizer until its finalize hook lets it go, its ConfigMap gone too."""
+    its status says so and Ready), `then` called with its path, then
+    deleted: held by the controller's finalizer until its finalize hook
+    lets it go, its ConfigMap gone too. Returns when it was seen converged
+    (the audit log's time format)."""
     spec, admin, work = built.spec, cluster.admin, release.work
     wait = waiter(cluster, release.installed.namespace, release.installed.selector,
                   also=lambda: report(cluster, work) + report(cluster, METACONTROLLER_NS))
@@ -261,14 +282,17 @@ def converge_delete_finalize(cluster: Cluster, built: Built, release: Release) -
         return obj if status.get("written") == "hi hi hi" and conditions.get("Ready") == "True" else None
 
     obj = wait(f"the {spec.kind}'s status: written and Ready", ready)
+    converged = audit_now()
     owners = (admin.get(config_map) or {})["metadata"].get("ownerReferences", [])
     assert [o["uid"] for o in owners if o.get("controller")] == [obj["metadata"]["uid"]], owners
     # Metacontroller's finalizer, which the driver uses too.
     finalizer = f"metacontroller.io/compositecontroller-{spec.kind.lower()}"
     assert finalizer in obj["metadata"].get("finalizers", []), obj["metadata"]
+    then(path)
     admin.delete(path)
     wait(f"the {spec.kind} to be finalized and gone", lambda: admin.get(path) is None)
     wait("its ConfigMap to be gone", lambda: admin.get(config_map) is None)
+    return converged
 
 
 def no_refusal_and_no_wildcard(cluster: Cluster, release: Release) -> int:
@@ -302,9 +326,11 @@ def test_driver_mode(cluster: Cluster, built: Built) -> None:
         plain = load_yaml_documents(run([str(binary), "manifests", "--driver"], built.dir, "manifests", timeout=60))
         [plain_role] = [d for d in plain if d["kind"] == "ClusterRole"]
         assert plain_role["rules"] == role["rules"], (plain_role["rules"], role["rules"])
-        converge_delete_finalize(cluster, built, release)
+        driver = Driver(cluster, built, release, pod)
+        converged = converge_delete_finalize(cluster, built, release, then=driver.touch_then_restart)
         requests = no_refusal_and_no_wildcard(cluster, release)
         assert requests > 0, "the audit log shows no request of the driver's ServiceAccount: it was not read"
+        driver.wrote_nothing_after(converged)
 
 
 def test_metacontroller_mode(cluster: Cluster, built: Built, metacontroller: dict) -> None:
@@ -323,3 +349,96 @@ def test_metacontroller_mode(cluster: Cluster, built: Built, metacontroller: dic
             assert webhook["path"] == f"/{built.spec.kind.lower()}/{hook}", webhook
         converge_delete_finalize(cluster, built, release)
         no_refusal_and_no_wildcard(cluster, release)
+
+
+# What a driver that writes nothing when nothing changed is allowed: reads
+# and watches.
+WRITES = {"create", "update", "patch", "delete", "deletecollection"}
+
+
+def audit_now() -> str:
+    """Now, as the audit log writes its times (RFC 3339, microseconds, UTC):
+    comparable as text."""
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class Driver:
+    """The release's driver in driver mode, as the audit log and its
+    /metrics (through the API server's proxy to its pod) see it."""
+
+    def __init__(self, cluster: Cluster, built: Built, release: Release, pod: dict) -> None:
+        self.cluster, self.built, self.release, self.pod = cluster, built, release, pod
+        # When the object was deleted (touch_then_restart's end).
+        self.deleted_after = ""
+
+    def reconciles(self) -> int:
+        """metahook_driver_reconciles_total of its pod, every result."""
+        name, ns = self.pod["metadata"]["name"], self.release.installed.namespace
+        text = self.cluster.admin.call("GET", f"/api/v1/namespaces/{ns}/pods/{name}:8080/proxy/metrics").body
+        assert isinstance(text, str) and "metahook_driver_" in text, f"{name}'s /metrics: {text!r:.300}"
+        return sum(int(float(line.rsplit(" ", 1)[1])) for line in text.splitlines()
+                   if line.startswith("metahook_driver_reconciles_total{"))
+
+    def touch_then_restart(self, path: str) -> None:
+        """A change that asks for nothing (an annotation and a label) once
+        the driver is quiet, reconciled; then the driver's pod deleted and
+        its successor's first reconcile awaited."""
+        wait = waiter(self.cluster, self.release.installed.namespace, self.release.installed.selector)
+        # Quiet: the reconcile its last status write caused is over (a
+        # reconcile it starts later counts as the touch's, and the check
+        # is only weaker for it, never wrong: any write after convergence
+        # is a failure).
+        last = [-1]
+
+        def quiet() -> int | None:
+            now = self.reconciles()
+            settled, last[0] = now == last[0], now
+            return now if settled else None
+
+        before = wait("the driver to be quiet", quiet)
+        self.cluster.admin.call("PATCH", path, {"metadata": {"annotations": {"example.com/touched": "yes"},
+                                                             "labels": {"touched": "yes"}}},
+                                content_type="application/merge-patch+json")
+        wait("the driver to reconcile the touched object", lambda: self.reconciles() > before or None)
+        old = self.pod["metadata"]["name"]
+        self.cluster.admin.delete(f"/api/v1/namespaces/{self.release.installed.namespace}/pods/{old}")
+        [self.pod] = wait_ready_pods(self.cluster, self.release.installed, 1, not_named={old},
+                                     what="the driver's pod replaced")
+        wait("the new driver to reconcile the object", lambda: self.reconciles() > 0 or None)
+        self.deleted_after = audit_now()
+
+    def wrote_nothing_after(self, converged: str) -> None:
+        """After `converged`: no write in the work namespace through the
+        touch and the restart, and no request for the object once its
+        finalizer was taken off (the last write of it)."""
+        spec, work = self.built.spec, self.release.work
+        records = [r for r in audit_records(self.cluster.audit_log, self.release.audit_offset,
+                                            service_account_name(self.release.installed), agent=None)
+                   if r.get("requestReceivedTimestamp", "") > converged]
+        records.sort(key=lambda r: r["requestReceivedTimestamp"])
+
+        def of_the_object(r: dict) -> bool:
+            ref = r.get("objectRef", {})
+            return ref.get("resource") == spec.plural and ref.get("namespace") == work and bool(ref.get("name"))
+
+        writes = [i for i, r in enumerate(records)
+                  if r["verb"] in WRITES and r.get("objectRef", {}).get("namespace") == work]
+        quiet = [describe(records[i]) for i in writes if records[i]["requestReceivedTimestamp"] < self.deleted_after]
+        assert quiet == [], ("written after convergence with nothing changed (a touch, a restart):\n"
+                             + "\n".join(quiet))
+        # The last write of the object itself is its finalizer's removal.
+        removals = [i for i in writes if of_the_object(records[i]) and not records[i]["objectRef"].get("subresource")]
+        assert removals, "no write of the finalizer's removal:\n" + "\n".join(describe(r) for r in records)
+        after = [describe(r) for r in records[removals[-1] + 1:] if of_the_object(r)]
+        assert after == [], "asked for the object after its finalizer was taken off:\n" + "\n".join(after)
+
+
+def test_any_crate_it_writes_passes_its_own_fmt_and_clippy() -> None:
+    """`metahook new` for names short and long, the kind from the name or
+    given: each crate's `cargo fmt --check` and `cargo clippy --all-targets
+    -D warnings`, unedited (their tests are the built crate's, renamed)."""
+    for spec in LINTED:
+        crate = scaffold(spec, SCAFFOLDS_DIR / "linted")
+        run(["cargo", "fmt", "--", "--check"], crate, f"{spec.name}: cargo fmt --check", timeout=120)
+        run(["cargo", "clippy", "--all-targets", "--locked", "--", "-D", "warnings"], crate,
+            f"{spec.name}: cargo clippy")

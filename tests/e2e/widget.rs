@@ -2,12 +2,14 @@
 //! workspace that depends on the library by path — as its user runs it:
 //! its binary prints its CRD, serves its hooks to a request as
 //! Metacontroller sends it, and `serve --drive` converges a Widget on the
-//! real control plane and finalizes it. `tests/e2e/run.sh` builds the
-//! binary and names it in METAHOOK_E2E_WIDGET.
+//! real control plane and finalizes it; once converged, a change that asks
+//! for nothing and a restart write nothing, and once its finalizer is off
+//! the Widget is not asked for again (the audit log). `tests/e2e/run.sh`
+//! builds the binary and names it in METAHOOK_E2E_WIDGET.
 
 use crate::support::*;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, DeleteParams, PostParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -32,11 +34,15 @@ impl Drop for Running {
 }
 
 async fn run(args: &[&str]) -> (Running, u16) {
+    run_as(args, &kubeconfig()).await
+}
+
+async fn run_as(args: &[&str], kubeconfig: &std::path::Path) -> (Running, u16) {
     let port = free_port();
     let child = Command::new(binary())
         .args(args)
         .args(["--listen", &format!("127.0.0.1:{port}")])
-        .env("KUBECONFIG", kubeconfig())
+        .env("KUBECONFIG", kubeconfig)
         .env("RUST_LOG", "info")
         .stdout(Stdio::inherit())
         .stderr(Stdio::inherit())
@@ -83,8 +89,20 @@ async fn a_users_own_controller_is_served_driven_and_finalized() {
     let answer = post(port, "/widget/sync", &request);
     assert_eq!(answer["children"][0]["data"]["text"], "hi hi", "{answer}");
 
-    // Driven by its own binary on the control plane.
-    let (_driver, _) = run(&["serve", "--drive"]).await;
+    // Driven by its own binary on the control plane, as a user of its own
+    // in the audit log, its records on a debug port.
+    let debug = free_port();
+    let drive = |debug: u16| {
+        [
+            "serve".to_owned(),
+            "--drive".to_owned(),
+            "--debug-driver-listen".to_owned(),
+            format!("127.0.0.1:{debug}"),
+        ]
+    };
+    let args = drive(debug);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (driver, _) = run_as(&args, &kubeconfig_as(DRIVER)).await;
     let ns = namespace(&client, "e2e-widget").await;
     let widgets = widget_api(&client, &ns);
     let widget = serde_json::from_value(json!({
@@ -109,6 +127,34 @@ async fn a_users_own_controller_is_served_driven_and_finalized() {
     let owner = &config_map.metadata.owner_references.expect("owned")[0];
     assert_eq!(owner.kind, "Widget");
     assert_eq!(owner.controller, Some(true));
+    let converged = jiff::Timestamp::now();
+
+    // A change that asks for nothing: reconciled, unchanged.
+    let touch = json!({"metadata": {"annotations": {"example.com/touched": "yes"},
+                                    "labels": {"touched": "yes"}}});
+    widgets
+        .patch("greeting", &PatchParams::default(), &Patch::Merge(&touch))
+        .await
+        .expect("touching the Widget");
+    let touched = wait_for("the touched Widget to be reconciled", || async {
+        let record = greeting_record(debug, &ns)?;
+        (record["parent"]["labels"]["touched"] == "yes").then_some(record)
+    })
+    .await;
+    assert_eq!(touched["outcome"], "Unchanged", "{touched}");
+
+    // A restart: a new process with empty caches, another user.
+    drop(driver);
+    let debug = free_port();
+    let args = drive(debug);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (_driver, _) = run_as(&args, &kubeconfig_as(RESTARTED)).await;
+    let restarted = wait_for("the restarted driver to reconcile the Widget", || async {
+        greeting_record(debug, &ns)
+    })
+    .await;
+    assert_eq!(restarted["outcome"], "Unchanged", "{restarted}");
+    let deleted = jiff::Timestamp::now();
 
     // Deleted: the finalize hook holds it until its ConfigMap is gone.
     widgets
@@ -117,7 +163,84 @@ async fn a_users_own_controller_is_served_driven_and_finalized() {
         .expect("deleting the Widget");
     wait_gone("the Widget to be finalized and gone", &widgets, "greeting").await;
     wait_gone("its ConfigMap", &config_maps, "greeting").await;
+    wrote_nothing_unasked(&ns, converged, deleted);
     drop_namespace(&client, &ns).await;
+}
+
+/// The audit log's users for the driver and the restarted driver.
+const DRIVER: &str = "e2e-widget-driver";
+const RESTARTED: &str = "e2e-widget-restarted";
+
+/// The Widget `greeting`'s last reconcile, from the driver's records.
+fn greeting_record(debug: u16, ns: &str) -> Option<Value> {
+    let records = debug_json(debug, &format!("/debug/driver/reconciles?namespace={ns}"));
+    records
+        .as_array()?
+        .iter()
+        .find(|r| r["parent"]["name"] == "greeting")
+        .cloned()
+}
+
+/// Between `converged` and `deleted` (a touch, a restart) neither driver
+/// wrote in `ns`; after the finalizer's removal, the last write of the
+/// Widget, no request of it at all.
+fn wrote_nothing_unasked(ns: &str, converged: jiff::Timestamp, deleted: jiff::Timestamp) {
+    let received = |e: &Value| {
+        e["requestReceivedTimestamp"]
+            .as_str()
+            .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+    };
+    let ours: Vec<Value> = audit()
+        .into_iter()
+        .filter(|e| matches!(e["user"]["username"].as_str(), Some(DRIVER | RESTARTED)))
+        .filter(|e| e["objectRef"]["namespace"] == ns)
+        .filter(|e| received(e).is_some_and(|t| t > converged))
+        .collect();
+    let describe = |e: &Value| {
+        format!(
+            "{} {} {}/{} {}",
+            e["user"]["username"],
+            e["verb"],
+            e["objectRef"]["resource"],
+            e["objectRef"]["subresource"],
+            e["objectRef"]["name"]
+        )
+    };
+    let write = |e: &Value| {
+        matches!(
+            e["verb"].as_str(),
+            Some("create" | "update" | "patch" | "delete" | "deletecollection")
+        )
+    };
+    let unasked: Vec<String> = ours
+        .iter()
+        .filter(|e| write(e) && received(e).is_some_and(|t| t < deleted))
+        .map(describe)
+        .collect();
+    assert!(
+        unasked.is_empty(),
+        "written after convergence with nothing changed (a touch, a restart): {unasked:?}"
+    );
+    let of_the_widget =
+        |e: &Value| e["objectRef"]["resource"] == "widgets" && e["objectRef"]["name"] == "greeting";
+    let removal = ours
+        .iter()
+        .rposition(|e| write(e) && of_the_widget(e) && e["objectRef"]["subresource"].is_null())
+        .unwrap_or_else(|| {
+            panic!(
+                "no write of the finalizer's removal: {:?}",
+                ours.iter().map(describe).collect::<Vec<_>>()
+            )
+        });
+    let after: Vec<String> = ours[removal + 1..]
+        .iter()
+        .filter(|e| of_the_widget(e))
+        .map(describe)
+        .collect();
+    assert!(
+        after.is_empty(),
+        "asked for the Widget after its finalizer was taken off: {after:?}"
+    );
 }
 
 /// POSTs `body` as JSON and returns the 200 answer.

@@ -4,11 +4,34 @@
 //! the server throttled the driver).
 
 use crate::observe::metrics::DriverMetrics;
+use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use tower::{Layer, Service};
+
+tokio::task_local! {
+    /// The code of the last answer within [`remembering_answers`]: kube's
+    /// `Api` turns an answer into a value or an error and keeps no code
+    /// (a 201 is `Ok`, a 404 of `get_opt` is `Ok(None)`).
+    static LAST_ANSWER: Cell<Option<u16>>;
+}
+
+/// Runs `work` so that [`last_answer`] tells, after each request it makes
+/// through a client with this layer, the code the API server answered.
+/// The layer's future runs in the caller's task (tower's buffer hands the
+/// inner future back to it), where the task-local is.
+pub async fn remembering_answers<F: Future>(work: F) -> F::Output {
+    LAST_ANSWER.scope(Cell::new(None), work).await
+}
+
+/// The code of the last answer since the last call, inside
+/// [`remembering_answers`]: `None` outside it, when no answer came, or
+/// when the client has no [`CountResponsesLayer`] (a test's).
+pub fn last_answer() -> Option<u16> {
+    LAST_ANSWER.try_with(Cell::take).ok().flatten()
+}
 
 #[derive(Clone)]
 pub struct CountResponsesLayer {
@@ -59,10 +82,13 @@ where
         let answer = self.inner.call(request);
         Box::pin(async move {
             let result = answer.await;
-            metrics.api_response(match &result {
-                Ok(response) => response.status().as_u16(),
-                Err(_) => 0,
-            });
+            let code = match &result {
+                Ok(response) => Some(response.status().as_u16()),
+                Err(_) => None,
+            };
+            metrics.api_response(code.unwrap_or(0));
+            // Outside `remembering_answers`, nobody asks.
+            let _ = LAST_ANSWER.try_with(|last| last.set(code));
             result
         })
     }

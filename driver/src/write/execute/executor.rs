@@ -3,6 +3,7 @@
 //! every call, a JSON patch built).
 
 use super::error::{ExecuteError, status_code};
+use crate::client::responses::last_answer;
 use crate::decide::model::Driven;
 use crate::observe::metrics::DriverMetrics;
 use crate::write::events::EventPublisher;
@@ -74,8 +75,9 @@ impl Executor {
         Ok((api, child.resource.api.kind.clone()))
     }
 
-    /// Counts one API call by its status code (200 for success, 0 when no
-    /// response came).
+    /// Counts one API call by the status code the API server answered
+    /// (inside [`remembering_answers`](crate::client::responses::remembering_answers),
+    /// as `execute` runs; else 200 for success), 0 when no answer came.
     pub(super) fn count<T>(
         &self,
         ctl: &Driven,
@@ -83,10 +85,10 @@ impl Executor {
         kind: &str,
         result: &Result<T, kube::Error>,
     ) {
-        let code = match result {
+        let code = last_answer().unwrap_or(match result {
             Ok(_) => 200,
             Err(e) => status_code(e).unwrap_or(0),
-        };
+        });
         self.metrics
             .api_operation(ctl.name(), operation, kind, code);
     }

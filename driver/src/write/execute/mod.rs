@@ -9,6 +9,7 @@
 //! errors in `error.rs`. Each of those adds methods to [`Executor`]; none
 //! calls back into this loop.
 
+use crate::client::responses::remembering_answers;
 use crate::decide::model::Driven;
 use crate::decide::plan::{Op, Target, Written, WrittenMetadata};
 use kube::ResourceExt;
@@ -46,6 +47,16 @@ impl Executor {
     /// child operation failed). An Event that tells of a write is published
     /// only if that write went through.
     pub async fn execute(
+        &self,
+        ctl: &Driven,
+        parent: DynamicObject,
+        ops: Vec<Op>,
+    ) -> Result<Executed, ExecuteError> {
+        // Each call counted by the code the API server answered.
+        remembering_answers(self.execute_ops(ctl, parent, ops)).await
+    }
+
+    async fn execute_ops(
         &self,
         ctl: &Driven,
         mut parent: DynamicObject,

@@ -490,3 +490,53 @@ fn a_revision_refused_in_a_namespace_being_deleted_is_a_quiet_retry() {
     };
     assert!(revision.is_namespace_terminating());
 }
+
+#[tokio::test]
+async fn each_call_is_counted_by_the_code_the_api_server_answered() {
+    // kube's Api gives no code: a 201 is Ok, and a delete's 404 is done.
+    // Counted through the client's layer, as the driver builds its clients.
+    let mut registry = prometheus_client::registry::Registry::with_prefix("metahook");
+    let metrics = Arc::new(DriverMetrics::register(
+        registry.sub_registry_with_prefix("driver"),
+    ));
+    let (service, mut api) = tower_test::mock::pair();
+    let counted = tower::ServiceBuilder::new()
+        .layer(crate::client::responses::CountResponsesLayer::new(
+            metrics.clone(),
+        ))
+        .service(service);
+    let client = Client::new(counted, "default");
+    let exec = Executor::new(client, None, Arc::new(ApplyMemory::new()), metrics);
+    let ctl = Demo::default().build();
+    let ops = vec![
+        Op::DeleteChild {
+            child: target("gone", "uid-gone"),
+            reason: DeleteReason::NotDesired,
+        },
+        Op::ApplyChild {
+            type_index: 0,
+            namespace: Some("shop".to_owned()),
+            name: "new".to_owned(),
+            body: json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "new"}}),
+            fingerprint: 1,
+        },
+    ];
+    let created = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "new", "namespace": "shop", "uid": "uid-new", "resourceVersion": "5"}});
+    let (outcome, _) = scripted(exec.execute(&ctl, parent(), ops), async {
+        vec![
+            answer(&mut api, 404, status_body(404, "NotFound")).await,
+            answer(&mut api, 201, created).await,
+        ]
+    })
+    .await;
+    assert!(outcome.unwrap().errors.is_empty());
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+    for line in [
+        "operation=\"delete\",kind=\"Deployment\",code=\"404\"} 1",
+        "operation=\"apply\",kind=\"Deployment\",code=\"201\"} 1",
+    ] {
+        assert!(text.contains(line), "missing {line} in\n{text}");
+    }
+}
