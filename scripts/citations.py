@@ -6,21 +6,27 @@ and the whole text of every Markdown file, in the files git knows (tracked,
 or new and not ignored) outside `SKIP_FILES`.
 
 A cited path is a token of letters, digits and `_ . - + /`, not glued to a
-`/`, `:`, `~`, `$`, `<`, `{` or `*` (so no URL, absolute or home path, shell
-variable or placeholder, and no glob: those name no one file), with its
-trailing `.` dropped, that is one of:
+`/`, `:`, `~`, `$`, `<`, `{`, `*` or `@` (so no URL, absolute or home path,
+shell variable, placeholder or glob: those name no one file), its trailing
+`.` dropped, that is one of:
 
 - a path with a `/` ending in one of `EXTENSIONS`;
 - a path with a `/` whose first part is a top-level entry of the repository
-  (`driver/src/decide/plan/`, `.ci/run`);
-- a bare file name ending in one of `EXTENSIONS`.
+  and whose last part has no `.` (`driver/src/decide/plan/`, `.ci/run`);
+- a bare file name ending in `.rs` (this project's; a bare name of another
+  kind is as often a user's file or another project's).
 
-Not a cited path: one whose first part is a build output (`target/`), and
-the few in `ALLOWED`. A path with a `/` must exist relative to the citing
-file's directory or one of its ancestors up to the repository's root, or
-below one's `src/` (a comment in driver/src/decide/plan/mod.rs may say
-`write/execute/mod.rs`; driver/Cargo.toml may say `hook/auth.rs`). A bare
-name must be the name of some file of the repository.
+Not a cited path: one with a part in capitals or of one letter
+(`examples/NAME/`, `DIR/x.json`; `README.md` is a name), one under
+`target/` (built, not kept), and the few in `ALLOWED`. A path with a `/`
+must exist below one of: the citing file's directory and its ancestors up
+to the repository's root; every crate (a directory with a Cargo.toml) and
+its `src/`; the directories of the paths cited before it on the same line
+(a file `x.rs` also stands for its module's directory `x/`) and their
+ancestors. So a comment in driver/src/decide/plan/mod.rs may say
+`write/execute/mod.rs`, driver/Cargo.toml `hook/auth.rs`, and a doc
+`driver/src/controller/cache.rs` and then `cache/object.rs`. A bare name
+must be the name of some file of the repository.
 
 A heading anchor is the part after `#` of a Markdown link, `[..](x.md#a)`,
 `[..](#a)` or `[a]: x.md#a`, or of a cited `.md` path in a comment
@@ -28,16 +34,16 @@ A heading anchor is the part after `#` of a Markdown link, `[..](x.md#a)`,
 as mdBook 0.5 makes them (mdbook-html's `id_from_content` and `unique_id`):
 the heading's text without Markdown, trimmed and lowercased, letters,
 digits, `_` and `-` kept, whitespace to `-`, the rest dropped; a repeated
-one gets `-1`, `-2`, … on the same page. GitHub's anchors for README.md
-follow the same rule. A link's own path must exist relative to its page, and a link to this
-repository's files on GitHub (github.com/metahook/metahook/blob/main/PATH,
-tree/main/PATH) must name a path of the checkout.
+one gets `-1`, `-2`, … on the same page; a heading in a fenced code block
+is none. GitHub's anchors for README.md follow the same rule. A link's own
+path must exist relative to its page, and a link to this repository's
+files on GitHub (github.com/metahook/metahook/blob/main/PATH, tree/main/PATH)
+must name a path of the checkout.
 """
 
 from __future__ import annotations
 
 import ast
-import os
 import re
 import subprocess
 from pathlib import Path
@@ -51,8 +57,6 @@ SKIP_FILES = re.compile(r"(^|/)(target|\.git|vendor|third_party)/|\.snap$|(^|/)C
 # Paths that are not this repository's, each for a reason the rule cannot
 # read from the text: (a regex of the citing file, a regex of the path).
 ALLOWED = [
-    # The scaffold's templates name files of the user's new crate.
-    (r"^metahook/scaffold/", r""),
     # The crate `metahook new` writes, beside a checkout of metahook.
     (r"^docs/your-own-controller\.md$", r"^(\.\./metahook/|tests/gadget\.rs$)"),
     # Go outside tests/ is Metacontroller's, Kubernetes', CoreDNS's or Go's.
@@ -62,7 +66,7 @@ ALLOWED = [
     (r"", r"^(examples/(webhook-auth|nodejs)/|examples/test\.sh$|manifests?/|metacontroller/jsonnetd$)"),
     # The examples' and seeds' upstream manifests (the CRD of a
     # Metacontroller example, sample-controller's, the kube-rs article's).
-    (r"^(examples|samples)/", r"^(v1|artifacts|manifests)/"),
+    (r"^(examples|samples)/", r"^(v1/crdv1\.yaml|artifacts/)"),
 ]
 
 EXTENSION_ENDS = tuple(f".{e}" for e in EXTENSIONS)
@@ -87,10 +91,15 @@ LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)|^\s*\[[^\]]+\]:
 
 
 def files(root: Path) -> list[str]:
-    out = subprocess.run(
+    """The files git knows; outside a git checkout, every file."""
+    listed = subprocess.run(
         ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-        cwd=root, capture_output=True, text=True, check=True,
-    ).stdout.split("\n")
+        cwd=root, capture_output=True, text=True,
+    )
+    if listed.returncode == 0:
+        out = listed.stdout.split("\n")
+    else:
+        out = [str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()]
     return sorted(f for f in out if f and not SKIP_FILES.search(f) and (root / f).is_file())
 
 
@@ -284,11 +293,15 @@ SELF_TEST_FILES = {
     "driver/src/write/execute/mod.rs": "//! its caller: ../lib.rs; the plan: docs/page.md#the-plan, docs/page.md#plan\n",
     "driver/src/hook/auth.rs": "/// [NAME/x.rs], `$DIR/y.rs`, /tmp/z.rs, target/book/a.md\n",
     "scripts/x.sh": "#!/bin/sh\necho ${A#b/c.rs} # scripts/run.sh, driver/src/write/\n",
-    "docs/page.md": "# A page\n## The plan\n## The plan\n[x](#the-plan-1) [y](#the-plan-2) [z](b.md) [w](page.md#a-page)\n",
+    "docs/page.md": "# A page\n## The plan\n## The plan\n[x](#the-plan-1) [y](#the-plan-2) [z](b.md) [w](page.md#a-page)\n"
+    "`driver/src/write/execute/mod.rs`: `execute/mod.rs`; `execute/gone.rs`; examples/NAME/, pkg/hooks/auth.go\n"
+    "```sh\n# a comment, not a heading\n```\n[v](#a-comment-not-a-heading)\n",
 }
 SELF_TEST_BROKEN = [
     "docs/page.md:4: links to #the-plan-2, a heading docs/page.md does not have",
     "docs/page.md:4: links to b.md, which does not exist",
+    "docs/page.md:5: cites execute/gone.rs, which does not exist",
+    "docs/page.md:9: links to #a-comment-not-a-heading, a heading docs/page.md does not have",
     "driver/Cargo.toml:2: cites hook_auth.rs, which does not exist",
     "driver/src/lib.rs:1: cites write/execute.rs, which does not exist",
     "driver/src/lib.rs:2: links to core on GitHub, which does not exist",
