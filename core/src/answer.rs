@@ -14,14 +14,15 @@
 //! written.
 
 use crate::object::Object;
-use crate::protocol::decorator::DecoratorResponse;
-use crate::protocol::{CustomizeResponse, RelatedResourceRule};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde::Serialize;
-use serde_json::value::RawValue;
-use std::collections::BTreeMap;
 use std::fmt::Display;
 use std::time::Duration;
+
+mod customize;
+mod decorator;
+
+pub use customize::CustomizeAnswer;
+pub use decorator::DecoratorAnswer;
 
 /// A `sync` or `finalize` answer with the parent's status `S`.
 #[derive(Debug)]
@@ -263,206 +264,6 @@ impl<S: Serialize> Answer<S> {
         }
         out.push(b'}');
         Ok(out)
-    }
-}
-
-/// A `customize` answer: the rules selecting the related objects sent
-/// with each sync of this parent.
-pub type CustomizeAnswer = CustomizeResponse;
-
-impl CustomizeResponse {
-    /// No related objects.
-    pub fn none() -> Self {
-        CustomizeResponse {
-            related_resources: Vec::new(),
-        }
-    }
-
-    /// The objects these rules select, sent with each sync.
-    pub fn rules(rules: impl IntoIterator<Item = RelatedResourceRule>) -> Self {
-        CustomizeResponse {
-            related_resources: rules.into_iter().collect(),
-        }
-    }
-
-    /// One more rule.
-    pub fn rule(mut self, rule: RelatedResourceRule) -> Self {
-        self.related_resources.push(rule);
-        self
-    }
-}
-
-impl RelatedResourceRule {
-    /// The objects of type `T` — every one, until narrowed: by name, by
-    /// namespace, by label. The type names its own API version and
-    /// resource, so a misspelt plural cannot select nothing silently.
-    ///
-    /// ```
-    /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use metahook_core::{CustomizeAnswer, RelatedResourceRule};
-    /// use serde_json::json;
-    ///
-    /// let answer = CustomizeAnswer::rules([RelatedResourceRule::of::<ConfigMap>()
-    ///     .in_namespace("shop")
-    ///     .named(["settings"])]);
-    /// assert_eq!(
-    ///     serde_json::to_value(&answer)?,
-    ///     json!({"relatedResources": [
-    ///         {"apiVersion": "v1", "resource": "configmaps", "namespace": "shop", "names": ["settings"]},
-    ///     ]})
-    /// );
-    /// # Ok::<(), serde_json::Error>(())
-    /// ```
-    pub fn of<T: Object>() -> Self {
-        let type_ref = T::type_ref();
-        RelatedResourceRule {
-            api_version: type_ref.api_version.into_owned(),
-            resource: type_ref.plural.into_owned(),
-            // `{}`: every object, said outright (a rule with no selector
-            // selects every object too: docs/metacontroller.md §1.6).
-            label_selector: Some(LabelSelector::default()),
-            ..RelatedResourceRule::default()
-        }
-    }
-
-    /// Only the objects of these names (no label selector with names).
-    pub fn named<N: Into<String>>(mut self, names: impl IntoIterator<Item = N>) -> Self {
-        self.names = Some(names.into_iter().map(Into::into).collect());
-        self.label_selector = None;
-        self
-    }
-
-    /// Only those in `namespace`.
-    pub fn in_namespace(mut self, namespace: impl Into<String>) -> Self {
-        self.namespace = Some(namespace.into());
-        self
-    }
-
-    /// Only those with these labels.
-    pub fn labelled(mut self, selector: LabelSelector) -> Self {
-        self.label_selector = Some(selector);
-        self.names = None;
-        self
-    }
-
-    /// Only those in namespaces with these labels.
-    pub fn in_namespaces_labelled(mut self, selector: LabelSelector) -> Self {
-        self.namespace_selector = Some(selector);
-        self
-    }
-}
-
-/// A DecoratorController's answer, with the decorated object's status `S`
-/// (`()` to leave it alone).
-///
-/// ```
-/// use metahook_core::DecoratorAnswer;
-/// use serde_json::json;
-///
-/// let answer: DecoratorAnswer = DecoratorAnswer::new()
-///     .label("example.com/decorated", "true")
-///     .remove_annotation("example.com/stale")
-///     .attachment(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "web-extra"}}));
-/// let sent: serde_json::Value = serde_json::from_slice(&answer.to_json()?)?;
-/// assert_eq!(
-///     sent,
-///     json!({
-///         "labels": {"example.com/decorated": "true"},
-///         "annotations": {"example.com/stale": null},
-///         "attachments": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "web-extra"}}],
-///     })
-/// );
-/// # Ok::<(), serde_json::Error>(())
-/// ```
-#[derive(Debug)]
-pub struct DecoratorAnswer<S = ()> {
-    response: DecoratorResponse<S, Box<RawValue>>,
-    unencodable: Option<serde_json::Error>,
-}
-
-impl<S: Serialize> Default for DecoratorAnswer<S> {
-    fn default() -> Self {
-        DecoratorAnswer {
-            response: DecoratorResponse {
-                labels: BTreeMap::new(),
-                annotations: BTreeMap::new(),
-                status: None,
-                attachments: Vec::new(),
-                resync_after_seconds: None,
-                finalized: None,
-            },
-            unencodable: None,
-        }
-    }
-}
-
-impl<S: Serialize> DecoratorAnswer<S> {
-    /// Changes nothing on the object, and desires no attachment.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Sets a label on the decorated object.
-    pub fn label(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.response.labels.insert(key.into(), Some(value.into()));
-        self
-    }
-
-    /// Removes a label from the decorated object.
-    pub fn remove_label(mut self, key: impl Into<String>) -> Self {
-        self.response.labels.insert(key.into(), None);
-        self
-    }
-
-    /// Sets an annotation on the decorated object.
-    pub fn annotation(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.response
-            .annotations
-            .insert(key.into(), Some(value.into()));
-        self
-    }
-
-    /// Removes an annotation from the decorated object.
-    pub fn remove_annotation(mut self, key: impl Into<String>) -> Self {
-        self.response.annotations.insert(key.into(), None);
-        self
-    }
-
-    /// Replaces the decorated object's status.
-    pub fn status(mut self, status: S) -> Self {
-        self.response.status = Some(status);
-        self
-    }
-
-    /// One more desired attachment.
-    pub fn attachment(mut self, attachment: impl Serialize) -> Self {
-        match serde_json::value::to_raw_value(&attachment) {
-            Ok(raw) => self.response.attachments.push(raw),
-            Err(err) => {
-                self.unencodable.get_or_insert(err);
-            }
-        }
-        self
-    }
-
-    /// Be called again after `after` even if nothing changes.
-    pub fn resync_after(mut self, after: Duration) -> Self {
-        self.response.resync_after_seconds = Some(after.as_secs_f64());
-        self
-    }
-
-    /// For `finalize`: whether the object may go now.
-    pub fn finalized(mut self, done: bool) -> Self {
-        self.response.finalized = Some(done);
-        self
-    }
-
-    /// The answer as Metacontroller reads it.
-    pub fn to_json(&self) -> Result<Vec<u8>, serde_json::Error> {
-        if let Some(err) = &self.unencodable {
-            return Err(serde::ser::Error::custom(err));
-        }
-        serde_json::to_vec(&self.response)
     }
 }
 

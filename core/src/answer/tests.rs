@@ -1,5 +1,5 @@
 use super::*;
-use crate::protocol::SyncResponse;
+use crate::protocol::{RelatedResourceRule, SyncResponse};
 use serde_json::json;
 
 #[test]
