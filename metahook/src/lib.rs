@@ -95,7 +95,17 @@ pub mod scaffold;
 pub mod side_by_side;
 pub mod telemetry;
 
-pub use metahook_core::*;
+// What a controller's code names, by name: a change to metahook-core's
+// surface does not reach this crate's unseen. `conditions` for the
+// `Condition` a status's list holds.
+pub use metahook_core::{
+    Answer, ChildType, Composite, Conditions, Contains, Controller, Customize, CustomizeAnswer,
+    DeclarationError, DecodeError, Decorate, Decorator, DecoratorAnswer, Handler, HookError,
+    HookKind, IntoAnswer, Meta, Object, ObjectSet, Objects, ObjectsBy, Of, Parent, ParentMeta,
+    ParentType, RelatedResourceRule, Request, Scope, Shape, SpecError, Timestamp, TypeRef,
+    UpdateStrategy, WantedCondition, Webhooks, condition_false, condition_true, condition_unknown,
+    conditions,
+};
 
 use clap::{CommandFactory, FromArgMatches};
 use cli::{Cli, Command, program_name};

@@ -442,3 +442,18 @@ def test_any_crate_it_writes_passes_its_own_fmt_and_clippy() -> None:
         run(["cargo", "fmt", "--", "--check"], crate, f"{spec.name}: cargo fmt --check", timeout=120)
         run(["cargo", "clippy", "--all-targets", "--locked", "--", "-D", "warnings"], crate,
             f"{spec.name}: cargo clippy")
+
+
+def test_its_test_command_fails_on_a_lint() -> None:
+    """scripts/test.sh lints in the tests' build (clippy-driver as the
+    crate's compiler): a line clippy denies fails it, naming the lint."""
+    spec = LINTED[1]
+    crate = scaffold(spec, SCAFFOLDS_DIR / "linted")
+    with (crate / "src" / "lib.rs").open("a") as lib:
+        lib.write("\n/// Twice `n`.\npub fn twice(n: u32) -> u32 {\n    n.clone() * 2\n}\n")
+    env = dict(os.environ, CARGO_TARGET_DIR=str(ROOT / "target"))
+    env.pop("INSTA_UPDATE", None)
+    done = subprocess.run([str(crate / "scripts" / "test.sh")], cwd=crate, env=env, capture_output=True, text=True,
+                          timeout=BUILD_TIMEOUT_SECONDS)
+    assert done.returncode != 0, f"scripts/test.sh passed with a lint in src/lib.rs:\n{done.stderr[-3000:]}"
+    assert "clone_on_copy" in done.stderr, done.stderr[-3000:]

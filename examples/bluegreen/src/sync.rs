@@ -9,7 +9,7 @@ use crate::template_hash::template_hash;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Service;
 use metahook::Answer;
-use metahook::objects::SpecError;
+use metahook::SpecError;
 use std::fmt;
 
 /// A sync of a BlueGreenDeployment, whose children are a Service and

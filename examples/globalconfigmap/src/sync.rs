@@ -6,7 +6,7 @@ use crate::resource::{GlobalConfigMap, GlobalConfigMapSpec, GlobalConfigMapStatu
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use metahook::Answer;
-use metahook::objects::SpecError;
+use metahook::SpecError;
 use std::fmt;
 
 /// A sync of a GlobalConfigMap: its children are the copies, its related
