@@ -12,7 +12,7 @@ shell variable, placeholder or glob: those name no one file), its trailing
 
 - a path with a `/` ending in one of `EXTENSIONS`;
 - a path with a `/` whose first part is a top-level entry of the repository
-  and whose last part has no `.` (`driver/src/decide/plan/`, `.ci/run`);
+  and whose last part has no `.` (`planner/src/decide/plan/`, `.ci/run`);
 - a bare file name ending in `.rs` (this project's; a bare name of another
   kind is as often a user's file or another project's).
 
@@ -23,7 +23,7 @@ must exist below one of: the citing file's directory and its ancestors up
 to the repository's root; every crate (a directory with a Cargo.toml) and
 its `src/`; the directories of the paths cited before it on the same line
 (a file `x.rs` also stands for its module's directory `x/`) and their
-ancestors. So a comment in driver/src/decide/plan/mod.rs may say
+ancestors. So a comment in planner/src/decide/plan/mod.rs may say
 `write/execute/mod.rs`, driver/Cargo.toml `hook/auth.rs`, and a doc
 `driver/src/controller/cache.rs` and then `cache/object.rs`. A bare name
 must be the name of some file of the repository.

@@ -7,6 +7,10 @@
   out;
 - at most a dozen entries at the top of driver/src, so that its folders say
   what the driver is made of;
+- the pure crates (metahook-core, metahook-planner, and metahook-testing,
+  a user's dev-dependency) have no runtime in their normal dependency
+  tree: no tokio, hyper, rustls, actix, OpenTelemetry or kube client
+  (`cargo tree -e normal`, from Cargo.lock, builds nothing);
 - the crates outside the workspace that build into its build directory
   (examples/widget, the crate `metahook new` writes; scripts/lib/cache.sh)
   have its release and dev profiles: with others, every dependency builds a
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -65,6 +70,25 @@ def profile_drift() -> list[str]:
     ]
 
 
+PURE_CRATES = ["metahook-core", "metahook-planner", "metahook-testing"]
+# Crate names (or their prefixes) that do I/O or run it.
+RUNTIME = re.compile(r"^(tokio|hyper|rustls|actix|opentelemetry|kube-client|kube-runtime|reqwest|h2|tower)(-|$)")
+
+
+def runtime_in_pure_crates() -> list[str]:
+    broken = []
+    for crate in PURE_CRATES:
+        tree = subprocess.run(["cargo", "tree", "--locked", "--offline", "-p", crate, "-e", "normal", "--prefix", "none",
+                               "--format", "{p}"], cwd=ROOT, capture_output=True, text=True)
+        if tree.returncode != 0:
+            broken.append(f"{crate}: cargo tree failed: {tree.stderr.strip()[-500:]}")
+            continue
+        found = sorted({line.split()[0] for line in tree.stdout.splitlines() if line and RUNTIME.match(line.split()[0])})
+        if found:
+            broken.append(f"{crate} depends on a runtime ({', '.join(found)}): `cargo tree -p {crate} -e normal -i NAME` says through what")
+    return broken
+
+
 def main() -> int:
     broken: list[str] = citations.self_test()
     if "--self-test" in sys.argv[1:]:
@@ -84,12 +108,13 @@ def main() -> int:
     if len(entries) > MAX_DRIVER_ENTRIES:
         broken.append(f"driver/src has {len(entries)} entries at its top (at most {MAX_DRIVER_ENTRIES}): {', '.join(entries)}")
     broken += citations.broken_citations(ROOT)
+    broken += runtime_in_pure_crates()
     for line in broken:
         print(line)
     if broken:
         print(f"{len(broken)} house rule(s) broken")
         return 1
-    print("house rules kept: no import circle, no source file over 450 lines, driver/src grouped, one set of profiles, every cited path and heading there")
+    print("house rules kept: no import circle, no source file over 450 lines, driver/src grouped, one set of profiles, every cited path and heading there, no runtime in the pure crates")
     return 0
 
 

@@ -4,8 +4,10 @@
 //! It watches each controller's parents and children, calls the
 //! controller's hooks (in this process, or over HTTP as Metacontroller
 //! would) and applies what they decide, with Metacontroller's semantics for
-//! the subset docs/metacontroller.md §2–§5 describes. Deciding is pure
-//! ([`decide`]); everything else moves bytes.
+//! the subset docs/metacontroller.md §2–§5 describes. Deciding is pure,
+//! in its own crate (metahook-planner: [`config`], [`decide`],
+//! [`hook::wire`], [`observe::preview`], re-exported here where the
+//! driver's code names them); everything here moves bytes.
 //!
 //! # The map
 //!
@@ -13,12 +15,12 @@
 //!
 //! | folder | holds |
 //! | --- | --- |
-//! | [`config`] | the CompositeController and DecoratorController manifests, read and checked offline |
+//! | [`config`] | (metahook-planner) the CompositeController and DecoratorController manifests, read and checked offline |
 //! | [`start`] | before and at start: hooks resolved ([`start::prepare`]), types resolved ([`start::discovery`]), the Lease ([`start::leader`]), the workers started and stopped ([`start::run`]) |
 //! | [`client`] | the kube `Client`: [`client::connect`], the request budget ([`client::throttle`], [`client::pressure`]), answers counted ([`client::responses`]) |
 //! | [`controller`] | one controller at run time: [`controller::context`], [`controller::cache`], [`controller::triggers`], [`controller::queue`], [`controller::worker`], [`controller::backoff`] |
 //! | [`reconcile`] | one reconcile of one parent, in order |
-//! | [`decide`] | pure decisions: the planner ([`decide::plan`]), the controller as driven ([`decide::model`]), selectors, related objects, ControllerRevisions |
+//! | [`decide`] | (metahook-planner) pure decisions: the planner ([`decide::plan`]), the controller as driven ([`decide::model`]), selectors, related objects, ControllerRevisions |
 //! | [`hook`] | hook requests and responses ([`hook::wire`]), the call ([`hook::call`]), a webhook's TLS and credentials ([`hook::auth`]) |
 //! | [`write`](mod@write) | a plan's API calls ([`write::execute`]), what they last wrote ([`write::memory`]), Events ([`write::events`]) |
 //! | [`observe`] | [`observe::metrics`], [`observe::otel`], the parents' [`observe::records`] through [`observe::view`], and [`observe::preview`] (`metahook render --plan`) |
@@ -54,58 +56,30 @@
 #![forbid(unsafe_code)]
 
 pub mod client;
-pub mod config;
 pub mod controller;
-pub mod decide;
 pub mod hook;
 pub mod observe;
 pub mod reconcile;
 pub mod start;
 pub mod write;
 
+pub use metahook_planner::{config, decide};
+
 #[cfg(test)]
 pub(crate) mod test_support;
 
-/// An error and its sources, one after another: "a: b: c".
+/// An error and its sources, one after another: "a: b: c"; an API
+/// server's refusal said as the server said it ("403 Forbidden: ..."):
+/// kube's own text appends the whole `Status` in debug form, which buries
+/// the message in logs and fills an Event's 1 kB note.
 pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = describe(err);
-    let mut source = if is_api_error(err) {
-        None
-    } else {
-        err.source()
-    };
-    while let Some(cause) = source {
-        // Some errors (kube's among them) already print their source; say
-        // each thing once.
-        let message = describe(cause);
-        if !text.contains(&message) {
-            text.push_str(": ");
-            text.push_str(&message);
-        }
-        source = if is_api_error(cause) {
-            None
-        } else {
-            cause.source()
-        };
-    }
-    text
-}
-
-/// One error, without its sources. An API server's refusal is said as the
-/// server said it ("403 Forbidden: ..."): kube's own text appends the whole
-/// `Status` in debug form, which buries the message in logs and fills an
-/// Event's 1 kB note.
-fn describe(err: &(dyn std::error::Error + 'static)) -> String {
-    match err.downcast_ref::<kube::Error>() {
-        Some(kube::Error::Api(status)) => {
-            format!("{} {}: {}", status.code, status.reason, status.message)
-        }
-        _ => err.to_string(),
-    }
-}
-
-fn is_api_error(err: &(dyn std::error::Error + 'static)) -> bool {
-    matches!(err.downcast_ref::<kube::Error>(), Some(kube::Error::Api(_)))
+    metahook_planner::error_chain_with(err, |e| match e.downcast_ref::<kube::Error>() {
+        Some(kube::Error::Api(status)) => (
+            format!("{} {}: {}", status.code, status.reason, status.message),
+            true,
+        ),
+        _ => (e.to_string(), false),
+    })
 }
 
 #[cfg(test)]

@@ -208,10 +208,14 @@ impl listing::Cached for TypeCache {
 }
 
 /// The caches of a controller's child types, by type index, as the planner
-/// looks a desired child's name up in them.
-impl Existing for [Arc<TypeCache>] {
+/// looks a desired child's name up in them (a type of this crate: the
+/// trait and the slice are both the planner's and std's).
+pub struct ChildCaches<'a>(pub &'a [Arc<TypeCache>]);
+
+impl Existing for ChildCaches<'_> {
     fn holds(&self, type_index: usize, namespace: Option<&str>, name: &str) -> bool {
-        self.get(type_index)
+        self.0
+            .get(type_index)
             .is_some_and(|cache| cache.get(namespace, name).is_some())
     }
 }

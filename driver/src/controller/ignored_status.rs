@@ -55,7 +55,7 @@ impl StatusChangeFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::Obj;
+    use crate::test_support::{Cached, Obj};
     use serde_json::json;
 
     #[test]

@@ -4,4 +4,4 @@
 
 pub mod auth;
 pub mod call;
-pub mod wire;
+pub use metahook_planner::wire;

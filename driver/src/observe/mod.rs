@@ -5,6 +5,6 @@
 
 pub mod metrics;
 pub mod otel;
-pub mod preview;
+pub use metahook_planner::preview;
 pub mod records;
 pub mod view;

@@ -63,7 +63,7 @@ pub(super) async fn hook_and_apply(
         ctl,
         &parent,
         attachments,
-        ctx.children.as_slice(),
+        &crate::controller::cache::ChildCaches(ctx.children.as_slice()),
         answer,
         memory.as_ref(),
     )?;

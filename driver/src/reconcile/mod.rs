@@ -40,7 +40,7 @@ pub use retry::error_policy;
 use hook::call_hook;
 use trace::{Again, Trace};
 
-use crate::controller::cache::CachedObject;
+use crate::controller::cache::{CachedObject, ChildCaches};
 use crate::controller::context::Context;
 use crate::controller::triggers::parent_key;
 use crate::decide::plan::{self, Next, StatusPace};
@@ -173,7 +173,7 @@ async fn sync(
         ctl,
         &parent,
         &observed,
-        ctx.children.as_slice(),
+        &ChildCaches(ctx.children.as_slice()),
         response,
         memory.as_ref(),
         pace,

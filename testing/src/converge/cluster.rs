@@ -10,10 +10,10 @@ use jiff::Timestamp;
 use kube::core::DynamicObject;
 use metahook_core::registry::{self, HookError};
 use metahook_core::{Controller, HookKind, Shape, TypeRef};
-use metahook_driver::decide::model::{ApiType, ChildType, Driven};
-use metahook_driver::decide::plan::{self, NoMemory, Op, StatusPace};
-use metahook_driver::decide::related;
-use metahook_driver::hook::wire::{self, TypedObjects};
+use metahook_planner::decide::model::{ApiType, ChildType, Driven};
+use metahook_planner::decide::plan::{self, NoMemory, Op, StatusPace};
+use metahook_planner::decide::related;
+use metahook_planner::wire::{self, TypedObjects};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
@@ -54,7 +54,7 @@ impl Cluster {
         else {
             return Err(ConvergeError::Decorator(controller.name().to_owned()));
         };
-        let config = metahook_driver::config::from_controllers(std::slice::from_ref(&controller))
+        let config = metahook_planner::config::from_controllers(std::slice::from_ref(&controller))
             .map_err(ConvergeError::Config)?
             .into_iter()
             .next()
@@ -67,7 +67,7 @@ impl Cluster {
                     .children
                     .iter()
                     .find(|r| r.resource == c.type_ref.plural)
-                    .map_or(metahook_driver::config::UpdateStrategy::OnDelete, |r| {
+                    .map_or(metahook_planner::config::UpdateStrategy::OnDelete, |r| {
                         r.update_strategy
                     }),
             })

@@ -2,10 +2,10 @@
 
 use metahook_core::registry::HookError;
 use metahook_core::{DeclarationError, HookKind};
-use metahook_driver::config::ConfigError;
-use metahook_driver::decide::plan::PlanError;
-use metahook_driver::decide::related::RelatedError;
-use metahook_driver::hook::wire::DecodeResponseError;
+use metahook_planner::config::ConfigError;
+use metahook_planner::decide::plan::PlanError;
+use metahook_planner::decide::related::RelatedError;
+use metahook_planner::wire::DecodeResponseError;
 
 /// Why a convergence check could not run, or failed. Each says its cause
 /// in its message (`{e}` is enough to see why).

@@ -1,5 +1,5 @@
 //! The convergence check: a controller driven, pass after pass, by the
-//! bundled driver's own planner (`metahook_driver::decide::plan`, the same code
+//! bundled driver's own planner (`metahook_planner::decide::plan`, the same code
 //! that plans every reconcile on a cluster) over an in-memory cluster,
 //! until a pass writes nothing.
 //!

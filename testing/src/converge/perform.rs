@@ -3,8 +3,8 @@
 //! [`NotSettled`](crate::NotSettled).
 
 use crate::store::{Key, Store, differences};
-use metahook_driver::decide::model::ChildType;
-use metahook_driver::decide::plan::{self, Op};
+use metahook_planner::decide::model::ChildType;
+use metahook_planner::decide::plan::{self, Op};
 use serde_json::Value;
 
 /// Performs one planned operation on `store`, whose parent is

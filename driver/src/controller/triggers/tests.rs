@@ -1,7 +1,7 @@
 //! Which parents a parent's, a child's and a related object's change queue.
 
 use super::*;
-use crate::test_support::{Demo, FINALIZER, Obj};
+use crate::test_support::{Cached, Demo, FINALIZER, Obj};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};
 use metahook_core::protocol::RelatedResourceRule;
 use std::collections::BTreeMap;

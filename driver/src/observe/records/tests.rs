@@ -1,5 +1,7 @@
 use super::*;
+use crate::decide::plan::Op;
 use serde_json::json;
+use std::sync::Arc;
 
 #[test]
 fn an_apply_names_the_fields_it_changes() {

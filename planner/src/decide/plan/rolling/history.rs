@@ -11,7 +11,7 @@ use crate::decide::plan::finalizer::is_deleting;
 use crate::decide::plan::op::{Op, RevisionWrite};
 use crate::decide::revisions::revision_type;
 use crate::decide::selector::SelectorExt;
-use crate::hook::wire::object_json;
+use crate::wire::object_json;
 use kube::ResourceExt;
 use kube::core::DynamicObject;
 use serde::{Deserialize, Serialize};

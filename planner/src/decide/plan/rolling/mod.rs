@@ -25,7 +25,7 @@ use crate::decide::model::Driven;
 use crate::decide::plan::error::PlanError;
 use crate::decide::plan::finalizer::{has_finalizer, is_deleting};
 use crate::decide::plan::op::{Op, RevisionWrite};
-use crate::hook::wire::{HookResponse, object_json};
+use crate::wire::{HookResponse, object_json};
 use checks::{ChildKey, Latest, all_well, find, strategy};
 use history::write;
 use kube::ResourceExt;

@@ -77,7 +77,7 @@ fn collect(
 /// # Example
 ///
 /// ```
-/// use metahook_driver::config::{self, UpdateStrategy};
+/// use metahook_planner::config::{self, UpdateStrategy};
 /// use std::time::Duration;
 ///
 /// let yaml = r#"

@@ -11,10 +11,10 @@
 use crate::config::{self, ConfigError, ControllerConfig, UpdateStrategyExt};
 use crate::decide::model::{ApiType, ChildType, Driven};
 use crate::decide::plan::{self, NoMemory, Op, PlanError};
-use crate::hook::wire::{self, DecodeResponseError};
-use crate::observe::records::{FieldChange, Step, changed_fields};
+use crate::steps::{FieldChange, Step, changed_fields};
+use crate::wire::{self, DecodeResponseError};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::DynamicObject;
+use kube::core::DynamicObject;
 use kube::core::{ApiResource, GroupVersionKind};
 use metahook_core::{Controller, HookKind};
 use serde::Serialize;

@@ -131,7 +131,7 @@ pub fn key_of(namespace: Option<&str>, name: &str) -> String {
 
 /// The owner reference marked `controller: true`, if any: the one object
 /// that controls `obj` (Kubernetes allows at most one).
-pub(crate) fn controller_of(obj: &impl Resource) -> Option<&OwnerReference> {
+pub fn controller_of(obj: &impl Resource) -> Option<&OwnerReference> {
     obj.owner_references()
         .iter()
         .find(|r| r.controller == Some(true))

@@ -278,7 +278,7 @@ mod tests {
     #[test]
     fn a_sync_request_is_written_as_its_tree_was() {
         let fixture: Value =
-            serde_json::from_slice(include_bytes!("../../../fixtures/hello/ready.json")).unwrap();
+            serde_json::from_slice(include_bytes!("../../fixtures/hello/ready.json")).unwrap();
         let parent: DynamicObject = serde_json::from_value(fixture["parent"].clone()).unwrap();
         let child: DynamicObject = serde_json::from_value(
             fixture["children"]["Deployment.apps/v1"]["default/hello"].clone(),

@@ -20,7 +20,7 @@ use super::finalizer::{finalized, gc_holds, has_finalizer, is_deleting};
 use super::op::{Op, Plan};
 use super::status::condition_events;
 use crate::decide::model::{Driven, controller_of};
-use crate::hook::wire::decorator::DecoratorAnswer;
+use crate::wire::decorator::DecoratorAnswer;
 use kube::ResourceExt;
 use kube::core::DynamicObject;
 use serde_json::{Map, Value, json};

@@ -4,8 +4,7 @@
 
 use crate::decide::model::Driven;
 use crate::decide::plan::{self, Applied, AppliedMemory, Next, Op, StatusPace};
-use crate::hook::wire::{self, TypedObjects};
-use crate::test_support;
+use crate::wire::{self, TypedObjects};
 use kube::core::DynamicObject;
 use metahook_core::HookKind;
 use serde_json::json;
@@ -81,7 +80,7 @@ impl AppliedMemory for Remember {
 
 #[test]
 fn hello_converges_and_holds_its_deployment_on_an_invalid_spec() {
-    let ctl = test_support::hello();
+    let ctl = hello_controller();
     // 1. A new Hello: its Deployment is applied, the status written.
     let first = pass(&ctl, &hello(2, None), vec![], &Remember(None));
     let [
@@ -163,4 +162,29 @@ fn hello_converges_and_holds_its_deployment_on_an_invalid_spec() {
         }
     }
     assert!(invalid.ops.iter().any(|o| matches!(o, Op::Event { kind: plan::EventType::Warning, reason, .. } if reason == "InvalidSpec")), "{:?}", invalid.ops);
+}
+
+/// The built-in `hello` controller, with the types discovery would find.
+fn hello_controller() -> Driven {
+    let config = crate::config::from_controllers(metahook_seeds::controllers())
+        .expect("the embedded manifests are valid")
+        .into_iter()
+        .find(|c| c.name == "hello")
+        .expect("hello is embedded");
+    Driven {
+        config,
+        parent: crate::decide::model::ApiType::new("fraim.co.jp", "v1", "Hello", "helloes", true),
+        children: vec![crate::decide::model::ChildType {
+            resource: crate::decide::model::ApiType::new(
+                "apps",
+                "v1",
+                "Deployment",
+                "deployments",
+                true,
+            ),
+            strategy: crate::config::UpdateStrategy::InPlace,
+        }],
+        shard_labels: Vec::new(),
+        status_subresource: true,
+    }
 }

@@ -4,7 +4,7 @@
 //! builds them (docs/metacontroller.md §1.1). The path also names the hook
 //! in metahook's own service (`/{controller}/{hook}`), which is how the
 //! driver finds a hook when it calls it in-process
-//! (`crate::start::run::resolve_hooks`).
+//! (the driver's `start::run::resolve_hooks`).
 
 use super::check::{Check, join};
 use super::go_duration::go_duration;

@@ -50,7 +50,7 @@ pub struct ParentResource {
     pub revision_field_paths: Vec<String>,
     /// `ignoreStatusChanges`: an update queues the parent only when its
     /// generation, labels or annotations changed, or it is being deleted
-    /// (`crate::controller::ignored_status`).
+    /// (the driver's `controller::ignored_status`).
     pub ignore_status_changes: bool,
     /// A decorator's `annotationSelector`, as a label selector over the
     /// annotations (`matchAnnotations` becomes `matchLabels`), as

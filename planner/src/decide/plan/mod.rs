@@ -75,7 +75,7 @@ pub use op::{
 pub use rolling::{Claims, Revision, Rolled, claim_revisions, revisions, roll, rolls};
 
 use crate::decide::model::Driven;
-use crate::hook::wire::HookResponse;
+use crate::wire::HookResponse;
 use finalizer::{finalized, gc_holds, has_finalizer, is_deleting, remove_finalizer};
 use kube::ResourceExt;
 use kube::core::DynamicObject;
@@ -94,9 +94,9 @@ use std::time::Duration;
 /// before anything else, then the sync hook is called with no children.
 ///
 /// ```
-/// use metahook_driver::config::{self, UpdateStrategy};
-/// use metahook_driver::decide::model::{ApiType, ChildType, Driven};
-/// use metahook_driver::decide::plan::{self, Next, Op};
+/// use metahook_planner::config::{self, UpdateStrategy};
+/// use metahook_planner::decide::model::{ApiType, ChildType, Driven};
+/// use metahook_planner::decide::plan::{self, Next, Op};
 /// use metahook_core::HookKind;
 ///
 /// let config = config::parse(

@@ -155,8 +155,7 @@ mod tests {
     #[test]
     fn objects_are_written_as_their_trees_are() {
         let fixture: Value =
-            serde_json::from_slice(include_bytes!("../../../../fixtures/hello/ready.json"))
-                .unwrap();
+            serde_json::from_slice(include_bytes!("../../../fixtures/hello/ready.json")).unwrap();
         same_as_a_tree(&object(fixture["parent"].clone()));
         same_as_a_tree(&object(
             fixture["children"]["Deployment.apps/v1"]["default/hello"].clone(),

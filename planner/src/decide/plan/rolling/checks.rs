@@ -9,7 +9,7 @@ use crate::decide::model::Driven;
 use crate::decide::plan::apply::{apply_body, with_fingerprint};
 use crate::decide::plan::compare::as_desired;
 use crate::decide::plan::desired::check_desired;
-use crate::hook::wire::{HookResponse, object_json};
+use crate::wire::{HookResponse, object_json};
 use kube::core::DynamicObject;
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -11,7 +11,7 @@ use super::finalizer::is_deleting;
 use super::op::{DeleteReason, EventType, Op, Written, target};
 use crate::config::UpdateStrategy;
 use crate::decide::model::Driven;
-use crate::hook::wire::object_json;
+use crate::wire::object_json;
 use kube::core::DynamicObject;
 use std::sync::Arc;
 

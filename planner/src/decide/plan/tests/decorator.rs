@@ -2,8 +2,8 @@
 //! attachments, its edits of the object, its finalizer.
 
 use super::*;
-use crate::hook::wire::decorator::DecoratorAnswer;
 use crate::test_support::{DECORATOR_FINALIZER, decorator};
+use crate::wire::decorator::DecoratorAnswer;
 use std::collections::BTreeMap;
 
 fn pod() -> Obj {
@@ -286,7 +286,6 @@ fn an_edit_the_cache_has_not_seen_yet_is_not_sent_again() {
     let ctl = decorator(false, true);
     // The cache still shows the object as the last pass read it (rv 7).
     let seen = pod().resource_version("7").build();
-    let memory = crate::write::memory::ApplyMemory::new();
     let wrote = |labels: &[(&str, &str)]| WrittenMetadata {
         labels: Some(
             labels
@@ -296,7 +295,7 @@ fn an_edit_the_cache_has_not_seen_yet_is_not_sent_again() {
         ),
         annotations: seen.metadata.annotations.clone(),
     };
-    memory.record_metadata("pod1", "7", wrote(&[("app", "web"), ("tier", "front")]));
+    let memory = Wrote("pod1", "7", wrote(&[("app", "web"), ("tier", "front")]));
     let answer = |tier: &str| DecoratorAnswer {
         labels: edits(&[("tier", Some(tier))]),
         ..DecoratorAnswer::default()
@@ -320,4 +319,17 @@ fn an_edit_the_cache_has_not_seen_yet_is_not_sent_again() {
     let newer = pod().resource_version("8").build();
     let plan = decorate(&ctl, &newer, &[vec![]], UNCACHED, answer("front"), &memory).unwrap();
     assert_eq!(kinds(&plan.ops), ["PatchObject"]);
+}
+
+/// What the driver remembers of one metadata write: the object `uid`'s
+/// labels and annotations once it was at resource version `rv`.
+struct Wrote(&'static str, &'static str, WrittenMetadata);
+
+impl AppliedMemory for Wrote {
+    fn applied(&self, _: usize, _: Option<&str>, _: &str) -> Option<Applied> {
+        None
+    }
+    fn written_metadata(&self, uid: &str, rv: &str) -> Option<WrittenMetadata> {
+        (uid == self.0 && rv == self.1).then(|| self.2.clone())
+    }
 }

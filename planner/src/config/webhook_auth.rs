@@ -3,7 +3,7 @@
 //! A webhook's `caBundle`, `clientTLS`, `authorization` and `basicAuth`, as
 //! Metacontroller v4.17 reads them (`pkg/hooks/auth.go`, `cabundle.go`).
 //! Only the references are read here: the Secrets and ConfigMaps they name
-//! are read when the hook is first called (`crate::hook::auth`), so a
+//! are read when the hook is first called (the driver's `hook::auth`), so a
 //! manifest is checked with no cluster at hand. Both name and namespace are
 //! required: the CompositeController is cluster-scoped.
 
