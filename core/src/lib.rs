@@ -15,9 +15,9 @@
 //! - [`answer`]: what a hook answers ([`Answer`], [`CustomizeAnswer`],
 //!   [`DecoratorAnswer`]);
 //! - [`conditions`]: status conditions as Kubernetes keeps them;
-//!   [`children`]: builders for desired children; [`objects`]: views that
-//!   read only what a hook needs of an object, bounded; [`names`]:
-//!   Kubernetes' rules for names;
+//!   [`objects`]: the metadata and parent views every request reads,
+//!   bounded, and [`objects::first_where`] for a view of your own;
+//!   [`names`]: Kubernetes' rules for names;
 //! - [`registry`]: a hook as bytes in, bytes out ([`Handler`]), looked up
 //!   by path and called with its panic caught; [`protocol`]: Metacontroller's
 //!   wire format; [`decode`]: errors a person can act on.
@@ -65,7 +65,6 @@
 #![deny(missing_docs)]
 
 pub mod answer;
-pub mod children;
 pub mod collection;
 pub mod conditions;
 pub mod controller;

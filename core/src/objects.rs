@@ -15,23 +15,18 @@
 //!
 //! - `meta`: [`Meta`], [`ParentMeta`], [`OwnerRef`] and the bounds on them;
 //! - `parent`: [`ParentObject`], a parent with its spec read leniently;
-//! - `deployment`: [`ObservedDeployment`];
 //! - `visitors`: how what they keep is bounded while decoding.
 
-mod deployment;
 mod meta;
 mod parent;
 mod visitors;
 
-pub use deployment::{
-    ObservedContainer, ObservedDeployment, ObservedDeploymentSpec, ObservedDeploymentStatus,
-    ObservedPodSpec, ObservedPodTemplate,
-};
 pub use meta::{
     KeptAnnotations, LAST_APPLIED, MAX_KEPT_ENTRIES, MAX_NAME_LEN, MAX_NAMESPACE_LEN, MAX_UID_LEN,
     Meta, OwnerRef, ParentMeta,
 };
 pub use parent::{ParentObject, SpecError};
+pub use visitors::first_where;
 
 /// A type of object that may appear in a request's `children` or `related`,
 /// and the most of them one request may hold. Past it the request is

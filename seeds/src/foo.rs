@@ -26,15 +26,15 @@
 //!   the old pods stop while the new ones start. If the new name is taken by a
 //!   Deployment the Foo does not control, the old one is held instead.
 
+use crate::children;
+use crate::deployment::ObservedDeployment;
 use crate::reading;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Container;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::{CustomResource, CustomResourceExt};
-use metahook_core::children;
 use metahook_core::conditions::Conditions;
-use metahook_core::conditions::{self, WantedCondition, condition_false};
-use metahook_core::objects::ObservedDeployment;
+use metahook_core::conditions::{WantedCondition, condition_false};
 use metahook_core::protocol::RelatedResourceRule;
 use metahook_core::{Answer, Controller, Customize, CustomizeAnswer, Parent};
 use schemars::JsonSchema;
@@ -163,12 +163,12 @@ pub fn sync(req: &Request) -> Answer<FooStatus> {
             vec![deployment(parent, run.name, run.replicas, IMAGE)],
             run.observed.into_iter().collect(),
             vec![
-                conditions::deployment_ready(
+                crate::conditions::deployment_ready(
                     run.observed,
                     run.replicas,
                     Some(&format!("Deployment \"{}\"", run.name)),
                 ),
-                conditions::spec_valid("Foo", None),
+                crate::conditions::spec_valid("Foo", None),
             ],
         ),
         Err(blocked) => {
@@ -211,13 +211,13 @@ impl Blocked {
                 vec![
                     condition_false("Ready", "InvalidSpec")
                         .message(format!("{kept} while the spec is invalid")),
-                    conditions::spec_valid("Foo", Some(why.as_str())),
+                    crate::conditions::spec_valid("Foo", Some(why.as_str())),
                 ]
             }
             Blocked::ResourceExists(name) => vec![
                 condition_false("Ready", ERR_RESOURCE_EXISTS)
                     .message(message_resource_exists(name)),
-                conditions::spec_valid("Foo", None),
+                crate::conditions::spec_valid("Foo", None),
             ],
         }
     }

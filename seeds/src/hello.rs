@@ -8,15 +8,15 @@
 //!   Deployment exactly as it is and say why in the status; create nothing.
 //! - finalize: desire no children; `finalized` once none is observed.
 
+use crate::children;
+use crate::deployment::ObservedDeployment;
 use crate::reading;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Container, ContainerPort};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::{CustomResource, CustomResourceExt};
-use metahook_core::children;
 use metahook_core::conditions::Conditions;
-use metahook_core::conditions::{self, WantedCondition, condition_false};
-use metahook_core::objects::ObservedDeployment;
+use metahook_core::conditions::{WantedCondition, condition_false};
 use metahook_core::{Answer, Controller, Parent};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -124,7 +124,7 @@ pub fn sync(req: &Request) -> Answer<HelloStatus> {
         Err(_) => observed.map(|d| d.spec.replicas.unwrap_or(1)),
     };
     let ready = match target {
-        Some(want) => conditions::deployment_ready(observed, want, None),
+        Some(want) => crate::conditions::deployment_ready(observed, want, None),
         None => condition_false("Ready", "InvalidSpec")
             .message("no Deployment is created while the spec is invalid"),
     };
@@ -186,7 +186,7 @@ fn valid_spec(parent: &Parent<Hello>) -> Result<&HelloSpec, String> {
 }
 
 fn spec_condition(spec: &Result<&HelloSpec, String>) -> WantedCondition {
-    conditions::spec_valid("Hello", spec.as_ref().err().map(String::as_str))
+    crate::conditions::spec_valid("Hello", spec.as_ref().err().map(String::as_str))
 }
 
 fn status(

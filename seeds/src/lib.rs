@@ -8,7 +8,10 @@
 //!   sample-controller), with a customize hook.
 //!
 //! What they read the same way (a spec checked for every problem at once,
-//! the Deployments among the children) is written once, in `reading`.
+//! the Deployments among the children) is written once, in `reading`; what
+//! they write alike in [`children`] (a Deployment) and [`conditions`]
+//! (`SpecValid`, a Deployment's `Ready`); the Deployment as they read it in
+//! [`deployment`].
 //!
 //! ```
 //! let names: Vec<&str> = metahook_seeds::controllers().iter().map(|c| c.name()).collect();
@@ -16,6 +19,9 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod children;
+pub mod conditions;
+pub mod deployment;
 pub mod foo;
 pub mod hello;
 pub mod hikawa;

@@ -1,7 +1,7 @@
 //! What the controllers here read the same way: a parent's spec, checked
 //! for every problem at once, and the Deployments among their children.
 
-use metahook_core::objects::ObservedDeployment;
+use crate::deployment::ObservedDeployment;
 use metahook_core::{Objects, SpecError};
 
 /// `spec`, if it could be read and `problems` finds none in it; otherwise

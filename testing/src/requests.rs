@@ -106,22 +106,21 @@ impl Situation {
             .entry("uid")
             .or_insert_with(|| Value::String(format!("uid-of-{name}")))
             .clone();
-        let (finalizer, owns) = match controller.shape() {
+        let owns = matches!(
+            controller.shape(),
             Shape::Composite {
-                generate_selector, ..
-            } => ("compositecontroller", *generate_selector),
-            Shape::Decorator { .. } => ("decoratorcontroller", false),
-        };
-        if controller.hook(HookKind::Finalize).is_some() {
-            let finalizer = format!("metacontroller.io/{finalizer}-{}", controller.name());
-            if let Some(list) = meta
+                generate_selector: true,
+                ..
+            }
+        );
+        if let Some(finalizer) = controller.finalizer()
+            && let Some(list) = meta
                 .entry("finalizers")
                 .or_insert_with(|| json!([]))
                 .as_array_mut()
-                && !list.iter().any(|f| f == finalizer.as_str())
-            {
-                list.push(Value::String(finalizer));
-            }
+            && !list.iter().any(|f| f == finalizer.as_str())
+        {
+            list.push(Value::String(finalizer));
         }
         if owns {
             let owner = json!({

@@ -89,6 +89,18 @@ impl Controller {
             .map(|(_, handler)| handler.clone())
     }
 
+    /// The finalizer Metacontroller (and the driver) puts on its parents
+    /// when it has a finalize hook: `metacontroller.io/compositecontroller-<name>`
+    /// (`decoratorcontroller-` for a decorator).
+    pub fn finalizer(&self) -> Option<String> {
+        let prefix = match self.shape {
+            Shape::Composite { .. } => "compositecontroller",
+            Shape::Decorator { .. } => "decoratorcontroller",
+        };
+        self.hook(HookKind::Finalize)
+            .map(|_| format!("metacontroller.io/{prefix}-{}", self.name))
+    }
+
     /// The kinds of hook it has, in the order they were declared.
     pub fn hook_kinds(&self) -> impl Iterator<Item = HookKind> + '_ {
         self.hooks.iter().map(|(kind, _)| *kind)
@@ -133,13 +145,12 @@ impl Controller {
                     .to_owned(),
             );
         }
-        // The finalizer is `metacontroller.io/compositecontroller-<name>`
-        // (or decoratorcontroller-): its part after the slash is at most 63.
-        let finalizes = self.hooks.iter().any(|(k, _)| *k == HookKind::Finalize);
-        if fit && finalizes && self.name.len() > MAX_NAME_WITH_FINALIZER {
+        // A finalizer's part after the slash is at most 63 characters.
+        if let Some(finalizer) = self.finalizer().filter(|_| fit)
+            && self.name.len() > MAX_NAME_WITH_FINALIZER
+        {
             problems.push(format!(
-                "with a finalize hook its name must be at most {MAX_NAME_WITH_FINALIZER} characters: the finalizer metacontroller.io/compositecontroller-{} would be longer than a Kubernetes name allows",
-                self.name
+                "with a finalize hook its name must be at most {MAX_NAME_WITH_FINALIZER} characters: the finalizer {finalizer} would be longer than a Kubernetes name allows"
             ));
         }
         if problems.is_empty() {

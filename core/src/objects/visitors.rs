@@ -155,8 +155,10 @@ impl<'de> Visitor<'de> for Filtered {
 }
 
 /// The first element of a list for which `keep` holds; every element is
-/// decoded (and so checked), one at a time, and the others dropped.
-pub(super) fn first_where<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+/// decoded (and so checked), one at a time, and the others dropped: a view
+/// that reads one entry of a list (`deserialize_with`) holds one, however
+/// long the list a request sends.
+pub fn first_where<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
     d: D,
     keep: fn(&T) -> bool,
 ) -> Result<Option<T>, D::Error> {

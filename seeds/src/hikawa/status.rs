@@ -56,7 +56,8 @@ pub(super) fn status(
             )
         }
     };
-    let spec_valid = conditions::spec_valid("Hikawa", spec.as_ref().err().map(String::as_str));
+    let spec_valid =
+        crate::conditions::spec_valid("Hikawa", spec.as_ref().err().map(String::as_str));
     HikawaStatus {
         observed_generation: None,
         num_zundokos_said: u32::try_from(said).unwrap_or(u32::MAX),

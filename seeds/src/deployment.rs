@@ -1,7 +1,6 @@
 //! An observed `apps/v1` Deployment, as far as the hooks read it.
 
-use super::meta::Meta;
-use super::visitors::first_where;
+use metahook_core::objects::{Meta, first_where};
 use serde::{Deserialize, Deserializer};
 
 /// An observed `apps/v1` Deployment, as far as the hooks read it.
@@ -21,9 +20,9 @@ pub struct ObservedDeployment {
     pub status: ObservedDeploymentStatus,
 }
 
-impl crate::Object for ObservedDeployment {
-    fn type_ref() -> crate::TypeRef {
-        crate::TypeRef::new("apps/v1", "Deployment", "deployments")
+impl metahook_core::Object for ObservedDeployment {
+    fn type_ref() -> metahook_core::TypeRef {
+        metahook_core::TypeRef::new("apps/v1", "Deployment", "deployments")
     }
 
     /// A Hello or a Foo runs one Deployment; more are only ever orphans

@@ -1,4 +1,4 @@
-//! Builders for the children the controllers desire.
+//! Builders for the children the seeds desire.
 
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
