@@ -234,7 +234,9 @@ fi
 # command-line reference against --help; the examples' crates are
 # examples/widget's build (scripts/guide.sh). The build cache's own keys
 # (scripts/lib/cache.sh): a changed input of the control plane, the venv or
-# an image rebuilt, an unchanged one not.
+# an image rebuilt, an unchanged one not. The public API listings, from
+# rustdoc's JSON in a build directory of their own (scripts/public-api.py).
+public_api() { scripts/public-api.py --check; }
 beside "end to end on the real control plane" tests/e2e/run.sh \
   -- "Metacontroller's examples under Metacontroller and the driver" tests/examples/run.sh \
   -- "the node's binaries: go vet, go test, pinned modules" tests/cluster/node/check.sh \
@@ -242,7 +244,8 @@ beside "end to end on the real control plane" tests/e2e/run.sh \
   "guide: mdbook build and test, links, CLI reference" scripts/guide.sh \
   "chart tests (helm, kubernetes-validate)" tests/chart/run.sh \
   "monitoring: promtool check and test rules, dashboard queries, gofmt, go vet, go test" tests/monitoring/check.sh \
-  "build cache: what changed is rebuilt, nothing else" tests/cache/keys.sh
+  "build cache: what changed is rebuilt, nothing else" tests/cache/keys.sh \
+  "public API of metahook, metahook-core, metahook-testing as listed (<crate>/public-api.txt)" public_api
 if [ -n "$fuzz_build" ]; then
   start=$SECONDS
   wait "$fuzz_build" || echo "the fuzz build beside the tests failed (target/fuzz-build.log); the fuzz step builds again"
