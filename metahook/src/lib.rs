@@ -54,7 +54,7 @@
 //! ```
 //!
 //! The pure part — requests, answers, the declaration — is
-//! [`metahook_core`], re-exported here whole: a crate of hooks can depend
+//! [`metahook_core`], re-exported here by name: a crate of hooks can depend
 //! on it alone, with no I/O in its tree. What moves bytes is in the crates
 //! below, each tested alone; this crate turns arguments into their
 //! settings and runs them side by side. Each arrow is a `[dependencies]`
@@ -63,7 +63,8 @@
 //! ```text
 //! metahook (this crate) ──→ service, driver, apiserver, core
 //! metahook-service   (actix-web: the hook webhooks)           ──→ core, tls
-//! metahook-driver    (kube-rs: a small Metacontroller)        ──→ core
+//! metahook-driver    (kube-rs: a small Metacontroller)        ──→ planner, core
+//! metahook-planner   (pure: what the driver decides)          ──→ core
 //! metahook-apiserver (the aggregated API: reconciles)         ──→ driver, core, tls
 //! metahook-tls       (rustls: certificates, re-read; the client's, kept)
 //! metahook-core      (pure: requests, answers, controllers as values)
@@ -72,28 +73,27 @@
 //! the metahook binary (this crate + the seeds)
 //! ```
 //!
-//! - [`cli`]: the command line (`serve`, `drive`, `crds`, `render`);
-//!   [`args`]: the one place it becomes each crate's settings;
-//! - [`side_by_side`]: the hook server, the driver and the aggregated API
-//!   in one process; [`debug`]: `/debug/driver`; [`telemetry`]: logging;
-//! - [`crds`]: `crds`, the CRD YAML from the Rust types; [`render`]:
-//!   `render`, one hook on a request file, offline;
-//! - [`chart`]: `chart`, the Helm chart; [`manifests`]: `manifests`, what
-//!   it installs, without Helm; [`scaffold`]: `new`.
+//! Public here: [`main`] and what it runs ([`run`], [`table`], the
+//! command line [`cli`]), and the commands a program may call itself:
+//! [`crds`] (the CRD YAML from the Rust types), [`render`] (one hook on a
+//! request file, offline), [`chart`] (the Helm chart). The rest is this
+//! crate's own: turning arguments into each crate's settings, the hook
+//! server, driver and aggregated API side by side, `/debug/driver`,
+//! logging and traces, `manifests` and `new`.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod args;
+mod args;
 pub mod chart;
 pub mod cli;
 pub mod crds;
-pub mod debug;
-pub mod manifests;
+mod debug;
+mod manifests;
 mod ordered;
 pub mod render;
-pub mod scaffold;
-pub mod side_by_side;
-pub mod telemetry;
+mod scaffold;
+mod side_by_side;
+mod telemetry;
 
 // What a controller's code names, by name: a change to metahook-core's
 // surface does not reach this crate's unseen. `conditions` for the
