@@ -5,6 +5,7 @@
 use jiff::Timestamp;
 use metahook_core::registry::{self, HookError};
 use metahook_core::{Controller, DecodeError, HookKind, ObjectSet, ParentType, Request, Shape};
+use metahook_planner::decide::selector::CONTROLLER_UID;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -239,9 +240,7 @@ fn owned(child: &mut Value, uid: &Value, owner: &Value) {
         .or_insert_with(|| json!({}))
         .as_object_mut()
     {
-        labels
-            .entry("controller-uid")
-            .or_insert_with(|| uid.clone());
+        labels.entry(CONTROLLER_UID).or_insert_with(|| uid.clone());
     }
     if let Some(owners) = meta
         .entry("ownerReferences")

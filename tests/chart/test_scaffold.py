@@ -112,14 +112,19 @@ class Built:
         return {"image": {"repository": repository, "tag": tag, "pullPolicy": "Never"}}
 
 
-def run(args: list[str], cwd: Path, what: str, timeout: int = BUILD_TIMEOUT_SECONDS,
-        env: dict[str, str] | None = None) -> str:
-    """Runs a user's command (with `env` added to this one's); a failure
-    shows the end of what it said."""
+def user_command(args: list[str], cwd: Path, timeout: int = BUILD_TIMEOUT_SECONDS,
+                 env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """A user's command (with `env` added to this one's), as it ended."""
     env = dict(os.environ, CARGO_TARGET_DIR=str(ROOT / "target"), **(env or {}))
     # The crate's own insta settings, not this run's.
     env.pop("INSTA_UPDATE", None)
-    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def run(args: list[str], cwd: Path, what: str, timeout: int = BUILD_TIMEOUT_SECONDS,
+        env: dict[str, str] | None = None) -> str:
+    """Runs a user's command; a failure shows the end of what it said."""
+    done = user_command(args, cwd, timeout, env)
     assert done.returncode == 0, (f"{what}: `{' '.join(args)}` exited {done.returncode}\n"
                                   f"{done.stdout[-4000:]}\n{done.stderr[-6000:]}")
     return done.stdout
@@ -451,9 +456,6 @@ def test_its_test_command_fails_on_a_lint() -> None:
     crate = scaffold(spec, SCAFFOLDS_DIR / "linted")
     with (crate / "src" / "lib.rs").open("a") as lib:
         lib.write("\n/// Twice `n`.\npub fn twice(n: u32) -> u32 {\n    n.clone() * 2\n}\n")
-    env = dict(os.environ, CARGO_TARGET_DIR=str(ROOT / "target"))
-    env.pop("INSTA_UPDATE", None)
-    done = subprocess.run([str(crate / "scripts" / "test.sh")], cwd=crate, env=env, capture_output=True, text=True,
-                          timeout=BUILD_TIMEOUT_SECONDS)
+    done = user_command([str(crate / "scripts" / "test.sh")], crate)
     assert done.returncode != 0, f"scripts/test.sh passed with a lint in src/lib.rs:\n{done.stderr[-3000:]}"
     assert "clone_on_copy" in done.stderr, done.stderr[-3000:]

@@ -91,18 +91,7 @@ async fn a_users_own_controller_is_served_driven_and_finalized() {
 
     // Driven by its own binary on the control plane, as a user of its own
     // in the audit log, its records on a debug port.
-    let debug = free_port();
-    let drive = |debug: u16| {
-        [
-            "serve".to_owned(),
-            "--drive".to_owned(),
-            "--debug-driver-listen".to_owned(),
-            format!("127.0.0.1:{debug}"),
-        ]
-    };
-    let args = drive(debug);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (driver, _) = run_as(&args, &kubeconfig_as(DRIVER)).await;
+    let (driver, debug) = drive_as(DRIVER).await;
     let ns = namespace(&client, "e2e-widget").await;
     let widgets = widget_api(&client, &ns);
     let widget = serde_json::from_value(json!({
@@ -145,10 +134,7 @@ async fn a_users_own_controller_is_served_driven_and_finalized() {
 
     // A restart: a new process with empty caches, another user.
     drop(driver);
-    let debug = free_port();
-    let args = drive(debug);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (_driver, _) = run_as(&args, &kubeconfig_as(RESTARTED)).await;
+    let (_driver, debug) = drive_as(RESTARTED).await;
     let restarted = wait_for("the restarted driver to reconcile the Widget", || async {
         greeting_record(debug, &ns)
     })
@@ -170,6 +156,16 @@ async fn a_users_own_controller_is_served_driven_and_finalized() {
 /// The audit log's users for the driver and the restarted driver.
 const DRIVER: &str = "e2e-widget-driver";
 const RESTARTED: &str = "e2e-widget-restarted";
+
+/// `serve --drive` as `user` (in the audit log), its records on a debug
+/// port of its own: the process and that port.
+async fn drive_as(user: &str) -> (Running, u16) {
+    let debug = free_port();
+    let listen = format!("127.0.0.1:{debug}");
+    let args = ["serve", "--drive", "--debug-driver-listen", &listen];
+    let (driver, _) = run_as(&args, &kubeconfig_as(user)).await;
+    (driver, debug)
+}
 
 /// The Widget `greeting`'s last reconcile, from the driver's records.
 fn greeting_record(debug: u16, ns: &str) -> Option<Value> {

@@ -8,9 +8,10 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use std::fmt;
 use std::time::Duration;
 
-/// The longest name of a controller with a finalize hook: 63 less
-/// `compositecontroller-` (or `decoratorcontroller-`), 20 characters.
-const MAX_NAME_WITH_FINALIZER: usize = 43;
+/// The longest name of a controller with a finalize hook: a finalizer's
+/// part after the slash is at most 63, and `compositecontroller-` (as
+/// long as `decoratorcontroller-`) comes first.
+const MAX_NAME_WITH_FINALIZER: usize = 63 - "compositecontroller-".len();
 
 /// One controller, ready to be served, driven and rendered.
 #[derive(Clone)]
