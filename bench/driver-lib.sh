@@ -73,7 +73,7 @@ fresh_cluster() {
     # marks them Ready instead (tests/cluster/standin.go).
     cluster_env="$(tests/cluster/up.sh --standin "$DIR")" # assigned first: set -e sees a failure
     eval "$cluster_env"
-    kubectl apply --server-side -f crds/ >/dev/null
+    kubectl apply --server-side -f chart/crds/ >/dev/null
     if [ "${1:-}" = --metacontroller ]; then
         tar -xzf "$MC_ARCHIVE" -O manifests/production/metacontroller-crds-v1.yaml |
             kubectl apply --server-side -f - >/dev/null
@@ -112,7 +112,7 @@ start_metacontroller() {
     HOOKS_PID=$!
     wait_ready "http://127.0.0.1:$PORT/readyz" "$HOOKS_PID" "$prefix-hooks.log" "metahook serve"
     # hello.yaml's webhooks name the chart's Service; here, loopback URLs.
-    python3 bench/driver_bench.py loopback-hooks --port "$PORT" <metacontroller/hello.yaml |
+    python3 bench/driver_bench.py loopback-hooks --port "$PORT" <chart/metacontroller/hello.yaml |
         kubectl apply -f - >/dev/null
     # client-go names the program in its User-Agent (metacontroller/...).
     KUBECONFIG=$DIR/driver.kubeconfig bash -c 'exec -a metacontroller "$0" "$@"' "$MC" \

@@ -124,7 +124,7 @@ measure() {
     if [ "$engine" = driver ]; then
         fresh_cluster
         mkdir -p "$DIR/controllers"
-        cp metacontroller/hello.yaml "$DIR/controllers/"
+        cp chart/metacontroller/hello.yaml "$DIR/controllers/"
         BIN=$bin DRIVER_ENV=$env start_driver "$RAW/$tag-driver.log" "$DIR/controllers" "$BUDGET" \
             --debug-driver-listen "127.0.0.1:$((PORT + 2))"
         args=(--debug "http://127.0.0.1:$((PORT + 2))/debug/driver")

@@ -6,7 +6,7 @@
 # For each N (Hellos) and each client-side budget (--kube-qps/--kube-burst),
 # on a fresh control plane:
 #   1. `metahook serve --drive` (release build; only the hello controller,
-#      metacontroller/hello.yaml unchanged) with a client certificate of
+#      chart/metacontroller/hello.yaml unchanged) with a client certificate of
 #      its own, so the audit log tells its requests apart;
 #   2. one `kubectl create -f` of N Hellos (replicas: 1) in a fresh
 #      namespace; the time until every Hello has its Deployment and a
@@ -82,12 +82,12 @@ run() {
     heading "N=$n, budget $budget"
     fresh_cluster
     mkdir -p "$DIR/controllers/plain" "$DIR/controllers/resync"
-    cp metacontroller/hello.yaml "$DIR/controllers/plain/"
+    cp chart/metacontroller/hello.yaml "$DIR/controllers/plain/"
     # The periodic resync comes after the restart pass has written what it
     # writes (with a budget: about one apply per Hello at --kube-qps).
     local period=30
     if [ "$budget" != none ]; then period=$(python3 -c "print(int($n / ${budget%/*} * 1.5) + 30)"); fi
-    sed "s/^spec:\$/spec:\n  resyncPeriodSeconds: $period/" metacontroller/hello.yaml >"$DIR/controllers/resync/hello.yaml"
+    sed "s/^spec:\$/spec:\n  resyncPeriodSeconds: $period/" chart/metacontroller/hello.yaml >"$DIR/controllers/resync/hello.yaml"
     grep -q "resyncPeriodSeconds: $period" "$DIR/controllers/resync/hello.yaml"
 
     local timeout=600
@@ -185,7 +185,7 @@ run_sharded() {
     if [ "$budget" != none ]; then flags=(--kube-qps "${budget%/*}" --kube-burst "${budget#*/}"); fi
     fresh_cluster
     mkdir -p "$DIR/controllers/plain"
-    cp metacontroller/hello.yaml "$DIR/controllers/plain/"
+    cp chart/metacontroller/hello.yaml "$DIR/controllers/plain/"
     for i in $(seq 0 $((k - 1))); do
         users+=("$USER_NAME-s$i")
         curl -sf -X POST "$METAHOOK_CLUSTER_CONTROL/kubeconfig?user=$USER_NAME-s$i&group=system:masters" >"$DIR/shard-$i.kubeconfig"

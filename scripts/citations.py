@@ -52,7 +52,7 @@ EXTENSIONS = ("rs", "md", "sh", "py", "toml", "yaml", "yml", "json", "go", "snap
 
 # Files not read: generated, locked or recorded text, whose paths are a
 # copy of what their source says or no citation at all.
-SKIP_FILES = re.compile(r"(^|/)(target|\.git|vendor|third_party)/|\.snap$|(^|/)Cargo\.lock$|^(templates|crds)/")
+SKIP_FILES = re.compile(r"(^|/)(target|\.git|vendor|third_party)/|\.snap$|(^|/)Cargo\.lock$|^chart/(templates|crds)/")
 
 # Paths that are not this repository's, each for a reason the rule cannot
 # read from the text: (a regex of the citing file, a regex of the path).

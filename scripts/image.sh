@@ -30,7 +30,7 @@ profile="${IMAGE_PROFILE:-release}"
 out_dir="$profile"
 [ "$profile" != dev ] || out_dir=debug
 bin="$CARGO_TARGET_DIR/$out_dir/metahook"
-version="$(awk '$1 == "appVersion:" {gsub(/"/, "", $2); print $2}' "$root/Chart.yaml")"
+version="$(awk '$1 == "appVersion:" {gsub(/"/, "", $2); print $2}' "$root/chart/Chart.yaml")"
 ref="localhost/metahook/metahook:$version-$(sha256sum "$bin" | cut -c1-12)"
 name=metahook
 [ "$profile" = release ] || name="metahook-$profile"

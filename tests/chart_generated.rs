@@ -1,7 +1,7 @@
 //! metahook's own chart — Chart.yaml, values, schema, templates, `crds/`
-//! and `metacontroller/` at the repository's root — is what `chart`
-//! generates for Hello, Hikawa and Foo, with metahook's name and project:
-//! one chart to maintain (`metahook/chart/` holds its templates). Run with
+//! and `metacontroller/` in `chart/` — is what `chart` generates for
+//! Hello, Hikawa and Foo, with metahook's name and project: one chart to
+//! maintain (`metahook/chart/` holds its templates). Run with
 //! `METAHOOK_WRITE_CHART=1` to write it after changing them.
 
 use metahook::chart::{ChartSettings, Project, files, write};
@@ -36,27 +36,27 @@ fn settings() -> ChartSettings {
 
 #[test]
 fn the_checked_in_chart_is_what_the_generator_writes_for_the_seeds() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let chart = Path::new(env!("CARGO_MANIFEST_DIR")).join("chart");
     let generated = files(metahook_seeds::controllers(), &settings()).expect("the chart");
     if std::env::var_os("METAHOOK_WRITE_CHART").is_some() {
-        write(root, &generated).expect("writing the chart");
+        write(&chart, &generated).expect("writing the chart");
     }
     let mut differ = Vec::new();
     for (path, text) in &generated {
-        if std::fs::read_to_string(root.join(path)).ok().as_deref() != Some(text.as_str()) {
+        if std::fs::read_to_string(chart.join(path)).ok().as_deref() != Some(text.as_str()) {
             differ.push(path.clone());
         }
     }
     assert!(
         differ.is_empty(),
-        "{differ:?} differ from what metahook/chart/ and the seeds' declarations generate: \
+        "{differ:?} in chart/ differ from what metahook/chart/ and the seeds' declarations generate: \
          edit metahook/chart/ (or the declarations), then \
          METAHOOK_WRITE_CHART=1 cargo test --test chart_generated"
     );
     // Nothing generated once and left behind.
     let generated: BTreeSet<&str> = generated.iter().map(|(p, _)| p.as_str()).collect();
     for dir in ["templates", "crds", "metacontroller"] {
-        for entry in std::fs::read_dir(root.join(dir)).expect("the chart's directory") {
+        for entry in std::fs::read_dir(chart.join(dir)).expect("the chart's directory") {
             let name = entry.expect("an entry").file_name();
             let path = format!("{dir}/{}", name.to_string_lossy());
             assert!(

@@ -126,8 +126,8 @@ fn crds_prints_every_checked_in_crd() {
     assert_eq!(printed, joined);
     for (name, yaml) in files {
         let checked_in =
-            std::fs::read_to_string(root().join("crds").join(&name)).expect("checked in");
-        assert_eq!(checked_in, yaml, "crds/{name}");
+            std::fs::read_to_string(root().join("chart/crds").join(&name)).expect("checked in");
+        assert_eq!(checked_in, yaml, "chart/crds/{name}");
     }
 }
 

@@ -1,6 +1,6 @@
 //! The table of controllers and their hooks: the one place the service, the
 //! `render` command and the driver look a hook up. A new controller is one
-//! module plus one entry here (and one manifest in `metacontroller/`).
+//! module plus one entry here (and one manifest in `chart/metacontroller/`).
 
 pub use crate::hook::{Handler, HookError, HookKind, Panicked, call, run};
 

@@ -7,7 +7,7 @@
 //! CompositeController manifests (`metacontroller/`), one switch each in
 //! `values.yaml`, and the chart's name, description and image.
 //!
-//! metahook's own chart, at the repository's root, is this output for
+//! metahook's own chart, the repository's `chart/`, is this output for
 //! Hello, Hikawa and Foo (`tests/chart_generated.rs` fails when they
 //! differ): one chart to maintain.
 

@@ -29,7 +29,7 @@ pub enum CrdsError {
     },
 }
 
-/// One CRD as the YAML document checked in under `crds/`.
+/// One CRD as the YAML document checked in under `chart/crds/`.
 pub fn to_yaml(crd: &CustomResourceDefinition) -> Result<String, CrdsError> {
     let name = crd.metadata.name.clone().unwrap_or_default();
     let body = serde_saphyr::to_string(crd).map_err(|source| CrdsError::Yaml {

@@ -3,7 +3,7 @@
 //! or DecoratorController manifests with webhooks at a Service, and with
 //! `--driver` the driver's RBAC.
 //!
-//! The ClusterRole is the one the chart's `templates/rbac.yaml` derives
+//! The ClusterRole is the one the chart's template `chart/templates/rbac.yaml` derives
 //! from the same manifests, rule for rule (`tests/chart/test_scaffold.py`,
 //! `test_driver_mode`, compares the two for a scaffolded controller): exactly the verbs the driver uses, per
 //! resource, no wildcard.
@@ -170,7 +170,7 @@ fn resources_by_group(
 }
 
 /// The ClusterRole's rules: what the driver does to each type
-/// (`templates/rbac.yaml` says why each verb).
+/// (`chart/templates/rbac.yaml` says why each verb).
 pub fn cluster_role_rules(controllers: &[Controller]) -> Vec<Value> {
     let (parents, children) = resources_by_group(controllers);
     let mut rules = Vec::new();

@@ -50,7 +50,7 @@ HELLO_FINALIZER = "metacontroller.io/compositecontroller-hello"
 HELLO_IMAGE = "localhost/metahook-test/hello:v1"
 NODE_NAME = "metahook-node"
 NODE_NETNS = "metahook-node"
-# The chart's securityContext / podSecurityContext (values.yaml).
+# The chart's securityContext / podSecurityContext (chart/values.yaml).
 CHART_UID = 65532
 
 

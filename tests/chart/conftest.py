@@ -3,7 +3,7 @@ parse strictly, and validate against Kubernetes and custom-resource schemas.
 
 Nothing here needs a cluster: Helm renders offline, kubernetes-validate ships
 the Kubernetes OpenAPI schemas, and the custom resources are checked against
-the CRDs in crds/ and the small schemas in tests/chart/schemas/. Only the
+the CRDs in chart/crds/ and the small schemas in tests/chart/schemas/. Only the
 tests marked `cluster` (test_install.py) install the chart into the control
 plane of tests/cluster/; tests/chart/run.sh leaves them out unless asked.
 """
@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
+CHART = ROOT / "chart"
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
 
 CHART_NAME = "metahook"
@@ -68,9 +69,9 @@ def load_yaml_file(path: Path) -> dict:
 
 
 def controller_manifests() -> dict[str, dict]:
-    """metacontroller/<name>.yaml by controller name, as checked in."""
+    """chart/metacontroller/<name>.yaml by controller name, as checked in."""
     manifests = {}
-    for path in sorted((ROOT / "metacontroller").glob("*.yaml")):
+    for path in sorted((CHART / "metacontroller").glob("*.yaml")):
         cc = load_yaml_file(path)
         manifests[cc["metadata"]["name"]] = cc
     return manifests
@@ -80,7 +81,7 @@ CONTROLLERS = sorted(controller_manifests())
 
 
 def crd_files() -> list[Path]:
-    return sorted((ROOT / "crds").glob("*.yaml"))
+    return sorted((CHART / "crds").glob("*.yaml"))
 
 
 def crds_by_group_kind() -> dict[tuple[str, str], dict]:
@@ -92,7 +93,7 @@ def crds_by_group_kind() -> dict[tuple[str, str], dict]:
 
 
 def chart_metadata() -> dict:
-    return load_yaml_file(ROOT / "Chart.yaml")
+    return load_yaml_file(CHART / "Chart.yaml")
 
 
 def kube_floor() -> str:
@@ -309,7 +310,7 @@ def validation_errors(obj: dict, kube_version: str) -> list[str]:
     """Every problem with one rendered object, against the schema that owns it.
 
     Built-in kinds: kubernetes-validate's strict schemas (unknown fields are
-    errors). Custom resources: the CRDs in crds/, or tests/chart/schemas/.
+    errors). Custom resources: the CRDs in chart/crds/, or tests/chart/schemas/.
     An object with no schema at all is itself an error.
     """
     api_version, kind = obj.get("apiVersion", ""), obj.get("kind", "")
@@ -390,7 +391,7 @@ def pytest_configure(config: Any) -> None:
 
 @pytest.fixture(scope="session")
 def chart() -> Iterator[helm_python.Chart]:
-    with helm_python.Chart.load(ROOT) as loaded:
+    with helm_python.Chart.load(CHART) as loaded:
         yield loaded
 
 

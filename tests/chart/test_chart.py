@@ -1,4 +1,4 @@
-"""The Helm chart at the repository root, rendered and linted with real Helm
+"""The Helm chart in chart/, rendered and linted with real Helm
 (helm-python-sdk, Helm v4) and validated with kubernetes-validate.
 
 Run with tests/chart/run.sh (a venv with the pinned tools, scripts/lib/venv.sh).
@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import copy
 import re
+import shutil
 import subprocess
 import tarfile
 import warnings
@@ -20,6 +21,7 @@ import pytest
 import yaml
 
 from conftest import (
+    CHART,
     CHART_NAME,
     CUSTOM_SCHEMAS,
     CONTROLLERS,
@@ -181,7 +183,7 @@ def scenario(request: pytest.FixtureRequest, chart: helm_python.Chart) -> tuple[
                          ids=["default", "driver", "everything", "aggregated-api", "aggregated-api-cert-manager"])
 @pytest.mark.parametrize("kube_version", KUBE_VERSIONS)
 def test_lint_strict_passes(values: dict, kube_version: str) -> None:
-    report = helm_python.lint(ROOT, values, strict=True, namespace=DEFAULT_NAMESPACE,
+    report = helm_python.lint(CHART, values, strict=True, namespace=DEFAULT_NAMESPACE,
                               kube_version=f"v{kube_version}.0")
     # Severity 1 is informational ("icon is recommended"); strict mode fails
     # on warnings (2) and errors (3).
@@ -191,7 +193,7 @@ def test_lint_strict_passes(values: dict, kube_version: str) -> None:
 
 
 def test_lint_reports_bad_values() -> None:
-    report = helm_python.lint(ROOT, {"mode": "operator"}, strict=True)
+    report = helm_python.lint(CHART, {"mode": "operator"}, strict=True)
     assert any("/mode" in m["error"] for m in report["messages"] if m["severity"] == 3), report
 
 
@@ -668,7 +670,7 @@ def test_notes_name_each_shards_deployment_and_lease(chart: helm_python.Chart) -
 
 
 # --------------------------------------------------------------------------
-# The CompositeControllers: metacontroller/*.yaml, pointed at the release
+# The CompositeControllers: chart/metacontroller/*.yaml, pointed at the release
 
 
 def expected_compositecontroller(source: dict, service: str, namespace: str, port: int) -> dict:
@@ -841,7 +843,7 @@ def load_yaml_file_text(text: str) -> dict:
 
 
 def expected_driver_grants(controllers: list[str]) -> dict[tuple[str, str], set[str]]:
-    """(group, resource) -> verbs the driver needs, from metacontroller/*.yaml."""
+    """(group, resource) -> verbs the driver needs, from chart/metacontroller/*.yaml."""
     grants: dict[tuple[str, str], set[str]] = {("events.k8s.io", "events"): {"create", "patch"}}
     for name in controllers:
         spec = controller_manifests()[name]["spec"]
@@ -956,7 +958,7 @@ def test_driver_configmap_holds_the_enabled_manifests(driver: Rendered) -> None:
     assert config_map["metadata"]["name"] == "metahook-controllers"
     assert controllers_config(driver) == {f"{name}.yaml": cc for name, cc in controller_manifests().items()}
     for name in CONTROLLERS:
-        assert config_map["data"][f"{name}.yaml"] == (ROOT / "metacontroller" / f"{name}.yaml").read_text()
+        assert config_map["data"][f"{name}.yaml"] == (CHART / "metacontroller" / f"{name}.yaml").read_text()
 
 
 def test_driver_configmap_follows_the_switches(chart: helm_python.Chart) -> None:
@@ -1859,30 +1861,27 @@ def test_chart_metadata() -> None:
 # Packaging
 
 
-RUST_OR_DEV = re.compile(
-    r"(\.rs$|(^|/)Cargo\.(toml|lock)$|(^|/)(src|hooks|target|tests|fixtures|benches|bench|fuzz|samples|scripts|"
-    r"\.git|\.ci|\.venv|\.github)/|(^|/)Dockerfile$|(^|/)\.dockerignore$|__pycache__|\.pyc$)"
-)
-
-
 @pytest.fixture(scope="module")
 def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return Path(helm_python.package(ROOT, destination=tmp_path_factory.mktemp("package")))
+    return Path(helm_python.package(CHART, destination=tmp_path_factory.mktemp("package")))
 
 
-def test_packaged_chart_has_no_rust_sources_or_dev_files(package: Path) -> None:
+def packaged_names(package: Path) -> list[str]:
     with tarfile.open(package) as archive:
-        names = [m.name.split("/", 1)[1] for m in archive.getmembers() if m.isfile()]
-    assert not [n for n in names if RUST_OR_DEV.search(n)], names
-    # ...but everything the chart needs at install time.
+        return [m.name.split("/", 1)[1] for m in archive.getmembers() if m.isfile()]
+
+
+def test_packaged_chart_holds_the_chart_and_nothing_else(package: Path) -> None:
+    names = packaged_names(package)
+    # Everything the chart needs at install time...
     for needed in ("Chart.yaml", "values.yaml", "values.schema.json", "templates/NOTES.txt",
                    "templates/_helpers.tpl", ".helmignore"):
         assert needed in names, needed
     assert {f"metacontroller/{c}.yaml" for c in CONTROLLERS} <= set(names)
     assert {f"crds/{p.name}" for p in crd_files()} <= set(names)
     assert {"monitoring/alerts.yaml", "monitoring/dashboard.json"} <= set(names)
-    # Nothing else: the chart's own directories, its files, and top-level
-    # documents (README.md, LICENSE, CHANGELOG.md...).
+    # ...and nothing else: the chart's own directories, its files, and
+    # top-level documents (README.md, LICENSE, CHANGELOG.md...).
     chart_files = {"Chart.yaml", "values.yaml", "values.schema.json", ".helmignore"}
     unexpected = [
         n for n in names
@@ -1890,7 +1889,20 @@ def test_packaged_chart_has_no_rust_sources_or_dev_files(package: Path) -> None:
         and n not in chart_files
         and not re.fullmatch(r"[A-Z][A-Z_-]*(\.md|\.txt)?", n)
     ]
-    assert unexpected == [], f"add these to .helmignore or to the chart on purpose: {unexpected}"
+    assert unexpected == [], f"add these to chart/.helmignore or to the chart on purpose: {unexpected}"
+
+
+def test_packaged_chart_leaves_out_what_an_editor_leaves_behind(tmp_path: Path) -> None:
+    """chart/.helmignore is meaningful: a copy of chart/ with an editor's
+    backup and swap files and a .DS_Store packages without them."""
+    copy_dir = tmp_path / "chart"
+    shutil.copytree(CHART, copy_dir)
+    strays = ["values.yaml~", ".DS_Store", "crds/.helloes.fraim.co.jp.yaml.swp", "monitoring/alerts.yaml.orig"]
+    for stray in strays:
+        (copy_dir / stray).write_text("stray\n")
+    names = packaged_names(Path(helm_python.package(copy_dir, destination=tmp_path / "package")))
+    assert "Chart.yaml" in names
+    assert [s for s in strays if s in names] == []
 
 
 def test_packaged_chart_renders_like_the_directory(package: Path, chart: helm_python.Chart) -> None:
@@ -1898,11 +1910,6 @@ def test_packaged_chart_renders_like_the_directory(package: Path, chart: helm_py
     with helm_python.Chart.load(package) as packaged:
         for values in ({}, {"mode": "driver"}):
             assert packaged.render(values, name="r", namespace="n") == chart.render(values, name="r", namespace="n")
-
-
-def test_rust_sources_exist_to_be_ignored() -> None:
-    """The packaging test is meaningful: the tree it packages holds Rust."""
-    assert list((ROOT / "src").glob("*.rs")) and (ROOT / "Cargo.toml").exists()
 
 
 # --------------------------------------------------------------------------
@@ -1930,5 +1937,5 @@ def test_dockerfile_is_multi_stage_release_and_non_root() -> None:
         assert re.search(r"^ENV MALLOC_MMAP_THRESHOLD_=131072$", body, re.MULTILINE), body
     assert "MALLOC_MMAP_THRESHOLD_=131072" in (ROOT / "bench" / "memory.sh").read_text()
     # The chart runs the image's user; keep them in step.
-    values = load_yaml_file(ROOT / "values.yaml")
+    values = load_yaml_file(CHART / "values.yaml")
     assert values["securityContext"]["runAsUser"] == 65532 == values["podSecurityContext"]["runAsUser"]

@@ -1,6 +1,6 @@
 """The monitoring the chart ships, rendered by real Helm: traces (the OTEL_*
 variables, the collector let through the NetworkPolicy), the alerts of
-monitoring/alerts.yaml as a PrometheusRule that promtool (built from
+chart/monitoring/alerts.yaml as a PrometheusRule that promtool (built from
 Prometheus' Go module by tests/monitoring/build.sh) accepts as rendered, a
 runbook section for each alert, the Grafana dashboard as a ConfigMap for the
 sidecar, and the ServiceMonitor copying the shard label the alerts group by.
@@ -19,10 +19,10 @@ import helm_python
 import pytest
 import yaml
 
-from conftest import DEFAULT_NAMESPACE, ROOT, Rendered, render
+from conftest import CHART, DEFAULT_NAMESPACE, ROOT, Rendered, render
 
-ALERTS = ROOT / "monitoring" / "alerts.yaml"
-DASHBOARD = ROOT / "monitoring" / "dashboard.json"
+ALERTS = CHART / "monitoring" / "alerts.yaml"
+DASHBOARD = CHART / "monitoring" / "dashboard.json"
 RUNBOOK = ROOT / "docs" / "runbook.md"
 SHARD_LABEL = "metahook.dev/shard"
 

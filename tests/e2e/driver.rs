@@ -88,7 +88,7 @@ async fn a_driver_started_before_its_crd_waits_for_it() {
     let dir = std::env::temp_dir().join(format!("metahook-e2e-later-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temporary directory");
     let manifest = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("metacontroller/hello.yaml"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("chart/metacontroller/hello.yaml"),
     )
     .expect("hello.yaml")
     .replace("fraim.co.jp/v1", &format!("{group}/v1"));

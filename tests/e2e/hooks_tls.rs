@@ -165,7 +165,7 @@ async fn secrets(client: &Client, hooks: &Hooks, stranger: &Pair) -> String {
     ns
 }
 
-/// `metacontroller/<controller>.yaml` calling `https://127.0.0.1:<port>`,
+/// `chart/metacontroller/<controller>.yaml` calling `https://127.0.0.1:<port>`,
 /// verifying it with the CA in Secret `ca_secret` and presenting the client
 /// certificate of Secret `hooks-client`, both in namespace `ns`.
 fn mtls_manifest(controller: &str, port: u16, ns: &str, ca_secret: &str) -> String {

@@ -3,7 +3,7 @@
 //! (`tests/e2e/run.sh` names the binary in `METAHOOK_E2E_METACONTROLLER`),
 //! run outside the cluster as a process with the control plane's admin
 //! kubeconfig, with its own CRDs (from the source archive) and the
-//! CompositeControllers of `metacontroller/*.yaml` pointed at `metahook
+//! CompositeControllers of `chart/metacontroller/*.yaml` pointed at `metahook
 //! serve` on loopback. Each test starts both and removes Metacontroller's
 //! CRDs (and with them the CompositeControllers) when it ends, so nothing of
 //! it is left for the chart's tests.
@@ -29,7 +29,7 @@ const BINARY_ENV: &str = "METAHOOK_E2E_METACONTROLLER";
 const ARCHIVE_ENV: &str = "METAHOOK_METACONTROLLER_ARCHIVE";
 /// Metacontroller's CRDs, in its source archive.
 const CRDS_IN_ARCHIVE: &str = "manifests/production/metacontroller-crds-v1.yaml";
-/// Every controller of `metacontroller/`.
+/// Every controller of `chart/metacontroller/`.
 const CONTROLLERS: [&str; 3] = ["hello", "hikawa", "foo"];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -228,7 +228,7 @@ impl Metacontroller {
             .unwrap_or_else(|| panic!("no version in Metacontroller's log:\n{text}"))
     }
 
-    /// The CompositeControllers of `metacontroller/*.yaml`, their webhooks
+    /// The CompositeControllers of `chart/metacontroller/*.yaml`, their webhooks
     /// at `metahook serve`; waits until Metacontroller starts each.
     async fn apply_controllers(&self, manifest: impl Fn(&str, u16) -> String) {
         let api = compositecontrollers(&self.client);

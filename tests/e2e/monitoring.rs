@@ -64,9 +64,9 @@ async fn every_metric_and_label_the_alerts_and_dashboard_name_is_exported() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let out = Command::new(tools.join("metricnames"))
         .arg("-rules")
-        .arg(root.join("monitoring/alerts.yaml"))
+        .arg(root.join("chart/monitoring/alerts.yaml"))
         .arg("-dashboard")
-        .arg(root.join("monitoring/dashboard.json"))
+        .arg(root.join("chart/monitoring/dashboard.json"))
         .arg("-external")
         .arg(EXTERNAL)
         .args(&files)

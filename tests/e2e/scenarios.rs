@@ -100,7 +100,7 @@ pub fn condition<'a>(status: &'a Value, type_: &str) -> Option<&'a Value> {
 }
 
 /// Runs `write` with the Hello CRD's `spec.replicas` bounds removed, then
-/// puts the CRD back as `crds/` has it: how an object the schema now
+/// puts the CRD back as `chart/crds/` has it: how an object the schema now
 /// forbids gets into a cluster (it was written before the CRD tightened).
 pub async fn with_loose_hello_schema<F, Fut, T>(client: &Client, write: F) -> T
 where
@@ -111,7 +111,7 @@ where
     let strict = crds()
         .into_iter()
         .find(|c| c.metadata.name.as_deref() == Some("helloes.fraim.co.jp"))
-        .expect("the Hello CRD in crds/");
+        .expect("the Hello CRD in chart/crds/");
     let mut loose = serde_json::to_value(&strict).expect("a CRD is JSON");
     let replicas = &mut loose["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
         ["properties"]["replicas"];

@@ -66,11 +66,11 @@ pub fn say(text: &str) {
     let _ = writeln!(std::io::stderr(), "*** {text}");
 }
 
-/// Every CRD in `crds/`, parsed.
+/// Every CRD in `chart/crds/`, parsed.
 pub fn crds() -> Vec<CustomResourceDefinition> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("crds");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("chart/crds");
     let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .expect("crds/ exists")
+        .expect("chart/crds/ exists")
         .map(|e| e.expect("a directory entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
         .collect();
@@ -84,7 +84,7 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
         .collect()
 }
 
-/// Server-side applies every CRD in `crds/` and waits until each is
+/// Server-side applies every CRD in `chart/crds/` and waits until each is
 /// established (served).
 pub async fn install_crds(client: &Client) -> Vec<String> {
     let crds = crds()
@@ -595,20 +595,20 @@ pub fn kubectl(args: &[&str]) -> std::process::Output {
         .unwrap_or_else(|e| panic!("running {}: {e}", bin.to_string_lossy()))
 }
 
-/// `metacontroller/<controller>.yaml` with its webhooks pointed at
+/// `chart/metacontroller/<controller>.yaml` with its webhooks pointed at
 /// `http://127.0.0.1:<port>` (each `service:` replaced by a `url:`), and
 /// each hook's timeout set to `timeout` if given: the CompositeControllers
 /// are written for a hook service inside the cluster, the tests run
 /// `metahook serve` on loopback.
 pub fn controller_manifest_value(controller: &str, port: u16, timeout: Option<&str>) -> Value {
     let manifest = match controller {
-        "hello" => include_str!("../../metacontroller/hello.yaml"),
-        "hikawa" => include_str!("../../metacontroller/hikawa.yaml"),
-        "foo" => include_str!("../../metacontroller/foo.yaml"),
-        other => panic!("no metacontroller/{other}.yaml"),
+        "hello" => include_str!("../../chart/metacontroller/hello.yaml"),
+        "hikawa" => include_str!("../../chart/metacontroller/hikawa.yaml"),
+        "foo" => include_str!("../../chart/metacontroller/foo.yaml"),
+        other => panic!("no chart/metacontroller/{other}.yaml"),
     };
     let mut object: Value = serde_saphyr::from_str(manifest)
-        .unwrap_or_else(|e| panic!("metacontroller/{controller}.yaml: {e}"));
+        .unwrap_or_else(|e| panic!("chart/metacontroller/{controller}.yaml: {e}"));
     let hooks = object["spec"]["hooks"]
         .as_object_mut()
         .unwrap_or_else(|| panic!("{controller}: no spec.hooks"));
@@ -646,7 +646,7 @@ pub fn controller_manifest_at(controller: &str, port: u16, timeout: Option<&str>
     serde_saphyr::to_string(&object).unwrap_or_else(|e| panic!("{controller} as YAML: {e}"))
 }
 
-/// A directory holding `metacontroller/hello.yaml` as
+/// A directory holding `chart/metacontroller/hello.yaml` as
 /// [`controller_manifest_at`] rewrites it: for `metahook drive
 /// --controllers DIR`.
 pub fn hello_manifest_at(port: u16, timeout: Option<&str>, dir_name: &str) -> PathBuf {

@@ -52,7 +52,7 @@ pub mod defaults {
 #[derive(Debug, Clone)]
 pub struct DriveSettings {
     /// The CompositeController manifests: `*.yaml` in this directory, or
-    /// the ones built in (`metacontroller/*.yaml`).
+    /// the ones built in (`chart/metacontroller/*.yaml`).
     pub controllers: Option<PathBuf>,
     pub mode: HookMode,
     /// Workers per controller (Metacontroller's `--workers`) and the

@@ -13,7 +13,7 @@ use std::time::Duration;
 #[derive(Debug, Clone, Args)]
 pub struct DriverArgs {
     /// Read the CompositeControllers from the *.yaml files in this directory
-    /// instead of the ones built in (metacontroller/*.yaml).
+    /// instead of the ones built in (chart/metacontroller/*.yaml).
     #[arg(long, env = "METAHOOK_CONTROLLERS", value_name = "DIR")]
     pub controllers: Option<PathBuf>,
     /// Reconciles running at once per controller (Metacontroller's

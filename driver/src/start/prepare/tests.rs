@@ -37,7 +37,7 @@ fn in_process_hooks_come_from_the_registry_by_path() {
 
 #[test]
 fn an_explicit_controller_without_in_process_hooks_is_an_error() {
-    let text = include_str!("../../../../metacontroller/hello.yaml")
+    let text = include_str!("../../../../chart/metacontroller/hello.yaml")
         .replace("/hello/sync", "/nobody/sync");
     let configs = vec![config::parse("x.yaml", &text).unwrap()];
     let err = against_seeds(configs.clone(), HookMode::InProcess, false).unwrap_err();
@@ -107,7 +107,7 @@ fn a_hook_decodes_strictly_as_its_mode_or_version_says() {
         (hooks.sync.strict, hooks.finalize.as_ref().map(|f| f.strict))
     };
     // The sync hook's own webhook; finalize stays as it is.
-    let hello = include_str!("../../../../metacontroller/hello.yaml");
+    let hello = include_str!("../../../../chart/metacontroller/hello.yaml");
     assert_eq!(strict(hello), (true, Some(true)));
     let loose = hello.replacen(
         "path: /hello/sync",
