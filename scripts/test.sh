@@ -188,8 +188,12 @@ trap 'for p in "$tools_build" "${beside_pids[@]}"; do stop_background "$p"; done
 step "cargo fmt --check" cargo fmt --all -- --check
 clippy() {
   # --all-targets leaves out test = false targets: the e2e target is linted on its own.
+  # The library as a user's crate builds it: without its runtime (what a
+  # new crate's tests build), and with it but without `new`.
   cargo clippy --workspace --all-targets --locked -- -D warnings &&
-    cargo clippy --test e2e --locked -- -D warnings
+    cargo clippy --test e2e --locked -- -D warnings &&
+    cargo clippy -p metahook --lib --no-default-features --locked -- -D warnings &&
+    cargo clippy -p metahook --lib --locked -- -D warnings
 }
 step "cargo clippy -D warnings" clippy
 # Public docs without a warning: a broken link, or one to a private item.
@@ -203,11 +207,13 @@ widget() {
   # on the library by path, checked as its user would check it. Its binary
   # lands in this checkout's target/ (CARGO_TARGET_DIR), the rest in the
   # shared build directory (scripts/lib/cache.sh) with the workspace's
-  # profiles, so on the workspace's dependencies.
+  # profiles, so on the workspace's dependencies. Clippy with the binary
+  # (the runtime feature); the tests without it, as a new crate's
+  # scripts/test.sh runs them: metahook without its runtime must build.
   (cd examples/widget &&
     cargo fmt -- --check &&
     cargo clippy --all-targets --locked -- -D warnings &&
-    cargo test --locked)
+    cargo test --locked --no-default-features)
 }
 step "examples/widget (a user's own crate): fmt, clippy, its tests" widget
 step "control plane: gofmt, go vet, go test, pinned modules" tests/cluster/check.sh

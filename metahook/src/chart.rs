@@ -11,11 +11,11 @@
 //! Hello, Hikawa and Foo (`tests/chart_generated.rs` fails when they
 //! differ): one chart to maintain.
 
+#[cfg(feature = "runtime")]
 use crate::cli::ChartArgs;
 use crate::crds::CrdsError;
 use crate::ordered::Ordered;
 use metahook_core::{Controller, Webhooks};
-use std::path::{Path, PathBuf};
 
 /// The chart's templates and top-level files, with `@@…@@` where a chart
 /// of its own differs.
@@ -112,10 +112,6 @@ const TEMPLATE_FILES: &[(&str, &str)] = &[
     ),
 ];
 
-/// The directories the chart's generated files fill: a file there that is
-/// not generated any more (a controller removed) goes.
-const GENERATED_DIRS: [&str; 4] = ["templates", "crds", "metacontroller", "monitoring"];
-
 /// What names a chart of its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChartSettings {
@@ -173,15 +169,9 @@ pub enum ChartError {
     /// A CRD could not be written.
     #[error(transparent)]
     Crds(#[from] CrdsError),
-    /// A file could not be written.
-    #[error("writing {path} failed")]
-    Write {
-        /// The file, or the directory that could not be made.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
+    /// The chart's directory could not be written or read.
+    #[error(transparent)]
+    Dir(#[from] DirError),
     /// A controller's manifest could not be written as YAML.
     #[error("encoding the {0} controller's manifest failed")]
     Manifest(String, #[source] serde_saphyr::SerializeError),
@@ -239,31 +229,47 @@ fn semver(text: &str) -> bool {
             .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// `chart`: the chart for `controllers`, written to `--out-dir`; what is
-/// not given is named after `program`.
-pub fn run(args: &ChartArgs, program: &str, controllers: &[Controller]) -> Result<(), ChartError> {
-    let name = args.name.clone().unwrap_or_else(|| program.to_owned());
-    let names: Vec<&str> = controllers.iter().map(Controller::name).collect();
-    let settings = ChartSettings {
-        description: args.description.clone().unwrap_or_else(|| {
-            format!(
+/// The chart's version, and its app version, unless they are given.
+pub const DEFAULT_VERSION: &str = "0.1.0";
+
+impl ChartSettings {
+    /// The chart `chart` writes for `controllers` when given only its
+    /// name: version [`DEFAULT_VERSION`], image `localhost/NAME` (as
+    /// `scripts/image.sh` of a new crate tags it), a description naming
+    /// the controllers.
+    pub fn named(name: &str, controllers: &[Controller]) -> ChartSettings {
+        let names: Vec<&str> = controllers.iter().map(Controller::name).collect();
+        ChartSettings {
+            name: name.to_owned(),
+            description: format!(
                 "The {} controller{} of {name}: Kubernetes operators as pure functions, \
                  with Metacontroller or metahook's bundled driver.",
                 names.join(", "),
                 if names.len() == 1 { "" } else { "s" },
-            )
-        }),
+            ),
+            version: DEFAULT_VERSION.to_owned(),
+            app_version: DEFAULT_VERSION.to_owned(),
+            image: format!("localhost/{name}"),
+            project: None,
+        }
+    }
+}
+
+/// `chart`: the chart for `controllers`, written to `--out-dir`; what is
+/// not given is named after `program`.
+#[cfg(feature = "runtime")]
+pub fn run(args: &ChartArgs, program: &str, controllers: &[Controller]) -> Result<(), ChartError> {
+    let name = args.name.clone().unwrap_or_else(|| program.to_owned());
+    let named = ChartSettings::named(&name, controllers);
+    let settings = ChartSettings {
+        description: args.description.clone().unwrap_or(named.description),
         version: args.version.clone(),
         app_version: args
             .app_version
             .clone()
             .unwrap_or_else(|| args.version.clone()),
-        image: args
-            .image
-            .clone()
-            .unwrap_or_else(|| format!("localhost/{name}")),
-        project: None,
-        name,
+        image: args.image.clone().unwrap_or(named.image),
+        ..named
     };
     let files = files(controllers, &settings)?;
     write(&args.out_dir, &files)?;
@@ -376,42 +382,9 @@ fn chart_yaml(template: &str, settings: &ChartSettings) -> String {
         .replace("@@PROJECT@@", &project)
 }
 
-/// Writes `files` under `dir`, and removes from the directories the chart
-/// generates the files it no longer does.
-pub fn write(dir: &Path, files: &[(String, String)]) -> Result<(), ChartError> {
-    let write_err = |path: &Path| {
-        let path = path.to_owned();
-        move |source| ChartError::Write { path, source }
-    };
-    for sub in GENERATED_DIRS {
-        let sub = dir.join(sub);
-        let Ok(entries) = std::fs::read_dir(&sub) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let relative = path
-                .strip_prefix(dir)
-                .map(|p| p.to_string_lossy().replace('\\', "/"))
-                .unwrap_or_default();
-            let generated = files.iter().any(|(p, _)| *p == relative);
-            let is_yaml = path
-                .extension()
-                .is_some_and(|x| x == "yaml" || x == "tpl" || x == "txt" || x == "json");
-            if !generated && is_yaml {
-                std::fs::remove_file(&path).map_err(write_err(&path))?;
-            }
-        }
-    }
-    for (relative, text) in files {
-        let path = dir.join(relative);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(write_err(parent))?;
-        }
-        std::fs::write(&path, text).map_err(write_err(&path))?;
-    }
-    Ok(())
-}
+mod dir;
+
+pub use dir::{DirCheck, DirError, check_dir, write};
 
 #[cfg(test)]
 mod tests;

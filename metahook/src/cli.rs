@@ -1,5 +1,6 @@
 //! The command line: `serve` (the default, `--drive` to drive the cluster
-//! too), `drive`, `crds`, `render`, `chart`, `manifests`, `new`.
+//! too), `drive`, `crds`, `render`, `chart`, `manifests`; `new` in the
+//! metahook binary (the `scaffold` feature).
 
 mod driver;
 
@@ -70,6 +71,7 @@ pub enum Command {
     Manifests(ManifestsArgs),
     /// Write a new crate: a controller of your own on metahook, with its
     /// tests, its image build and its chart.
+    #[cfg(feature = "scaffold")]
     New(NewArgs),
 }
 
@@ -234,6 +236,7 @@ pub struct ManifestsArgs {
 }
 
 /// `new`: where, and the names every file follows from.
+#[cfg(feature = "scaffold")]
 #[derive(Debug, Clone, Args)]
 pub struct NewArgs {
     /// The new crate's directory: new or empty.

@@ -1,9 +1,9 @@
 //! `metahook crds`: the CRD YAML, generated from the Rust types.
 
+#[cfg(feature = "runtime")]
 use crate::cli::CrdsArgs;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use metahook_core::Controller;
-use std::io::Write;
 use std::path::PathBuf;
 
 /// Why `crds` wrote no CRDs, or not all of them.
@@ -53,7 +53,7 @@ pub fn files(controllers: &[Controller]) -> Result<Vec<(String, String)>, CrdsEr
 /// conflicts with Metacontroller's own copy of the CRD where both are
 /// installed.
 pub fn driver_files() -> Result<Vec<(String, String)>, CrdsError> {
-    named(&[metahook_driver::decide::revisions::crd()])
+    named(&[metahook_planner::decide::revisions::crd()])
 }
 
 fn named(crds: &[CustomResourceDefinition]) -> Result<Vec<(String, String)>, CrdsError> {
@@ -67,7 +67,9 @@ fn named(crds: &[CustomResourceDefinition]) -> Result<Vec<(String, String)>, Crd
 
 /// `crds`: the CRDs `controllers` own (or, with `--driver`, the driver's)
 /// printed as one YAML stream, or written one file each into `--out-dir`.
+#[cfg(feature = "runtime")]
 pub fn run(args: &CrdsArgs, controllers: &[Controller]) -> Result<(), CrdsError> {
+    use std::io::Write;
     let files = if args.driver {
         driver_files()?
     } else {

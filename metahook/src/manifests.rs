@@ -8,13 +8,13 @@
 //! `test_driver_mode`, compares the two for a scaffolded controller): exactly the verbs the driver uses, per
 //! resource, no wildcard.
 
+#[cfg(feature = "runtime")]
 use crate::cli::ManifestsArgs;
 use crate::crds::{CrdsError, to_yaml};
 use crate::ordered::Ordered;
 use metahook_core::{Controller, Shape, TypeRef, Webhooks};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
 
 /// Why `manifests` printed nothing, or not everything.
 #[derive(Debug, thiserror::Error)]
@@ -63,6 +63,7 @@ pub struct ManifestSettings {
 }
 
 /// `manifests`, printed.
+#[cfg(feature = "runtime")]
 pub fn run(
     args: &ManifestsArgs,
     program: &str,
@@ -74,9 +75,10 @@ pub fn run(
         port: args.port,
         driver_lease: args
             .driver
-            .then(|| metahook_driver::start::run::defaults::LEASE_NAME.to_owned()),
+            .then(|| metahook_planner::config::LEASE_NAME.to_owned()),
     };
     let text = stream(controllers, &settings)?;
+    use std::io::Write;
     std::io::stdout()
         .lock()
         .write_all(text.as_bytes())

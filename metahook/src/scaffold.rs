@@ -184,7 +184,7 @@ impl NewSettings {
         let (metahook, testing) = match &self.metahook {
             Metahook::Checkout(root) => (
                 format!(
-                    "metahook = {{ path = {:?} }}",
+                    "metahook = {{ path = {:?}, default-features = false }}",
                     root.join("metahook").display().to_string()
                 ),
                 format!(
@@ -193,7 +193,7 @@ impl NewSettings {
                 ),
             ),
             Metahook::Version(v) => (
-                format!("metahook = \"{v}\""),
+                format!("metahook = {{ version = \"{v}\", default-features = false }}"),
                 format!("metahook-testing = \"{v}\""),
             ),
         };

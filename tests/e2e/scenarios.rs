@@ -137,6 +137,7 @@ where
 /// anyway loses nothing and warns, deletion runs finalize and removes the
 /// finalizer.
 pub async fn hello(client: &Client, engine: Engine) {
+    control_plane_runs_pods(client).await;
     let ns = namespace(client, "e2e-hello").await;
     let hellos = hello_api(client, &ns);
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
@@ -424,6 +425,7 @@ pub async fn hikawa(client: &Client) {
 /// Foo: refuses a same-named Deployment it does not control, and says so;
 /// once that one is gone, runs its own in its place.
 pub async fn foo_refuses(client: &Client, engine: Engine) {
+    control_plane_runs_pods(client).await;
     let ns = namespace(client, "e2e-foo").await;
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
     let foreign: Deployment = serde_json::from_value(json!({
@@ -506,12 +508,22 @@ pub async fn foo_refuses(client: &Client, engine: Engine) {
         (owned && d.spec?.replicas == Some(3)).then_some(())
     })
     .await;
-    wait_for("the Foo to be Ready with 3 available", || async {
-        let status = status_of(&foos, "example-foo").await?;
-        (condition(&status, "Ready").is_some_and(|c| c["status"] == "True")
-            && status["availableReplicas"] == 3)
-            .then_some(())
-    })
+    wait_for_showing(
+        "the Foo to be Ready with 3 available",
+        || async {
+            let status = status_of(&foos, "example-foo").await?;
+            (condition(&status, "Ready").is_some_and(|c| c["status"] == "True")
+                && status["availableReplicas"] == 3)
+                .then_some(())
+        },
+        || async {
+            let parent = status_of(&foos, "example-foo").await.unwrap_or_default();
+            format!(
+                "Foo status: {parent}\n{}",
+                pods_and_their_owners(client, &ns).await
+            )
+        },
+    )
     .await;
     assert_no_sync_error(client, &ns).await;
     drop_namespace(client, &ns).await;

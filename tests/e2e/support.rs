@@ -489,7 +489,34 @@ pub fn writes_by(user_agent: &str, ns: &str) -> Vec<Write> {
 }
 
 /// Polls `check` until it yields, or fails the test naming `what`.
-pub async fn wait_for<T, F, Fut>(what: &str, mut check: F) -> T
+pub async fn wait_for<T, F, Fut>(what: &str, check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    match poll(check).await {
+        Some(v) => v,
+        None => panic!("gave up waiting for {what}"),
+    }
+}
+
+/// [`wait_for`]; when it gives up, the failure also says what `show`
+/// finds then (the objects the wait was about).
+pub async fn wait_for_showing<T, F, Fut, S, Shown>(what: &str, check: F, show: S) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+    S: FnOnce() -> Shown,
+    Shown: std::future::Future<Output = String>,
+{
+    match poll(check).await {
+        Some(v) => v,
+        None => panic!("gave up waiting for {what}; then:\n{}", show().await),
+    }
+}
+
+/// `check`, every 100 ms until it yields, for at most [`DEADLINE`].
+async fn poll<T, F, Fut>(mut check: F) -> Option<T>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
@@ -497,11 +524,76 @@ where
     let start = std::time::Instant::now();
     loop {
         if let Some(v) = check().await {
-            return v;
+            return Some(v);
         }
-        assert!(start.elapsed() < DEADLINE, "gave up waiting for {what}");
+        if start.elapsed() >= DEADLINE {
+            return None;
+        }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// Waits until the control plane runs a pod: a one-replica Deployment in
+/// a namespace of its own becomes available (the controller-manager's
+/// ReplicaSet, the node's pod, the Deployment's status). For a test whose
+/// subject needs pods to become ready: a test before it may have stopped
+/// the API server, and the control plane's own clients come back at their
+/// own pace (client-go's relist backoff), which is not that test's subject.
+pub async fn control_plane_runs_pods(client: &Client) {
+    let started = std::time::Instant::now();
+    let ns = namespace(client, "e2e-probe").await;
+    let api: Api<Deployment> = Api::namespaced(client.clone(), &ns);
+    let probe: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "probe"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "probe"}},
+                 "template": {"metadata": {"labels": {"app": "probe"}},
+                              "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}
+    }))
+    .expect("a Deployment");
+    api.create(&PostParams::default(), &probe)
+        .await
+        .expect("creating the probe Deployment");
+    wait_for_showing(
+        "the control plane to run a pod (a one-replica Deployment available)",
+        || async {
+            let status = api.get("probe").await.ok()?.status?;
+            (status.available_replicas == Some(1)).then_some(())
+        },
+        || async { pods_and_their_owners(client, &ns).await },
+    )
+    .await;
+    drop_namespace(client, &ns).await;
+    let took = started.elapsed();
+    if took > Duration::from_secs(10) {
+        say(&format!(
+            "the control plane took {took:.1?} to run a pod (after an earlier test's restart?)"
+        ));
+    }
+}
+
+/// The Deployments, ReplicaSets and pods in `ns`, with their status, one
+/// line each: what a wait on a Deployment's pods shows when it gives up.
+pub async fn pods_and_their_owners(client: &Client, ns: &str) -> String {
+    let mut lines = Vec::new();
+    for (version, kind) in [
+        ("apps/v1", "Deployment"),
+        ("apps/v1", "ReplicaSet"),
+        ("v1", "Pod"),
+    ] {
+        let (group, version) = version.split_once('/').unwrap_or(("", version));
+        let api = dynamic(client, ns, group, version, kind);
+        match api.list(&ListParams::default()).await {
+            Ok(list) => lines.extend(list.items.iter().map(|o| {
+                format!(
+                    "{kind} {}: {}",
+                    o.metadata.name.as_deref().unwrap_or_default(),
+                    o.data.get("status").cloned().unwrap_or_default()
+                )
+            })),
+            Err(e) => lines.push(format!("listing {kind}s: {e}")),
+        }
+    }
+    lines.join("\n")
 }
 
 /// Waits until `name` no longer exists.

@@ -57,6 +57,34 @@ fn widget_api(client: &kube::Client, ns: &str) -> Api<kube::api::DynamicObject> 
     dynamic(client, ns, "example.metahook.dev", "v1", "Widget")
 }
 
+/// `new` is the metahook binary's (the `scaffold` feature): a binary
+/// built on the library has every other command, and not that one.
+#[test]
+fn a_users_own_binary_has_no_new() {
+    let help = std::process::Command::new(binary())
+        .arg("--help")
+        .output()
+        .expect("running the widget's binary");
+    let help = String::from_utf8_lossy(&help.stdout);
+    for command in ["serve", "drive", "render", "crds", "chart", "manifests"] {
+        assert!(
+            help.contains(&format!("\n  {command} ")),
+            "{command} in:\n{help}"
+        );
+    }
+    assert!(!help.contains("\n  new "), "no `new` in:\n{help}");
+    let new = std::process::Command::new(binary())
+        .args(["new", "/nonexistent/x"])
+        .output()
+        .expect("running the widget's binary");
+    assert!(!new.status.success());
+    assert!(
+        String::from_utf8_lossy(&new.stderr).contains("unrecognized subcommand"),
+        "{}",
+        String::from_utf8_lossy(&new.stderr)
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_users_own_controller_is_served_driven_and_finalized() {
     // Its CRD, from its own Rust types.

@@ -40,9 +40,9 @@ pub mod defaults {
     /// `--status-settle-ms`: a second, about what a Deployment takes to
     /// report a new replica set's pods.
     pub const STATUS_SETTLE_MS: u64 = 1000;
-    pub const LEASE_NAME: &str = "metahook-driver";
-    /// Metacontroller's `--client-go-burst`.
     pub use crate::write::events::{EVENTS_BURST, EVENTS_QPS};
+    pub use metahook_planner::config::LEASE_NAME;
+    /// Metacontroller's `--client-go-burst`.
     pub const KUBE_BURST: NonZeroU32 = match NonZeroU32::new(10) {
         Some(burst) => burst,
         None => NonZeroU32::MIN,

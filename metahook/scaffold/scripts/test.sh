@@ -21,14 +21,10 @@ if ! clippy_driver="$(command -v clippy-driver)"; then
 fi
 export RUSTC_WORKSPACE_WRAPPER="$clippy_driver"
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
-cargo test --locked
-scratch="$(mktemp -d)"
-trap 'rm -rf "$scratch"' EXIT
-cargo run --quiet --locked -- chart --out-dir "$scratch/chart"
-if [ ! -d chart ]; then
-    cp -r "$scratch/chart" chart
-    echo "chart/: generated from the declaration"
-elif ! diff -r "$scratch/chart" chart; then
-    echo "chart/ is not what the declaration writes: cargo run -- chart --out-dir chart" >&2
-    exit 1
-fi
+# Without the runtime (Cargo.toml's `runtime` feature): the tests need
+# only the declarations, so no HTTP, TLS or Kubernetes client is compiled.
+# tests/chart.rs writes chart/ the first time, then checks it.
+had_chart=
+[ -d chart ] && had_chart=yes
+cargo test --locked --no-default-features
+[ -n "$had_chart" ] || echo "chart/: generated from the declaration"

@@ -35,3 +35,53 @@ fn a_description_folds_at_eighty_columns() {
     assert!(chart.lines().all(|l| l.len() <= 80), "{chart}");
     assert_eq!(chart.matches("word").count(), 40);
 }
+
+#[test]
+fn a_chart_directory_is_written_once_then_compared() {
+    let dir = std::env::temp_dir().join(format!("metahook-check-dir-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let files = |values: &str| {
+        vec![
+            ("Chart.yaml".to_owned(), "name: w\n".to_owned()),
+            ("values.yaml".to_owned(), values.to_owned()),
+            ("crds/w.yaml".to_owned(), "kind: CRD\n".to_owned()),
+        ]
+    };
+    assert_eq!(
+        check_dir(&dir, &files("a: 1\n")).unwrap(),
+        DirCheck::Written
+    );
+    assert_eq!(
+        check_dir(&dir, &files("a: 1\n")).unwrap(),
+        DirCheck::Current
+    );
+    // A changed file, a file no longer generated, a file gone.
+    std::fs::write(dir.join("crds/old.yaml"), "kind: CRD\n").unwrap();
+    std::fs::remove_file(dir.join("Chart.yaml")).unwrap();
+    assert_eq!(
+        check_dir(&dir, &files("a: 2\n")).unwrap(),
+        DirCheck::Differs(vec![
+            "Chart.yaml".to_owned(),
+            "values.yaml".to_owned(),
+            "crds/old.yaml".to_owned()
+        ])
+    );
+    // Comparing changes nothing; writing makes it current.
+    assert!(!dir.join("Chart.yaml").exists());
+    write(&dir, &files("a: 2\n")).unwrap();
+    assert!(!dir.join("crds/old.yaml").exists());
+    assert_eq!(
+        check_dir(&dir, &files("a: 2\n")).unwrap(),
+        DirCheck::Current
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_chart_named_alone_is_what_the_command_writes_by_default() {
+    let named = ChartSettings::named("widget-operator", &[]);
+    assert_eq!(named.version, DEFAULT_VERSION);
+    assert_eq!(named.app_version, DEFAULT_VERSION);
+    assert_eq!(named.image, "localhost/widget-operator");
+    assert!(named.check().is_ok());
+}

@@ -233,3 +233,12 @@ fn render_takes_a_pinned_clock() {
         other => panic!("expected render, got {other:?}"),
     }
 }
+
+#[test]
+fn chart_writes_by_default_what_a_chart_named_alone_is() {
+    let cli = Cli::try_parse_from(["metahook", "chart", "--out-dir", "x"]).unwrap();
+    let Some(Command::Chart(args)) = cli.command else {
+        panic!("chart parses as chart");
+    };
+    assert_eq!(args.version, crate::chart::DEFAULT_VERSION);
+}

@@ -46,6 +46,11 @@ pub(super) const FILES: &[(&str, &str, bool)] = &[
         false,
     ),
     (
+        "tests/chart.rs",
+        include_str!("../../scaffold/tests/chart.rs"),
+        false,
+    ),
+    (
         "tests/fixtures/sync.json",
         include_str!("../../scaffold/tests/fixtures/sync.json"),
         false,

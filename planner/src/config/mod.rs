@@ -23,6 +23,11 @@
 //!
 //! What comes out is in `controller`: [`ControllerConfig`] and its parts.
 
+/// The Lease the driver's replicas elect their leader with, unless
+/// `--leader-election-lease` names another; its Role is in the generated
+/// RBAC.
+pub const LEASE_NAME: &str = "metahook-driver";
+
 mod check;
 mod composite;
 mod controller;

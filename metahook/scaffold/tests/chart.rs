@@ -1,0 +1,1 @@
+../../../examples/widget/tests/chart.rs
