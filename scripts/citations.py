@@ -64,6 +64,8 @@ ALLOWED = [
     # Metacontroller's own examples and release archive, and the images
     # named after its repository (metacontroller/jsonnetd).
     (r"", r"^(examples/(webhook-auth|nodejs)/|examples/test\.sh$|manifests?/|metacontroller/jsonnetd$)"),
+    # A dependency's Cargo feature (`runtime = ["metahook/runtime"]`).
+    (r"", r"^metahook/runtime$"),
     # The examples' and seeds' upstream manifests (the CRD of a
     # Metacontroller example, sample-controller's, the kube-rs article's).
     (r"^(examples|samples)/", r"^(v1/crdv1\.yaml|artifacts/)"),

@@ -242,8 +242,8 @@ impl<S: Serialize> Answer<S> {
     }
 
     /// The answer as Metacontroller reads it: `status`, `children`, and
-    /// `resyncAfterSeconds` and `finalized` when set — the bytes serde would
-    /// write for [`crate::protocol::SyncResponse`], key for key.
+    /// `resyncAfterSeconds` and `finalized` when set, in that order
+    /// (docs/metacontroller.md §1.4, §1.5).
     pub fn to_json(&self) -> Result<Vec<u8>, serde_json::Error> {
         if let Some(err) = &self.unencodable {
             return Err(serde::ser::Error::custom(err));

@@ -18,8 +18,8 @@ mod objects;
 mod set;
 mod wire;
 
-pub use by_type::{At, Contains, ObjectsBy, Of};
+pub use by_type::{Contains, ObjectsBy, Of};
 pub(crate) use objects::GroupSeed;
 pub use objects::Objects;
-pub use set::{Member, ObjectSet, OneType, Store, Tuple};
+pub use set::{Member, ObjectSet};
 pub(crate) use wire::WireObjects;

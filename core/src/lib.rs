@@ -6,21 +6,24 @@
 //! drives and renders what is declared here, and passes the time in, so
 //! the same request always gives the same answer.
 //!
-//! - [`controller`]: the declaration ([`Controller::composite`],
-//!   [`Controller::decorator`]) and the CompositeController manifest it
-//!   writes;
-//! - [`request`]: what a hook is given ([`Request`], [`Customize`],
-//!   [`Decorate`]), with [`collection`]: the objects by type, and
-//!   [`object`]: which types can be given ([`Object`]);
-//! - [`answer`]: what a hook answers ([`Answer`], [`CustomizeAnswer`],
-//!   [`DecoratorAnswer`]);
+//! - the declaration: [`Controller::composite`], [`Controller::decorator`],
+//!   and the CompositeController manifest it writes;
+//! - what a hook is given: [`Request`], [`Customize`], [`Decorate`], with
+//!   the objects by type ([`Objects`], [`Of`]) of the types a request may
+//!   hold ([`Object`]);
+//! - what a hook answers: [`Answer`], [`CustomizeAnswer`],
+//!   [`DecoratorAnswer`];
 //! - [`conditions`]: status conditions as Kubernetes keeps them;
 //!   [`objects`]: the metadata and parent views every request reads,
 //!   bounded, and [`objects::first_where`] for a view of your own;
 //!   [`names`]: Kubernetes' rules for names;
 //! - [`registry`]: a hook as bytes in, bytes out ([`Handler`]), looked up
 //!   by path and called with its panic caught; [`protocol`]: Metacontroller's
-//!   wire format; [`decode`]: errors a person can act on.
+//!   wire format; [`DecodeError`]: errors a person can act on.
+//!
+//! An item's path is the root's, or one of those five modules'; the few
+//! in both are the conditions a status writes and the metadata views a
+//! hook reads most.
 //!
 //! ## Example
 //!
@@ -64,24 +67,29 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod answer;
-pub mod collection;
-pub mod conditions;
-pub mod controller;
-pub mod decode;
+// Every item of these is re-exported below, by name: one path each.
+mod answer;
+mod collection;
+mod controller;
+mod decode;
 mod hook;
+mod object;
+mod request;
+
+// Toolboxes a controller names by module: conditions and their helpers,
+// name checks, the observed objects' views, the wire's own types, and the
+// hook table the runtime serves.
+pub mod conditions;
 pub mod names;
-pub mod object;
 pub mod objects;
 pub mod protocol;
 pub mod registry;
-pub mod request;
 #[cfg(any(test, feature = "test-types"))]
 #[doc(hidden)]
 pub mod test_types;
 
 pub use answer::{Answer, CustomizeAnswer, DecoratorAnswer, IntoAnswer};
-pub use collection::{Contains, ObjectSet, Objects, ObjectsBy, Of};
+pub use collection::{Contains, Member, ObjectSet, Objects, ObjectsBy, Of};
 pub use conditions::{
     Conditions, WantedCondition, condition_false, condition_true, condition_unknown,
 };
@@ -89,8 +97,8 @@ pub use controller::{
     ChildType, Composite, Controller, DeclarationError, Decorator, Shape, UpdateStrategy, Webhooks,
 };
 pub use decode::DecodeError;
+pub use hook::{Handler, HookError, HookKind};
 pub use jiff::Timestamp;
-pub use object::{Object, Scope, TypeRef};
+pub use object::{DEFAULT_MAX_OBJECTS, Object, Scope, TypeRef};
 pub use protocol::RelatedResourceRule;
-pub use registry::{Handler, HookError, HookKind};
 pub use request::{Customize, Decorate, Meta, Parent, ParentMeta, ParentType, Request, SpecError};

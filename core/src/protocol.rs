@@ -14,79 +14,10 @@ pub mod decorator;
 use crate::collection::GroupSeed;
 use crate::objects::Observed;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
-use serde::de::{DeserializeOwned, IgnoredAny, MapAccess, Visitor};
+use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::fmt;
 use std::marker::PhantomData;
-
-/// A `sync` or `finalize` request (docs/metacontroller.md §1.3). `finalizing`
-/// tells them apart.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(
-    bound(
-        deserialize = "P: DeserializeOwned, C: DeserializeOwned + Observed, R: DeserializeOwned + Observed"
-    ),
-    expecting = "a sync request: an object with parent and children"
-)]
-pub struct SyncRequest<P, C, R = IgnoredObject> {
-    /// The CompositeController itself; no hook here reads it.
-    #[serde(default)]
-    pub controller: IgnoredObject,
-    /// `parent`: the parent, whole, as Metacontroller's cache holds it.
-    pub parent: P,
-    /// `children`: the children the parent owns, every type's, flattened
-    /// (docs/metacontroller.md §1.2).
-    pub children: ObjectMap<C>,
-    /// `related`: the objects the customize hook's rules selected.
-    /// Absent only in hand-written requests; Metacontroller always sends `{}`.
-    #[serde(default = "ObjectMap::empty")]
-    pub related: ObjectMap<R>,
-    /// `finalizing`: `true` for the finalize hook (the parent is being
-    /// deleted), `false` for sync.
-    #[serde(default)]
-    pub finalizing: bool,
-}
-
-/// A `sync` or `finalize` response (docs/metacontroller.md §1.4, §1.5). Only
-/// these four keys: a v2 hook's response is decoded strictly by Metacontroller.
-///
-/// `status` replaces the parent's whole status, so every controller returns a
-/// full status object; `children` is the complete desired set, and any
-/// observed child missing from it is deleted.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SyncResponse<S, C> {
-    /// `status`: the parent's whole new status (Metacontroller then sets
-    /// its `observedGeneration` to the parent's generation).
-    pub status: S,
-    /// `children`: every child the parent should have, each with
-    /// `apiVersion`, `kind` and `metadata.name`; a child without a
-    /// namespace gets the parent's.
-    pub children: Vec<C>,
-    /// `resyncAfterSeconds`: call the hook again after this many seconds
-    /// (fractions allowed), even if nothing changes.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub resync_after_seconds: Option<f64>,
-    /// `finalized`: for finalize, `true` lets the parent go (its
-    /// finalizer is removed); absent counts as `false`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub finalized: Option<bool>,
-}
-
-/// A `customize` request (docs/metacontroller.md §1.6).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(
-    bound(deserialize = "P: DeserializeOwned"),
-    expecting = "a customize request: an object with parent"
-)]
-pub struct CustomizeRequest<P> {
-    /// `controller`: the CompositeController itself; no hook here reads it.
-    #[serde(default)]
-    pub controller: IgnoredObject,
-    /// `parent`: the parent, whole; the answer must follow from it alone
-    /// (it is remembered until the parent's spec changes).
-    pub parent: P,
-}
 
 /// A `customize` response: which related objects Metacontroller should send
 /// with each sync of this parent.

@@ -2,7 +2,9 @@
 //! `render` command and the driver look a hook up. A new controller is one
 //! module plus one entry here (and one manifest in `chart/metacontroller/`).
 
-pub use crate::hook::{Handler, HookError, HookKind, Panicked, call, run};
+pub use crate::hook::{Panicked, call, run};
+
+use crate::hook::{Handler, HookKind};
 
 use crate::controller::Controller;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;

@@ -22,7 +22,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-pub use crate::objects::{Meta, OwnerRef, ParentMeta, ParentObject, SpecError};
+pub use crate::objects::{Meta, ParentMeta, ParentObject, SpecError};
 
 /// A type that can be a CompositeController's parent: a Kubernetes
 /// resource with a spec and a status, as `#[derive(CustomResource)]` with

@@ -19,7 +19,7 @@
 use metahook_testkit::requests;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use metahook_core::registry::Handler;
+use metahook_core::Handler;
 use metahook_core::{HookKind, Timestamp};
 use metahook_seeds::hello;
 use serde::de::IgnoredAny;

@@ -7,8 +7,8 @@
 //! - an invalid spec never drops or changes an observed child;
 //! - a Deployment this Foo does not control is never desired.
 
+use metahook_core::HookKind;
 use metahook_core::Timestamp;
-use metahook_core::registry::HookKind;
 use metahook_testkit::requests::{Keys, object_map};
 use proptest::prelude::*;
 use proptest::sample::{select, subsequence};

@@ -1,8 +1,8 @@
 //! Properties of the Hello hooks over generated requests: deterministic
 //! bytes, no hot loop, and nothing lost when the spec is invalid.
 
+use metahook_core::HookKind;
 use metahook_core::Timestamp;
-use metahook_core::registry::HookKind;
 use metahook_testkit::requests::{Keys, object_map};
 use proptest::prelude::*;
 use serde_json::{Value, json};

@@ -6,8 +6,9 @@ use super::body;
 use super::errors::{self, RequestError};
 use actix_web::http::header::ContentType;
 use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
-use metahook_core::registry::{self, Handler, HookError, Panicked};
+use metahook_core::registry::{self, Panicked};
 use metahook_core::{Controller, HookKind};
+use metahook_core::{Handler, HookError};
 use std::time::Instant;
 
 pub fn configure(cfg: &mut web::ServiceConfig, controllers: &'static [Controller]) {

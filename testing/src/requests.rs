@@ -3,7 +3,8 @@
 //! answer to a situation a test sets up, snapshot whole with insta.
 
 use jiff::Timestamp;
-use metahook_core::registry::{self, HookError};
+use metahook_core::HookError;
+use metahook_core::registry;
 use metahook_core::{Controller, DecodeError, HookKind, ObjectSet, ParentType, Request, Shape};
 use metahook_planner::decide::selector::CONTROLLER_UID;
 use serde::Serialize;

@@ -1,6 +1,21 @@
 use super::*;
-use crate::protocol::{RelatedResourceRule, SyncResponse};
+use crate::protocol::RelatedResourceRule;
+use serde::Serialize;
 use serde_json::json;
+
+/// A `sync` or `finalize` response as serde writes it from a struct
+/// (docs/metacontroller.md §1.4, §1.5): what [`Answer::to_json`] must
+/// write, byte for byte.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SyncResponse<S, C> {
+    status: S,
+    children: Vec<C>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resync_after_seconds: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    finalized: Option<bool>,
+}
 
 #[test]
 fn a_related_rule_names_its_type_as_the_type_does() {

@@ -149,7 +149,8 @@ impl<'a, C, T: Object + Send + Sync> Of<'a, C, T> {
 }
 
 /// That `T` is one of the types of the set `Self`, at the place `I`
-/// (inferred: [`OneType`] for a set of one type, [`At`] in a tuple).
+/// (inferred: one marker for a set of one type, another for each place
+/// in a tuple).
 #[diagnostic::on_unimplemented(
     message = "`{T}` is not one of the types `{Self}` of this request",
     label = "not among the request's types",

@@ -88,7 +88,7 @@ fn owned_child() -> DynamicObject {
 fn three_replicas_of_web(
     _: &[u8],
     _: jiff::Timestamp,
-) -> Result<Vec<u8>, metahook_core::registry::HookError> {
+) -> Result<Vec<u8>, metahook_core::HookError> {
     Ok(
         br#"{"status": {"ok": true}, "children": [{"apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": "web"}, "spec": {"replicas": 3}}], "resyncAfterSeconds": 30}"#
@@ -167,7 +167,7 @@ fn runtime_with_children(
 
 #[tokio::test]
 async fn a_failed_hook_changes_nothing() {
-    let handlers: [metahook_core::registry::Handler; 3] = [
+    let handlers: [metahook_core::Handler; 3] = [
         std::sync::Arc::new(|_, _| Ok(b"not json".to_vec())),
         std::sync::Arc::new(|_, _| panic!("hook bug")),
         // Valid JSON, wrong shape, strict v2: an unknown key.
@@ -641,7 +641,7 @@ async fn the_loop_coalesces_waiting_triggers_and_stops_on_request() {
 fn web_at_the_parents_replicas(
     body: &[u8],
     _: jiff::Timestamp,
-) -> Result<Vec<u8>, metahook_core::registry::HookError> {
+) -> Result<Vec<u8>, metahook_core::HookError> {
     let request: serde_json::Value = serde_json::from_slice(body).unwrap();
     let replicas = request["parent"]["spec"]["replicas"].clone();
     Ok(serde_json::to_vec(&json!({

@@ -146,7 +146,7 @@ fn in_process(
     decorator: bool,
     kind: HookKind,
     path: &str,
-) -> Option<metahook_core::registry::Handler> {
+) -> Option<metahook_core::Handler> {
     let mut parts = path.trim_start_matches('/').split('/');
     let (Some(controller), Some(hook), None) = (parts.next(), parts.next(), parts.next()) else {
         return None;

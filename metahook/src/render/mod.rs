@@ -8,7 +8,8 @@ mod webhook;
 
 use crate::cli::RenderArgs;
 use metahook_core::Controller;
-use metahook_core::registry::{self, HookError, HookKind, LookupError};
+use metahook_core::registry::{self, LookupError};
+use metahook_core::{HookError, HookKind};
 use metahook_driver::config::ControllerConfig;
 use std::io::{Read, Write};
 use std::path::PathBuf;

@@ -54,7 +54,11 @@ fn every_name_follows_from_the_kind_group_and_version() {
     assert!(lib.contains("Controller::composite::<Gadget>(\"gadget\")"));
     let cargo = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
     assert!(cargo.contains("name = \"gadget-operator\""));
-    assert!(cargo.contains("metahook = \"0.1\""));
+    // The library without its runtime (the binary turns it on): the
+    // tests build none of it.
+    assert!(cargo.contains("metahook = { version = \"0.1\", default-features = false }"));
+    assert!(cargo.contains("runtime = [\"metahook/runtime\"]"));
+    assert!(cargo.contains("required-features = [\"runtime\"]"));
     let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
     assert!(main.contains("gadget_operator::controller()"));
     // examples/widget's fixture and snapshots, named for the Gadget.

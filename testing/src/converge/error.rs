@@ -1,6 +1,6 @@
 //! Why a convergence check could not run, or failed.
 
-use metahook_core::registry::HookError;
+use metahook_core::HookError;
 use metahook_core::{DeclarationError, HookKind};
 use metahook_planner::config::ConfigError;
 use metahook_planner::decide::plan::PlanError;

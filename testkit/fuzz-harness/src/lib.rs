@@ -26,11 +26,9 @@
 #![forbid(unsafe_code)]
 
 use arbitrary::{Result, Unstructured};
-use metahook_core::decode::decode;
-use metahook_core::protocol::{CustomizeRequest, IgnoredObject, SyncRequest};
-use metahook_core::registry::Handler;
-use metahook_core::{HookKind, Timestamp};
-use metahook_seeds::{controllers, hello};
+use metahook_core::Handler;
+use metahook_core::{Customize, HookKind, Timestamp};
+use metahook_seeds::{controllers, foo, hello, hikawa};
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -41,11 +39,15 @@ fn fixed_now() -> Timestamp {
     Timestamp::from_second(NOW_SECONDS).unwrap_or(Timestamp::UNIX_EPOCH)
 }
 
-/// The decoder, for every request shape the hooks use.
+/// The decoder, for every request shape the hooks use: the library's own
+/// request types, as each seed declares them (a parent; children of one
+/// type; related objects; a customize request).
 pub fn decoder(data: &[u8]) {
-    let _ = hello::Request::from_json(data, fixed_now());
-    let _ = decode::<SyncRequest<IgnoredObject, IgnoredObject>>(data);
-    let _ = decode::<CustomizeRequest<IgnoredObject>>(data);
+    let now = fixed_now();
+    let _ = hello::Request::from_json(data, now);
+    let _ = foo::Request::from_json(data, now);
+    let _ = hikawa::Request::from_json(data, now);
+    let _ = Customize::<foo::Foo>::from_json(data, now);
 }
 
 /// Every hook of every controller in the registry, on the same bytes.

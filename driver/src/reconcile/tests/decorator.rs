@@ -15,10 +15,7 @@ use std::sync::Arc;
 /// Labels the Pod and wants a Service for it, if the request is a
 /// decorator's (`object`, `attachments` with the Service type); anything
 /// else is answered with a body no decoder takes.
-fn label_and_expose(
-    body: &[u8],
-    _: jiff::Timestamp,
-) -> Result<Vec<u8>, metahook_core::registry::HookError> {
+fn label_and_expose(body: &[u8], _: jiff::Timestamp) -> Result<Vec<u8>, metahook_core::HookError> {
     let req: Value = serde_json::from_slice(body).unwrap_or_default();
     if req["object"]["metadata"]["name"] != "web-0"
         || req["attachments"] != json!({"Service.v1": {}})
