@@ -11,6 +11,7 @@ use crate::controller::customized::{Customized, Discover};
 use crate::controller::ignored_status::StatusChangeFilter;
 use crate::controller::queue::{ParentKey, Queue};
 use crate::decide::model::Driven;
+use crate::decide::order::Urgency;
 use crate::hook::call::{HookCaller, HookTarget};
 use crate::observe::metrics::DriverMetrics;
 use crate::observe::records::Records;
@@ -133,9 +134,14 @@ impl Context {
         self.driven.name()
     }
 
-    /// Queues a parent now.
+    /// Queues a parent a watch saw change (it, a child, a related object).
     pub fn enqueue(&self, key: ParentKey) {
-        self.queue.add(key);
+        self.enqueue_as(key, Urgency::Changed);
+    }
+
+    /// Queues a parent with `urgency`.
+    pub fn enqueue_as(&self, key: ParentKey, urgency: Urgency) {
+        self.queue.add(key, urgency);
         self.metrics.queue_depth(self.name(), self.queue.len());
     }
 

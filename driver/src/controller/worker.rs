@@ -11,9 +11,10 @@
 
 use crate::controller::cache::{CachedObject, Change};
 use crate::controller::context::Context;
-use crate::controller::queue::ParentKey;
+use crate::controller::queue::{self, ParentKey};
 use crate::controller::triggers;
 use crate::decide::model::key_of;
+use crate::decide::order;
 use crate::reconcile::{self, ReconcileError, error_policy};
 use futures::StreamExt;
 use futures::future::BoxFuture;
@@ -21,7 +22,6 @@ use kube::ResourceExt;
 use kube::runtime::controller::{Action, Error as ApplierError, ReconcileRequest, applier};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -81,11 +81,17 @@ pub fn subscribe(ctx: &Arc<Context>) {
     }
 }
 
-/// Queues every cached parent the controller handles (start, resync).
+/// Queues every cached parent the controller handles (start, takeover,
+/// resync), those whose own fields say the cluster is behind them first.
 pub fn enqueue_all(ctx: &Context) {
     for parent in ctx.parents.list(None) {
         if triggers::handles(&ctx.driven, parent.as_ref()) {
-            ctx.enqueue(triggers::parent_key(&ctx.driven, parent.as_ref()));
+            let urgency = order::urgency_of(
+                parent.metadata.deletion_timestamp.is_some(),
+                parent.metadata.generation,
+                parent.observed_generation(),
+            );
+            ctx.enqueue_as(triggers::parent_key(&ctx.driven, parent.as_ref()), urgency);
         }
     }
 }
@@ -113,12 +119,15 @@ pub struct Pace {
 /// each `resync`, until `stop`; then lets the reconciles in progress finish.
 /// Runs once per context.
 pub async fn run(ctx: Arc<Context>, pace: Pace, resync: Duration, stop: CancellationToken) {
-    let Some(rx) = ctx.queue.receiver() else {
+    if !ctx.queue.start_streaming() {
         return;
-    };
-    let requests = stream_of(rx)
-        .map(|key| Ok::<_, std::convert::Infallible>(ReconcileRequest::from(key)))
-        .take_until(stop.clone().cancelled_owned());
+    }
+    let bound = queue::hand_off_bound(pace.workers.max(1));
+    let from_queue = Arc::clone(&ctx);
+    let requests =
+        futures::stream::poll_fn(move |cx| from_queue.queue.poll_next(cx, bound).map(Some))
+            .map(|key| Ok::<_, std::convert::Infallible>(ReconcileRequest::from(key)))
+            .take_until(stop.clone().cancelled_owned());
     let config = kube::runtime::Config::default()
         .concurrency(u16::try_from(pace.workers.max(1)).unwrap_or(u16::MAX))
         .debounce(pace.debounce);
@@ -194,9 +203,5 @@ pub(crate) async fn reconcile_isolated(
     }
 }
 
-/// A tokio receiver as a stream.
-fn stream_of<T: Send + 'static>(
-    mut rx: mpsc::UnboundedReceiver<T>,
-) -> impl futures::Stream<Item = T> + Send {
-    futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
-}
+#[cfg(test)]
+mod tests;
