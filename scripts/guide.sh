@@ -59,4 +59,7 @@ print(f"mdbook test: {run + no_run} Rust examples compiled, {run} of them run")
 EOF
 
 python3 tests/guide/check_links.py target/book README.md
-python3 tests/guide/check_cli.py "$target/debug/widget-operator" docs/cli.md
+# A user's binary for every command but `new`, which is the metahook
+# binary's alone.
+cargo build --locked --quiet --bin metahook
+python3 tests/guide/check_cli.py "$target/debug/widget-operator" "$target/debug/metahook" docs/cli.md

@@ -177,7 +177,7 @@ async fn allowed(user: &User, state: &State, attributes: Attributes) -> Result<(
         .map_err(|e| {
             StatusError::Internal(format!(
                 "authorization failed: {}",
-                metahook_driver::error_chain(&e)
+                metahook_driver::api_error_chain(&e)
             ))
         })?;
     if let Decision::Deny(reason) = decision {

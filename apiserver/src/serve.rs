@@ -207,13 +207,13 @@ async fn watch_request_header(
                         front_proxy.update(settings);
                     }
                     Err(err) => {
-                        tracing::error!(error = %metahook_driver::error_chain(&err), "the front proxy's settings are unusable; requests stay unauthenticated")
+                        tracing::error!(error = %metahook_driver::api_error_chain(&err), "the front proxy's settings are unusable; requests stay unauthenticated")
                     }
                 }
             }
             Some(Ok(_)) => {}
             Some(Err(err)) => {
-                tracing::warn!(error = %metahook_driver::error_chain(&err), "watching {CONFIG_MAP_NAMESPACE}/{CONFIG_MAP_NAME} failed; retrying")
+                tracing::warn!(error = %metahook_driver::api_error_chain(&err), "watching {CONFIG_MAP_NAMESPACE}/{CONFIG_MAP_NAME} failed; retrying")
             }
         }
     }
@@ -234,7 +234,7 @@ async fn reload_cert(cert: Arc<ServingCert>, every: Duration, stop: Cancellation
             ),
             Ok(false) => {}
             Err(err) => {
-                tracing::warn!(error = %metahook_driver::error_chain(&err), "re-reading the serving certificate failed; the one in use stays")
+                tracing::warn!(error = %metahook_driver::api_error_chain(&err), "re-reading the serving certificate failed; the one in use stays")
             }
         }
     }

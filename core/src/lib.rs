@@ -72,6 +72,7 @@ mod answer;
 mod collection;
 mod controller;
 mod decode;
+mod error_chain;
 mod hook;
 mod object;
 mod request;
@@ -97,6 +98,7 @@ pub use controller::{
     ChildType, Composite, Controller, DeclarationError, Decorator, Shape, UpdateStrategy, Webhooks,
 };
 pub use decode::DecodeError;
+pub use error_chain::{error_chain, error_chain_with};
 pub use hook::{Handler, HookError, HookKind};
 pub use jiff::Timestamp;
 pub use object::{DEFAULT_MAX_OBJECTS, Object, Scope, TypeRef};

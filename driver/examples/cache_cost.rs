@@ -20,7 +20,7 @@
 use kube::api::DynamicObject;
 use metahook_driver::config::HookVersion;
 use metahook_driver::controller::cache::CachedObject;
-use metahook_driver::decide::model::ApiType;
+use metahook_driver::decide::model::ResolvedType;
 use metahook_driver::hook::wire::{self, TypedObjects};
 use serde_json::Value;
 use std::process::ExitCode;
@@ -44,7 +44,7 @@ fn events(fixture: &Value, n: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
 
 /// The hook request for one parent and its child.
 fn request(controller: &Value, parent: &DynamicObject, child: Arc<DynamicObject>) -> usize {
-    let deployments = ApiType::new("apps", "v1", "Deployment", "deployments", true);
+    let deployments = ResolvedType::new("apps", "v1", "Deployment", "deployments", true);
     let child = [child];
     let children = wire::object_map(
         &[TypedObjects {

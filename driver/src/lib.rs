@@ -68,12 +68,12 @@ pub use metahook_planner::{config, decide};
 #[cfg(test)]
 pub(crate) mod test_support;
 
-/// An error and its sources, one after another: "a: b: c"; an API
-/// server's refusal said as the server said it ("403 Forbidden: ..."):
+/// [`metahook_core::error_chain`], with an API server's refusal said as
+/// the server said it ("403 Forbidden: ..."):
 /// kube's own text appends the whole `Status` in debug form, which buries
 /// the message in logs and fills an Event's 1 kB note.
-pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
-    metahook_planner::error_chain_with(err, |e| match e.downcast_ref::<kube::Error>() {
+pub fn api_error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    metahook_core::error_chain_with(err, |e| match e.downcast_ref::<kube::Error>() {
         Some(kube::Error::Api(status)) => (
             format!("{} {}: {}", status.code, status.reason, status.message),
             true,
@@ -99,7 +99,7 @@ mod tests {
         .with_code(403);
         let err = Apply(kube::Error::Api(Box::new(status)));
         assert_eq!(
-            error_chain(&err),
+            api_error_chain(&err),
             "applying Deployment web failed: 403 Forbidden: deployments.apps \"web\" is forbidden: namespace shop is being terminated"
         );
     }

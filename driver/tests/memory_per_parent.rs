@@ -12,7 +12,7 @@
 use kube::api::DynamicObject;
 use kube::runtime::reflector::ObjectRef;
 use metahook_driver::controller::cache::{CachedObject, SharedType, TypeCache};
-use metahook_driver::decide::model::ApiType;
+use metahook_driver::decide::model::ResolvedType;
 use metahook_driver::observe::records::{
     ChildCount, Condition, Outcome, ParentRef, Record, Records, Requeue,
 };
@@ -121,7 +121,9 @@ fn each_structure_kept_per_parent_stays_within_its_budget() {
         .map(|p| {
             ObjectRef::<CachedObject>::new_with(
                 p.metadata.name.as_deref().unwrap_or_default(),
-                SharedType::of(&ApiType::new("fraim.co.jp", "v1", "Hello", "helloes", true).api),
+                SharedType::of(
+                    &ResolvedType::new("fraim.co.jp", "v1", "Hello", "helloes", true).api,
+                ),
             )
             .within("default")
         })
@@ -130,8 +132,8 @@ fn each_structure_kept_per_parent_stays_within_its_budget() {
 
     // The caches: what grows is the cached objects and their bookkeeping
     // (the decoded objects they are filled from stay where they are).
-    let hello = ApiType::new("fraim.co.jp", "v1", "Hello", "helloes", true);
-    let deployment = ApiType::new("apps", "v1", "Deployment", "deployments", true);
+    let hello = ResolvedType::new("fraim.co.jp", "v1", "Hello", "helloes", true);
+    let deployment = ResolvedType::new("apps", "v1", "Deployment", "deployments", true);
     let before = heap();
     let parent_cache = TypeCache::filled(&hello, &parents);
     let parents_held = heap().saturating_sub(before);

@@ -126,10 +126,5 @@ pub use metahook_core::{
     HookKind, IntoAnswer, Meta, Object, ObjectSet, Objects, ObjectsBy, Of, Parent, ParentMeta,
     ParentType, RelatedResourceRule, Request, Scope, Shape, SpecError, Timestamp, TypeRef,
     UpdateStrategy, WantedCondition, Webhooks, condition_false, condition_true, condition_unknown,
-    conditions,
+    conditions, error_chain,
 };
-
-/// An error and its sources, one after another: "a: b: c"; an API
-/// server's refusal as the server said it.
-#[cfg(feature = "runtime")]
-pub use metahook_driver::error_chain;

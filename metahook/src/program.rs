@@ -6,7 +6,7 @@ use crate::cli::{self, Cli, Command, program_name};
 use crate::{args, chart, crds, manifests, render, side_by_side, telemetry};
 use clap::{CommandFactory, FromArgMatches};
 use metahook_core::{Controller, DeclarationError, HookKind};
-use metahook_driver::error_chain;
+use metahook_driver::api_error_chain;
 use metahook_driver::start::prepare::HookMode;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -67,7 +67,7 @@ pub fn main<C: Into<Controller>>(controllers: impl IntoIterator<Item = C>) -> Ex
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {}", error_chain(&err));
+            eprintln!("error: {}", api_error_chain(&err));
             ExitCode::FAILURE
         }
     }

@@ -140,7 +140,7 @@ pub fn serve_and_drive(
                 driver_stop,
             ));
             if let Err(err) = &result {
-                tracing::error!(error = %metahook_driver::error_chain(err), "the driver stopped");
+                tracing::error!(error = %metahook_driver::api_error_chain(err), "the driver stopped");
             }
             if signalled.is_cancelled() && !delay.is_zero() {
                 tracing::info!(?delay, "serving a while longer before draining");

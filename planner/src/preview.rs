@@ -9,7 +9,7 @@
 //! the ControllerRevisions in the cluster, which a request does not carry.
 
 use crate::config::{self, ConfigError, ControllerConfig, UpdateStrategyExt};
-use crate::decide::model::{ApiType, ChildType, Driven};
+use crate::decide::model::{Driven, DrivenChild, ResolvedType};
 use crate::decide::plan::{self, NoMemory, Op, PlanError};
 use crate::steps::{FieldChange, Step, changed_fields};
 use crate::wire::{self, DecodeResponseError};
@@ -99,7 +99,7 @@ pub fn preview(
     let request = &request;
     let parent: DynamicObject = object(&request["parent"], "parent")?;
     let (group, version) = split_api_version(&config.parent.api_version);
-    let parent_type = ApiType::new(
+    let parent_type = ResolvedType::new(
         group,
         version,
         parent.types.as_ref().map_or("", |t| t.kind.as_str()),
@@ -127,8 +127,8 @@ pub fn preview(
                 .map(|(key, value)| object(value, &format!("children {key}")).map(Arc::new))
                 .collect::<Result<Vec<_>, _>>()?,
         );
-        children.push(ChildType {
-            resource: ApiType::new(group, version, &kind, &child.resource, true),
+        children.push(DrivenChild {
+            resource: ResolvedType::new(group, version, &kind, &child.resource, true),
             strategy: child.update_strategy,
         });
     }
@@ -171,7 +171,7 @@ pub fn preview(
             .map(|op| Step::of(op, &ctl, &observed))
             .collect(),
         status,
-        failure: planned.failure.map(|f| crate::error_chain(&f)),
+        failure: planned.failure.map(|f| metahook_core::error_chain(&f)),
         notes,
     })
 }

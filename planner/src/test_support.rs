@@ -6,7 +6,7 @@
 #![allow(missing_docs)]
 
 use crate::config::{self, UpdateStrategy};
-use crate::decide::model::{ApiType, ChildType, Driven};
+use crate::decide::model::{Driven, DrivenChild, ResolvedType};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 use serde_json::{Value, json};
@@ -26,9 +26,9 @@ pub fn manifest(kind: &str, name: &str, spec: &str) -> String {
 }
 
 /// A type with the plural kube derives from its kind.
-pub fn api_type(group: &str, version: &str, kind: &str, namespaced: bool) -> ApiType {
+pub fn api_type(group: &str, version: &str, kind: &str, namespaced: bool) -> ResolvedType {
     let plural = ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind)).plural;
-    ApiType::new(group, version, kind, &plural, namespaced)
+    ResolvedType::new(group, version, kind, &plural, namespaced)
 }
 
 /// The `demo` controller, as a test wants it.
@@ -79,12 +79,12 @@ impl Demo {
         );
         let text = manifest("CompositeController", "demo", &spec);
         let config = config::parse("demo.yaml", &text).expect("the demo manifest is valid");
-        let mut children = vec![ChildType {
+        let mut children = vec![DrivenChild {
             resource: api_type("apps", "v1", "Deployment", true),
             strategy: self.strategy,
         }];
         if self.config_maps {
-            children.push(ChildType {
+            children.push(DrivenChild {
                 resource: api_type("", "v1", "ConfigMap", true),
                 strategy: UpdateStrategy::OnDelete,
             });
@@ -130,7 +130,7 @@ pub fn decorator(finalize: bool, status_subresource: bool) -> Driven {
     Driven {
         config: config::parse("svc.yaml", &text).expect("the svc manifest is valid"),
         parent: api_type("", "v1", "Pod", true),
-        children: vec![ChildType {
+        children: vec![DrivenChild {
             resource: api_type("", "v1", "Service", true),
             strategy: UpdateStrategy::InPlace,
         }],

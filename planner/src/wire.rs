@@ -5,10 +5,10 @@
 pub mod decorator;
 mod written;
 
-pub use written::{ControllerJson, ObjectJson, ObjectMap, body};
+pub use written::{ControllerJson, ObjectJson, ObjectMapJson, body};
 
 use crate::config::HookVersion;
-use crate::decide::model::{ApiType, key_of};
+use crate::decide::model::{ResolvedType, key_of};
 use kube::core::DynamicObject;
 use metahook_core::protocol::RelatedResourceRule;
 use serde::Deserialize;
@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 /// Objects of one type, as a request map's inner entries.
 pub struct TypedObjects<'a> {
-    pub resource: &'a ApiType,
+    pub resource: &'a ResolvedType,
     pub objects: &'a [Arc<DynamicObject>],
 }
 
@@ -29,8 +29,8 @@ pub fn object_map<'a>(
     types: &[TypedObjects<'a>],
     version: HookVersion,
     parent_namespace: Option<&str>,
-) -> ObjectMap<'a> {
-    let mut outer = ObjectMap::new();
+) -> ObjectMapJson<'a> {
+    let mut outer = ObjectMapJson::new();
     for typed in types {
         let objects: &'a [Arc<DynamicObject>] = typed.objects;
         let mut inner = std::collections::BTreeMap::new();
@@ -71,8 +71,8 @@ pub fn object_json(obj: &DynamicObject) -> Value {
 pub fn sync_request(
     controller: &Value,
     parent: &DynamicObject,
-    children: &ObjectMap<'_>,
-    related: &ObjectMap<'_>,
+    children: &ObjectMapJson<'_>,
+    related: &ObjectMapJson<'_>,
     finalizing: bool,
 ) -> Result<Vec<u8>, serde_json::Error> {
     body(
@@ -217,14 +217,14 @@ mod tests {
     use super::*;
     use kube::core::{ApiResource, GroupVersionKind};
 
-    fn resource(group: &str, version: &str, kind: &str, namespaced: bool) -> ApiType {
-        ApiType {
+    fn resource(group: &str, version: &str, kind: &str, namespaced: bool) -> ResolvedType {
+        ResolvedType {
             api: ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind)),
             namespaced,
         }
     }
 
-    fn obj(ar: &ApiType, ns: Option<&str>, name: &str) -> Arc<DynamicObject> {
+    fn obj(ar: &ResolvedType, ns: Option<&str>, name: &str) -> Arc<DynamicObject> {
         let mut o = DynamicObject::new(name, &ar.api);
         o.metadata.namespace = ns.map(str::to_owned);
         Arc::new(o)
@@ -294,7 +294,7 @@ mod tests {
         let controller = &fixture["controller"];
         for finalizing in [false, true] {
             let written =
-                sync_request(controller, &parent, &map, &ObjectMap::new(), finalizing).unwrap();
+                sync_request(controller, &parent, &map, &ObjectMapJson::new(), finalizing).unwrap();
             let mut with_status = controller.clone();
             if let Some(c) = with_status.as_object_mut() {
                 c.entry("status").or_insert_with(|| serde_json::json!({}));

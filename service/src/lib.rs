@@ -58,7 +58,6 @@
 mod auth;
 mod body;
 mod budget;
-mod error_chain;
 mod errors;
 mod hooks;
 mod in_flight;
@@ -76,7 +75,6 @@ mod token;
 mod trace_context;
 
 pub use budget::MemoryBudget;
-pub use error_chain::error_chain;
 pub use errors::RequestError;
 pub use in_flight::InFlight;
 pub use metrics::Metrics;

@@ -79,7 +79,7 @@ fn log_reload(what: &str, result: Result<bool, TlsError>) {
         Ok(true) => tracing::info!("the hook service's {what} changed; new connections use it"),
         Ok(false) => {}
         Err(err) => tracing::warn!(
-            error = %crate::error_chain(&err),
+            error = %metahook_core::error_chain(&err),
             "re-reading the hook service's {what} failed; the one in use stays"
         ),
     }

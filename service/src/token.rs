@@ -89,7 +89,7 @@ impl TokenFile {
             }
             Ok(false) => {}
             Err(err) => tracing::warn!(
-                error = %crate::error_chain(&err),
+                error = %metahook_core::error_chain(&err),
                 "re-reading the hook service's token failed; the one in use stays"
             ),
         }

@@ -345,9 +345,9 @@ fn a_missing_certificate_fails_at_start() {
         .block_on(async { metahook_service::start(&settings, state).map(|_| ()) })
         .expect_err("no tls.crt");
     assert!(
-        metahook_service::error_chain(&err).contains("tls.crt"),
+        metahook_core::error_chain(&err).contains("tls.crt"),
         "{}",
-        metahook_service::error_chain(&err)
+        metahook_core::error_chain(&err)
     );
     std::fs::remove_dir_all(&dir).ok();
 }

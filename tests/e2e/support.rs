@@ -22,6 +22,9 @@ use std::time::Duration;
 pub const KUBECONFIG_ENV: &str = "METAHOOK_E2E_KUBECONFIG";
 /// Far above what any step needs; only a broken driver reaches it.
 pub const DEADLINE: Duration = Duration::from_secs(120);
+/// How long the control plane may take to run pods again after a test
+/// restarted the API server ([`control_plane_runs_pods`]).
+pub const RECOVERY: Duration = Duration::from_secs(300);
 
 /// The admin kubeconfig; a test that needs the cluster fails without it
 /// (`tests/e2e/run.sh` runs these tests with the control plane up).
@@ -494,7 +497,7 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
 {
-    match poll(check).await {
+    match poll(check, DEADLINE).await {
         Some(v) => v,
         None => panic!("gave up waiting for {what}"),
     }
@@ -509,14 +512,25 @@ where
     S: FnOnce() -> Shown,
     Shown: std::future::Future<Output = String>,
 {
-    match poll(check).await {
+    wait_showing(what, check, show, DEADLINE).await
+}
+
+/// [`wait_for_showing`] for at most `deadline`.
+async fn wait_showing<T, F, Fut, S, Shown>(what: &str, check: F, show: S, deadline: Duration) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+    S: FnOnce() -> Shown,
+    Shown: std::future::Future<Output = String>,
+{
+    match poll(check, deadline).await {
         Some(v) => v,
         None => panic!("gave up waiting for {what}; then:\n{}", show().await),
     }
 }
 
-/// `check`, every 100 ms until it yields, for at most [`DEADLINE`].
-async fn poll<T, F, Fut>(mut check: F) -> Option<T>
+/// `check`, every 100 ms until it yields, for at most `deadline`.
+async fn poll<T, F, Fut>(mut check: F, deadline: Duration) -> Option<T>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
@@ -526,7 +540,7 @@ where
         if let Some(v) = check().await {
             return Some(v);
         }
-        if start.elapsed() >= DEADLINE {
+        if start.elapsed() >= deadline {
             return None;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -538,7 +552,8 @@ where
 /// ReplicaSet, the node's pod, the Deployment's status). For a test whose
 /// subject needs pods to become ready: a test before it may have stopped
 /// the API server, and the control plane's own clients come back at their
-/// own pace (client-go's relist backoff), which is not that test's subject.
+/// own pace (client-go's relist backoff, seen to take 16 s), which is not
+/// that test's subject: this waits up to [`RECOVERY`] for it.
 pub async fn control_plane_runs_pods(client: &Client) {
     let started = std::time::Instant::now();
     let ns = namespace(client, "e2e-probe").await;
@@ -553,13 +568,14 @@ pub async fn control_plane_runs_pods(client: &Client) {
     api.create(&PostParams::default(), &probe)
         .await
         .expect("creating the probe Deployment");
-    wait_for_showing(
+    wait_showing(
         "the control plane to run a pod (a one-replica Deployment available)",
         || async {
             let status = api.get("probe").await.ok()?.status?;
             (status.available_replicas == Some(1)).then_some(())
         },
         || async { pods_and_their_owners(client, &ns).await },
+        RECOVERY,
     )
     .await;
     drop_namespace(client, &ns).await;

@@ -7,9 +7,12 @@ variable, that must be METAHOOK_ and the flag's name in capitals (the rule
 the page states) or the variable the row names. The driver's flags
 (docs/cli.md, "The driver's flags") belong to `serve` and `drive` alike.
 Any binary built on `metahook::main` has the same command
-line; scripts/guide.sh runs this on examples/widget's.
+line but `new`, which only the metahook binary has (the library's
+`scaffold` feature): scripts/guide.sh checks the other commands on
+examples/widget's binary, `new` on the metahook binary, and that the
+first has no `new`.
 
-    python3 tests/guide/check_cli.py BINARY docs/cli.md
+    python3 tests/guide/check_cli.py BINARY METAHOOK_BINARY docs/cli.md
 """
 
 import re
@@ -17,6 +20,8 @@ import subprocess
 import sys
 
 COMMANDS = ["serve", "drive", "render", "crds", "chart", "manifests", "new"]
+# The commands only the metahook binary has.
+METAHOOK_ONLY = {"new"}
 DRIVER = "The driver's flags"
 
 
@@ -59,14 +64,22 @@ def doc_sections(path):
     return sections
 
 
-def main(binary, doc):
+def has_command(binary, command):
+    """Whether `BINARY COMMAND --help` is a command's help."""
+    return subprocess.run([binary, command, "--help"], capture_output=True).returncode == 0
+
+
+def main(binary, metahook, doc):
     sections = doc_sections(doc)
     problems = []
+    for command in sorted(METAHOOK_ONLY):
+        if has_command(binary, command):
+            problems.append(f"{command}: {binary} has it; only the metahook binary should")
     for command in COMMANDS:
         documented = dict(sections.get(command, {}))
         if command in ("serve", "drive"):
             documented.update(sections.get(DRIVER, {}))
-        actual = help_flags(binary, command)
+        actual = help_flags(metahook if command in METAHOOK_ONLY else binary, command)
         for flag in sorted(set(actual) - set(documented)):
             problems.append(f"{command}: {flag} is in --help but not in {doc}")
         for flag in sorted(set(documented) - set(actual)):
@@ -82,8 +95,11 @@ def main(binary, doc):
                 problems.append(f"{command}: {flag}: --help says default {default}, {doc} does not")
     for problem in problems:
         print(f"cli reference: {problem}")
-    count = sum(len(help_flags(binary, c)) for c in COMMANDS)
-    print(f"{doc}: {count} flags of {len(COMMANDS)} commands checked against {binary}: {len(problems)} problems")
+    count = sum(len(help_flags(metahook if c in METAHOOK_ONLY else binary, c)) for c in COMMANDS)
+    print(
+        f"{doc}: {count} flags of {len(COMMANDS)} commands checked against {binary}"
+        f" ({', '.join(sorted(METAHOOK_ONLY))}: {metahook}): {len(problems)} problems"
+    )
     return 1 if problems else 0
 
 

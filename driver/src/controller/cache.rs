@@ -16,7 +16,7 @@
 //! lets a reconcile read only its own parent's children and the orphans it
 //! may adopt (`owners.rs`).
 
-use crate::decide::model::ApiType;
+use crate::decide::model::ResolvedType;
 use crate::decide::plan::Existing;
 use crate::observe::metrics::DriverMetrics;
 use futures::StreamExt;
@@ -39,7 +39,7 @@ pub use object::{CachedObject, SharedType};
 
 /// The cache of one API type.
 pub struct TypeCache {
-    pub resource: ApiType,
+    pub resource: ResolvedType,
     /// `resource` as the store's keys name it.
     shared: SharedType,
     pub store: Store<CachedObject>,
@@ -65,7 +65,7 @@ pub struct CacheState {
 }
 
 impl TypeCache {
-    fn new(resource: ApiType, store: Store<CachedObject>, synced: bool) -> Self {
+    fn new(resource: ResolvedType, store: Store<CachedObject>, synced: bool) -> Self {
         TypeCache {
             shared: SharedType::of(&resource.api),
             resource,
@@ -79,7 +79,7 @@ impl TypeCache {
 
     /// A cache holding `objects` (as a listing leaves them) and marked
     /// synced, without a watch: for tests and the memory benchmark.
-    pub fn filled(resource: &ApiType, objects: &[DynamicObject]) -> Self {
+    pub fn filled(resource: &ResolvedType, objects: &[DynamicObject]) -> Self {
         let mut writer = reflector::store::Writer::new(SharedType::of(&resource.api));
         let cache = TypeCache::new(resource.clone(), writer.as_reader(), true);
         let mut listing = Listing::default();
@@ -258,17 +258,17 @@ impl Caches {
     }
 
     /// The cache of a parent or child type: this shard's objects only.
-    pub fn get_or_start_shard(&self, resource: &ApiType) -> Arc<TypeCache> {
+    pub fn get_or_start_shard(&self, resource: &ResolvedType) -> Arc<TypeCache> {
         self.start(resource, self.shard.as_ref())
     }
 
     /// The cache of `resource` (every object: related types, Namespaces),
     /// started on first use.
-    pub fn get_or_start(&self, resource: &ApiType) -> Arc<TypeCache> {
+    pub fn get_or_start(&self, resource: &ResolvedType) -> Arc<TypeCache> {
         self.start(resource, None)
     }
 
-    fn start(&self, resource: &ApiType, selector: Option<&Selector>) -> Arc<TypeCache> {
+    fn start(&self, resource: &ResolvedType, selector: Option<&Selector>) -> Arc<TypeCache> {
         let key = (
             resource.api.api_version.clone(),
             resource.api.plural.clone(),
@@ -302,7 +302,7 @@ impl Caches {
     /// A cache filled with `objects` and marked synced, without a watch:
     /// for tests that script the API server.
     #[cfg(test)]
-    pub fn preload(&self, resource: &ApiType, objects: Vec<DynamicObject>) -> Arc<TypeCache> {
+    pub fn preload(&self, resource: &ResolvedType, objects: Vec<DynamicObject>) -> Arc<TypeCache> {
         let cache = Arc::new(TypeCache::filled(resource, &objects));
         let key = (
             resource.api.api_version.clone(),
@@ -345,7 +345,7 @@ impl Caches {
 /// whether the driver listed or watched them (found on the real API server:
 /// a Hello listed at start did not see its Deployment). `managedFields` are
 /// never read into the cache (`object.rs`).
-fn normalize(obj: &mut CachedObject, resource: &ApiType) {
+fn normalize(obj: &mut CachedObject, resource: &ResolvedType) {
     obj.set_type_if_missing(&resource.api.api_version, &resource.api.kind);
 }
 
@@ -409,7 +409,7 @@ async fn run(
         }
         match &failure {
             Some(err) => {
-                tracing::warn!(%kind, error = %crate::error_chain(err), retry_in = ?backoff, "watch failed; the cache is out of date until it lists again")
+                tracing::warn!(%kind, error = %crate::api_error_chain(err), retry_in = ?backoff, "watch failed; the cache is out of date until it lists again")
             }
             None => tracing::warn!(%kind, retry_in = ?backoff, "watch ended; listing again"),
         }

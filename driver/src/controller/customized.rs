@@ -8,7 +8,7 @@
 //! is `triggers.rs`'s.
 
 use crate::controller::queue::ParentKey;
-use crate::decide::model::ApiType;
+use crate::decide::model::ResolvedType;
 use futures::future::BoxFuture;
 use metahook_core::protocol::RelatedResourceRule;
 use std::collections::HashMap;
@@ -20,7 +20,8 @@ use tokio::time::Instant;
 const CUSTOMIZE_TTL: Duration = Duration::from_secs(20 * 60);
 
 /// Resolves a related rule's `apiVersion` + `resource` to a type.
-pub type Discover = Arc<dyn Fn(&str, &str) -> BoxFuture<'static, Option<ApiType>> + Send + Sync>;
+pub type Discover =
+    Arc<dyn Fn(&str, &str) -> BoxFuture<'static, Option<ResolvedType>> + Send + Sync>;
 
 /// The rules of one customize answer.
 pub type Rules = Arc<Vec<RelatedResourceRule>>;
@@ -36,7 +37,7 @@ pub struct Customized {
     /// By parent (UID, generation).
     answers: Mutex<HashMap<(String, i64), Answer>>,
     /// By (apiVersion, resource).
-    types: Mutex<HashMap<(String, String), ApiType>>,
+    types: Mutex<HashMap<(String, String), ResolvedType>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -92,7 +93,7 @@ impl Customized {
     }
 
     /// The type a rule names, if resolved before.
-    pub fn known_type(&self, rule: &RelatedResourceRule) -> Option<ApiType> {
+    pub fn known_type(&self, rule: &RelatedResourceRule) -> Option<ResolvedType> {
         lock(&self.types)
             .get(&(rule.api_version.clone(), rule.resource.clone()))
             .cloned()
@@ -100,7 +101,7 @@ impl Customized {
 
     /// Asks discovery for the type a rule names (`None`: the API server does
     /// not serve it) and keeps it.
-    pub async fn discover(&self, rule: &RelatedResourceRule) -> Option<ApiType> {
+    pub async fn discover(&self, rule: &RelatedResourceRule) -> Option<ResolvedType> {
         let resource = (self.discover)(&rule.api_version, &rule.resource).await?;
         lock(&self.types).insert(
             (rule.api_version.clone(), rule.resource.clone()),

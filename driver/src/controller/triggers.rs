@@ -15,7 +15,7 @@
 use crate::config::HookVersion;
 use crate::controller::cache::{CachedObject, Change, SharedType, TypeCache};
 use crate::controller::queue::ParentKey;
-use crate::decide::model::{ApiType, Driven, controller_of};
+use crate::decide::model::{Driven, ResolvedType, controller_of};
 use crate::decide::plan;
 use crate::decide::related::{self, Scope};
 use crate::decide::selector::SelectorExt;
@@ -138,7 +138,7 @@ pub fn child_changed(
 pub fn related_changed(
     driven: &Driven,
     version: HookVersion,
-    resource: &ApiType,
+    resource: &ResolvedType,
     change: &Change,
     answers: &[(ParentKey, Arc<Vec<RelatedResourceRule>>)],
     namespaces: &[Arc<CachedObject>],

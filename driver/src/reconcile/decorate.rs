@@ -7,7 +7,7 @@ use super::error::ReconcileError;
 use super::hook::object_maps;
 use super::trace::{Again, Trace};
 use crate::controller::context::Context;
-use crate::decide::model::ApiType;
+use crate::decide::model::ResolvedType;
 use crate::decide::plan;
 use crate::hook::wire;
 use crate::observe::records::{Condition, Step};
@@ -22,7 +22,7 @@ pub(super) struct Observed<'a> {
     pub hook: HookKind,
     /// The attachments, one list per attachment type.
     pub attachments: &'a [Vec<Arc<DynamicObject>>],
-    pub related: &'a [(ApiType, Vec<Arc<DynamicObject>>)],
+    pub related: &'a [(ResolvedType, Vec<Arc<DynamicObject>>)],
     pub namespace: Option<&'a str>,
 }
 

@@ -4,7 +4,7 @@
 
 use super::error::ReconcileError;
 use crate::controller::context::Context;
-use crate::decide::model::{ApiType, Driven};
+use crate::decide::model::{Driven, ResolvedType};
 use crate::hook::call::HookTarget;
 use crate::hook::wire::{self, TypedObjects};
 use kube::api::DynamicObject;
@@ -19,7 +19,7 @@ pub(super) async fn call_hook(
     parent: &DynamicObject,
     hook: HookKind,
     observed: &[Vec<Arc<DynamicObject>>],
-    related: &[(ApiType, Vec<Arc<DynamicObject>>)],
+    related: &[(ResolvedType, Vec<Arc<DynamicObject>>)],
     namespace: Option<&str>,
 ) -> Result<(wire::HookResponse, Duration), ReconcileError> {
     let ctl = &ctx.driven;
@@ -45,10 +45,10 @@ pub(super) async fn call_hook(
 pub(super) fn object_maps<'a>(
     ctl: &'a Driven,
     observed: &'a [Vec<Arc<DynamicObject>>],
-    related: &'a [(ApiType, Vec<Arc<DynamicObject>>)],
+    related: &'a [(ResolvedType, Vec<Arc<DynamicObject>>)],
     target: &HookTarget,
     namespace: Option<&str>,
-) -> (wire::ObjectMap<'a>, wire::ObjectMap<'a>) {
+) -> (wire::ObjectMapJson<'a>, wire::ObjectMapJson<'a>) {
     let children: Vec<TypedObjects<'_>> = ctl
         .children
         .iter()

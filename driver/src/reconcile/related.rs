@@ -9,7 +9,7 @@ use crate::controller::cache::CachedObject;
 use crate::controller::context::Context;
 use crate::controller::customized::Rules;
 use crate::controller::triggers::{self, parent_key};
-use crate::decide::model::ApiType;
+use crate::decide::model::ResolvedType;
 use crate::decide::related::{self, Scope};
 use crate::hook::call::HookTarget;
 use crate::hook::wire;
@@ -22,7 +22,7 @@ use std::sync::Arc;
 pub(super) async fn objects(
     ctx: &Arc<Context>,
     parent: &DynamicObject,
-) -> Result<Vec<(ApiType, Vec<Arc<DynamicObject>>)>, ReconcileError> {
+) -> Result<Vec<(ResolvedType, Vec<Arc<DynamicObject>>)>, ReconcileError> {
     let Some(target) = &ctx.hooks.customize else {
         return Ok(Vec::new());
     };
@@ -95,7 +95,7 @@ async fn rules(
 async fn related_type(
     ctx: &Arc<Context>,
     rule: &RelatedResourceRule,
-) -> Result<ApiType, ReconcileError> {
+) -> Result<ResolvedType, ReconcileError> {
     if let Some(known) = ctx.customized.known_type(rule) {
         return Ok(known);
     }
@@ -147,6 +147,6 @@ async fn related_type(
     Ok(resource)
 }
 
-fn namespace_type() -> ApiType {
-    ApiType::new("", "v1", "Namespace", "namespaces", false)
+fn namespace_type() -> ResolvedType {
+    ResolvedType::new("", "v1", "Namespace", "namespaces", false)
 }

@@ -37,19 +37,19 @@ pub(super) async fn reconciled(
             }
             Outcome::WaitingForCache => tracing::debug!(error = %err, "waiting for a cache"),
             Outcome::StaleCache => {
-                tracing::info!(error = %crate::error_chain(err), "cache out of date; retrying");
+                tracing::info!(error = %crate::api_error_chain(err), "cache out of date; retrying");
             }
             Outcome::NamespaceTerminating => {
-                tracing::debug!(error = %crate::error_chain(err), "the namespace is being deleted; retrying");
+                tracing::debug!(error = %crate::api_error_chain(err), "the namespace is being deleted; retrying");
             }
             Outcome::OwnerKindUnknown => {
                 tracing::info!(
-                    error = %crate::error_chain(err),
+                    error = %crate::api_error_chain(err),
                     "the API server does not know the parent's kind yet (a CRD just installed); retrying"
                 );
             }
             _ => {
-                let chain = crate::error_chain(err);
+                let chain = crate::api_error_chain(err);
                 tracing::warn!(error = %chain, failures = ctx.backoff.failures(key), "reconcile failed");
                 ctx.executor
                     .publish(
@@ -122,7 +122,7 @@ fn record(
             duration_seconds: took.as_secs_f64(),
             hook_seconds: trace.hook.map(|d| d.as_secs_f64()),
             plan: trace.steps,
-            error: result.as_ref().err().map(|e| crate::error_chain(e)),
+            error: result.as_ref().err().map(|e| crate::api_error_chain(e)),
             requeue: match result {
                 Ok(Some(again)) => Some(Requeue::new(again.after, again.reason)),
                 _ => None,

@@ -12,7 +12,7 @@ use super::related;
 use super::trace::Trace;
 use crate::controller::cache::CachedObject;
 use crate::controller::context::Context;
-use crate::decide::model::ApiType;
+use crate::decide::model::ResolvedType;
 use crate::decide::plan;
 use crate::hook::wire::HookResponse;
 use crate::observe::records::Step;
@@ -28,7 +28,7 @@ pub(super) struct Observed<'a> {
     pub hook: HookKind,
     pub children: &'a [Vec<Arc<DynamicObject>>],
     /// The latest revision's related objects (the parent's own).
-    pub related: &'a [(ApiType, Vec<Arc<DynamicObject>>)],
+    pub related: &'a [(ResolvedType, Vec<Arc<DynamicObject>>)],
     pub namespace: Option<&'a str>,
 }
 

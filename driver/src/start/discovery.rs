@@ -2,7 +2,7 @@
 //! server's discovery (docs/metacontroller.md §2, what Metacontroller checks
 //! before a controller starts).
 
-use crate::decide::model::ApiType;
+use crate::decide::model::ResolvedType;
 use kube::Client;
 use kube::core::GroupVersion;
 use kube::discovery::{self, Scope};
@@ -47,7 +47,7 @@ pub async fn resolve(
     client: &Client,
     api_version: &str,
     resource: &str,
-) -> Result<(ApiType, bool), DiscoveryError> {
+) -> Result<(ResolvedType, bool), DiscoveryError> {
     let gv: GroupVersion = api_version
         .parse()
         .map_err(|_| DiscoveryError::ApiVersion(api_version.to_owned()))?;
@@ -70,7 +70,7 @@ pub async fn resolve(
         .iter()
         .any(|(sub, _)| sub.plural == "status" || sub.plural.ends_with("/status"));
     Ok((
-        ApiType {
+        ResolvedType {
             api,
             namespaced: caps.scope == Scope::Namespaced,
         },

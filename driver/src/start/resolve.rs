@@ -5,7 +5,7 @@
 
 use crate::config::UpdateStrategyExt;
 use crate::controller::context::HookTargets;
-use crate::decide::model::{ChildType, Driven};
+use crate::decide::model::{Driven, DrivenChild};
 use crate::start::discovery::{self, DiscoveryError};
 use crate::start::error::DriveError;
 use crate::start::prepare::Prepared;
@@ -28,7 +28,7 @@ pub(super) async fn resolve_waiting(
                 what,
                 source,
             }) if source.may_appear() => {
-                tracing::warn!(%controller, field = what, error = %crate::error_chain(&*source), retry_in = ?wait, "a type the controller needs is not served yet");
+                tracing::warn!(%controller, field = what, error = %crate::api_error_chain(&*source), retry_in = ?wait, "a type the controller needs is not served yet");
                 tokio::time::sleep(wait).await;
                 wait = (wait * 2).min(Duration::from_secs(30));
             }
@@ -72,7 +72,7 @@ async fn resolve_controller(
         let (resource, _) = discovery::resolve(client, &child.api_version, &child.resource)
             .await
             .map_err(err(children_field))?;
-        children.push(ChildType {
+        children.push(DrivenChild {
             resource,
             strategy: child.update_strategy,
         });

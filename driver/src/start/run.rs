@@ -193,7 +193,7 @@ fn shared(
             match discovery::resolve(&client, &api_version, &resource).await {
                 Ok((r, _)) => Some(r),
                 Err(err) => {
-                    tracing::warn!(error = %crate::error_chain(&err), "related resource not found");
+                    tracing::warn!(error = %crate::api_error_chain(&err), "related resource not found");
                     None
                 }
             }

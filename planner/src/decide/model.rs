@@ -8,16 +8,19 @@ use kube::core::{ApiResource, GroupVersionKind};
 use kube::{Resource, ResourceExt};
 use std::collections::BTreeMap;
 
-/// An API type: group, version, kind, plural, and whether it is namespaced.
+/// A type resolved to its API resource: group, version, kind, plural, and
+/// whether it is namespaced, as the API server's discovery says (the
+/// driver) or a declaration does (`render --plan`, the tests). What a
+/// declaration names, before that, is core's `TypeRef`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApiType {
+pub struct ResolvedType {
     pub api: ApiResource,
     pub namespaced: bool,
 }
 
-impl ApiType {
+impl ResolvedType {
     pub fn new(group: &str, version: &str, kind: &str, plural: &str, namespaced: bool) -> Self {
-        ApiType {
+        ResolvedType {
             api: ApiResource::from_gvk_with_plural(
                 &GroupVersionKind::gvk(group, version, kind),
                 plural,
@@ -37,9 +40,11 @@ impl ApiType {
     }
 }
 
+/// A child type of a [`Driven`] controller and how its objects are
+/// updated (a declaration's is core's `ChildType`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChildType {
-    pub resource: ApiType,
+pub struct DrivenChild {
+    pub resource: ResolvedType,
     pub strategy: UpdateStrategy,
 }
 
@@ -48,8 +53,8 @@ pub struct ChildType {
 #[derive(Debug, Clone)]
 pub struct Driven {
     pub config: ControllerConfig,
-    pub parent: ApiType,
-    pub children: Vec<ChildType>,
+    pub parent: ResolvedType,
+    pub children: Vec<DrivenChild>,
     /// The label keys `--shard-selector` names: a child carries its
     /// parent's values of them, so that the shard's filtered child watch
     /// sees it (docs/architecture.md, "Shards").

@@ -8,12 +8,12 @@
 //! installed (the chart's tests met it), and the chart's controllers do not
 //! roll.
 
-use crate::decide::model::ApiType;
+use crate::decide::model::ResolvedType;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::json;
 
-pub fn revision_type() -> ApiType {
-    ApiType::new(
+pub fn revision_type() -> ResolvedType {
+    ResolvedType::new(
         "metacontroller.k8s.io",
         "v1alpha1",
         "ControllerRevision",

@@ -4,7 +4,7 @@
 //! as a composite's children), and the answer edits labels and
 //! annotations key by key.
 
-use super::{DecodeResponseError, ObjectMap, body, field, objects, top_level};
+use super::{DecodeResponseError, ObjectMapJson, body, field, objects, top_level};
 use kube::core::DynamicObject;
 use metahook_core::protocol::decorator::DecoratorResponse;
 use serde_json::{Map, Value};
@@ -26,8 +26,8 @@ const KEYS: &[&str] = &[
 pub fn request(
     controller: &Value,
     object: &DynamicObject,
-    attachments: &ObjectMap<'_>,
-    related: &ObjectMap<'_>,
+    attachments: &ObjectMapJson<'_>,
+    related: &ObjectMapJson<'_>,
     finalizing: bool,
 ) -> Result<Vec<u8>, serde_json::Error> {
     body(
@@ -102,12 +102,12 @@ mod tests {
             "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-0", "namespace": "shop"},
         }))
         .unwrap();
-        let attachments: ObjectMap = [("Service.v1".to_owned(), Default::default())].into();
+        let attachments: ObjectMapJson = [("Service.v1".to_owned(), Default::default())].into();
         let body = request(
             &json!({"kind": "DecoratorController"}),
             &object,
             &attachments,
-            &ObjectMap::new(),
+            &ObjectMapJson::new(),
             false,
         )
         .unwrap();

@@ -16,7 +16,7 @@ pub struct ObjectJson<'a>(pub &'a DynamicObject);
 
 /// A request's `children`, `attachments` or `related`: objects by type,
 /// then by key.
-pub type ObjectMap<'a> = BTreeMap<String, BTreeMap<String, ObjectJson<'a>>>;
+pub type ObjectMapJson<'a> = BTreeMap<String, BTreeMap<String, ObjectJson<'a>>>;
 
 /// One top-level field of an object.
 enum Field<'a> {
@@ -70,11 +70,11 @@ impl Serialize for ObjectJson<'_> {
 /// objects, in the order serde_json's map writes those keys (both kinds of
 /// request sort the same way).
 pub fn body(
-    objects: (&str, &ObjectMap<'_>),
+    objects: (&str, &ObjectMapJson<'_>),
     controller: &Value,
     finalizing: bool,
     root: (&str, &DynamicObject),
-    related: &ObjectMap<'_>,
+    related: &ObjectMapJson<'_>,
 ) -> Result<Vec<u8>, serde_json::Error> {
     serde_json::to_vec(&RequestBody {
         objects,
@@ -86,11 +86,11 @@ pub fn body(
 }
 
 struct RequestBody<'a> {
-    objects: (&'a str, &'a ObjectMap<'a>),
+    objects: (&'a str, &'a ObjectMapJson<'a>),
     controller: &'a Value,
     finalizing: bool,
     root: (&'a str, &'a DynamicObject),
-    related: &'a ObjectMap<'a>,
+    related: &'a ObjectMapJson<'a>,
 }
 
 impl Serialize for RequestBody<'_> {

@@ -11,7 +11,7 @@ use kube::core::DynamicObject;
 use metahook_core::HookError;
 use metahook_core::registry;
 use metahook_core::{Controller, HookKind, Shape, TypeRef};
-use metahook_planner::decide::model::{ApiType, ChildType, Driven};
+use metahook_planner::decide::model::{Driven, DrivenChild, ResolvedType};
 use metahook_planner::decide::plan::{self, NoMemory, Op, StatusPace};
 use metahook_planner::decide::related;
 use metahook_planner::wire::{self, TypedObjects};
@@ -43,7 +43,7 @@ pub(super) struct Cluster {
 }
 
 /// The objects of one type a customize rule selected.
-type Related = (ApiType, Vec<Arc<DynamicObject>>);
+type Related = (ResolvedType, Vec<Arc<DynamicObject>>);
 
 impl Cluster {
     /// An empty cluster for `controller` (a CompositeController without
@@ -62,7 +62,7 @@ impl Cluster {
             .ok_or_else(|| ConvergeError::Decorator(controller.name().to_owned()))?;
         let children = children
             .iter()
-            .map(|c| ChildType {
+            .map(|c| DrivenChild {
                 resource: api_type(&c.type_ref),
                 strategy: config
                     .children
@@ -364,7 +364,7 @@ fn key_of(object: &DynamicObject) -> Key {
     }
 }
 
-fn api_type(t: &TypeRef) -> ApiType {
+fn api_type(t: &TypeRef) -> ResolvedType {
     let version = t.api_version.rsplit('/').next().unwrap_or_default();
-    ApiType::new(t.group(), version, &t.kind, &t.plural, t.namespaced)
+    ResolvedType::new(t.group(), version, &t.kind, &t.plural, t.namespaced)
 }

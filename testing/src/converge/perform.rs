@@ -3,7 +3,7 @@
 //! [`NotSettled`](crate::NotSettled).
 
 use crate::store::{Key, Store, differences};
-use metahook_planner::decide::model::ChildType;
+use metahook_planner::decide::model::DrivenChild;
 use metahook_planner::decide::plan::{self, Op};
 use serde_json::Value;
 
@@ -12,7 +12,7 @@ use serde_json::Value;
 /// fields it changed (or failed to change).
 pub(super) fn perform(
     store: &mut Store,
-    children: &[ChildType],
+    children: &[DrivenChild],
     parent_key: &Key,
     now: &str,
     op: Op,
@@ -87,7 +87,7 @@ pub(super) fn perform(
     }
 }
 
-fn target_key(children: &[ChildType], target: &plan::Target) -> Key {
+fn target_key(children: &[DrivenChild], target: &plan::Target) -> Key {
     Key {
         group_key: children
             .get(target.type_index)

@@ -8,7 +8,7 @@ async fn listed_objects_carry_apiversion_and_kind_like_watched_ones() {
     let (client, mut api) = mock_client();
     let stop = CancellationToken::new();
     let caches = Caches::new(client, stop.clone(), Arc::new(DriverMetrics::default()));
-    let cache = caches.get_or_start(&ApiType::new(
+    let cache = caches.get_or_start(&ResolvedType::new(
         "apps",
         "v1",
         "Deployment",
@@ -69,7 +69,7 @@ fn named_at(name: &str, v: &str) -> CachedObject {
 
 /// A ConfigMap cache not listed yet, and the writer of its store.
 fn unlisted_configmaps() -> (reflector::store::Writer<CachedObject>, TypeCache) {
-    let configmaps = ApiType::new("", "v1", "ConfigMap", "configmaps", true);
+    let configmaps = ResolvedType::new("", "v1", "ConfigMap", "configmaps", true);
     let writer = reflector::store::Writer::new(SharedType::of(&configmaps.api));
     let cache = TypeCache::new(configmaps, writer.as_reader(), false);
     (writer, cache)
@@ -161,7 +161,7 @@ fn a_relist_replaces_objects_in_place_and_reports_what_it_found_and_what_went_aw
 
 #[test]
 fn listed_objects_get_their_type_back_and_lose_managed_fields() {
-    let deployments = ApiType::new("apps", "v1", "Deployment", "deployments", true);
+    let deployments = ResolvedType::new("apps", "v1", "Deployment", "deployments", true);
     // As a list item comes from the API server: no apiVersion, no kind.
     let mut listed: CachedObject = serde_json::from_value(json!({
         "metadata": {"name": "web", "namespace": "shop",

@@ -200,7 +200,7 @@ async fn a_wrong_ca_bundle_or_no_client_certificate_fails_the_call_and_says_why(
             .call("demo", &http_target_with(url.clone(), auth(&wrong)), b"{}".to_vec())
             .await
             .unwrap_err();
-        let chain = crate::error_chain(&err);
+        let chain = crate::api_error_chain(&err);
         assert!(matches!(err, HookCallError::Http { .. }), "{chain}");
         assert!(chain.contains("UnknownIssuer"), "{chain}");
         // The right CA, no client certificate: the server refuses.
@@ -252,15 +252,15 @@ async fn basic_auth_and_missing_secrets_as_metacontroller_reads_them() {
             .await
             .unwrap_err();
         assert!(
-            crate::error_chain(&err).contains("basicAuth: the username in Secret hooks/colon contains ':'"),
+            crate::api_error_chain(&err).contains("basicAuth: the username in Secret hooks/colon contains ':'"),
             "{}",
-            crate::error_chain(&err)
+            crate::api_error_chain(&err)
         );
         let err = caller
             .call("demo", &http_target_with(url.clone(), basic("gone")), b"{}".to_vec())
             .await
             .unwrap_err();
-        let chain = crate::error_chain(&err);
+        let chain = crate::api_error_chain(&err);
         assert!(matches!(err, HookCallError::Credentials { .. }), "{chain}");
         assert!(
             chain.contains("basicAuth: reading Secret hooks/gone failed"),
@@ -274,10 +274,10 @@ async fn basic_auth_and_missing_secrets_as_metacontroller_reads_them() {
             .await
             .unwrap_err();
         assert!(
-            crate::error_chain(&err)
+            crate::api_error_chain(&err)
                 .contains("authorization: Secret hooks/basic has no key \"token\""),
             "{}",
-            crate::error_chain(&err)
+            crate::api_error_chain(&err)
         );
     })
     .await;

@@ -23,14 +23,14 @@ fn an_apply_names_the_fields_it_changes() {
 /// kinds keep theirs.
 #[test]
 fn a_secret_childs_values_are_redacted_and_its_paths_kept() {
-    use crate::decide::model::ChildType;
+    use crate::decide::model::DrivenChild;
     use crate::test_support::{Demo, api_type};
     let mut ctl = Demo::default().build();
-    ctl.children.push(ChildType {
+    ctl.children.push(DrivenChild {
         resource: api_type("", "v1", "Secret", true),
         strategy: crate::config::UpdateStrategy::InPlace,
     });
-    ctl.children.push(ChildType {
+    ctl.children.push(DrivenChild {
         resource: api_type("example.com", "v1", "Secret", true),
         strategy: crate::config::UpdateStrategy::InPlace,
     });

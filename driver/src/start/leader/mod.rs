@@ -94,7 +94,7 @@ pub async fn acquire(
                 until
             }
             Err(err) => {
-                tracing::warn!(lease = %settings.lease_name, error = %crate::error_chain(&err), "reading or taking the lease failed; trying again");
+                tracing::warn!(lease = %settings.lease_name, error = %crate::api_error_chain(&err), "reading or taking the lease failed; trying again");
                 Instant::now() + settings.retry_period
             }
         };
@@ -168,7 +168,7 @@ impl Leadership {
             elector
                 .release()
                 .await
-                .map_err(|err| crate::error_chain(&err))
+                .map_err(|err| crate::api_error_chain(&err))
         })
         .await;
         match released {
@@ -218,7 +218,7 @@ async fn renew(
                 return elector;
             }
             Ok(Err(err)) => {
-                tracing::warn!(lease = %settings.lease_name, error = %crate::error_chain(&err), "renewing the lease failed; trying again until the renew deadline");
+                tracing::warn!(lease = %settings.lease_name, error = %crate::api_error_chain(&err), "renewing the lease failed; trying again until the renew deadline");
             }
             Err(_) => {
                 fence.close();

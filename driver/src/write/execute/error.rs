@@ -160,7 +160,7 @@ pub fn namespace_terminating(err: &kube::Error) -> bool {
 
 /// Child operations that failed; the others went ahead.
 #[derive(Debug, thiserror::Error)]
-#[error("{} operation(s) failed: {}", .0.len(), .0.iter().map(|e| crate::error_chain(e)).collect::<Vec<_>>().join("; "))]
+#[error("{} operation(s) failed: {}", .0.len(), .0.iter().map(|e| crate::api_error_chain(e)).collect::<Vec<_>>().join("; "))]
 pub struct ExecuteErrors(pub Vec<ExecuteError>);
 
 pub(super) fn status_code(err: &kube::Error) -> Option<u16> {

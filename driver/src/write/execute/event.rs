@@ -50,15 +50,15 @@ impl Executor {
             Ok(Published::Sent) => {}
             Ok(Published::Dropped) => self.metrics.event_dropped(),
             Err(err) if namespace_terminating(&err) => {
-                tracing::debug!(error = %crate::error_chain(&err), "no event: the namespace is being deleted");
+                tracing::debug!(error = %crate::api_error_chain(&err), "no event: the namespace is being deleted");
             }
             // The API server is out of reach: the failure that made this
             // Event says so already.
             Err(err) if !matches!(err, kube::Error::Api(_)) => {
-                tracing::debug!(error = %crate::error_chain(&err), "no event: the API server is out of reach");
+                tracing::debug!(error = %crate::api_error_chain(&err), "no event: the API server is out of reach");
             }
             Err(err) => {
-                tracing::warn!(error = %crate::error_chain(&err), "publishing an event failed");
+                tracing::warn!(error = %crate::api_error_chain(&err), "publishing an event failed");
             }
         }
     }

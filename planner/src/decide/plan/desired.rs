@@ -5,7 +5,7 @@
 
 use super::claim::child_selector;
 use super::error::PlanError;
-use crate::decide::model::{ChildType, Driven};
+use crate::decide::model::{Driven, DrivenChild};
 use crate::decide::selector::{CONTROLLER_UID, SelectorExt};
 use kube::ResourceExt;
 use kube::core::DynamicObject;
@@ -158,7 +158,7 @@ pub(super) fn check_desired(
 /// a cluster-scoped parent. The error is the reason the child is refused.
 fn child_namespace(
     ctl: &Driven,
-    child_type: &ChildType,
+    child_type: &DrivenChild,
     parent_ns: &Option<String>,
     given_ns: Option<String>,
 ) -> Result<Option<String>, &'static str> {

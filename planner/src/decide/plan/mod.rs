@@ -95,7 +95,7 @@ use std::time::Duration;
 ///
 /// ```
 /// use metahook_planner::config::{self, UpdateStrategy};
-/// use metahook_planner::decide::model::{ApiType, ChildType, Driven};
+/// use metahook_planner::decide::model::{ResolvedType, DrivenChild, Driven};
 /// use metahook_planner::decide::plan::{self, Next, Op};
 /// use metahook_core::HookKind;
 ///
@@ -117,9 +117,9 @@ use std::time::Duration;
 /// )?;
 /// let ctl = Driven {
 ///     config,
-///     parent: ApiType::new("example.com", "v1", "Greeter", "greeters", true),
-///     children: vec![ChildType {
-///         resource: ApiType::new("", "v1", "ConfigMap", "configmaps", true),
+///     parent: ResolvedType::new("example.com", "v1", "Greeter", "greeters", true),
+///     children: vec![DrivenChild {
+///         resource: ResolvedType::new("", "v1", "ConfigMap", "configmaps", true),
 ///         strategy: UpdateStrategy::InPlace,
 ///     }],
 ///     shard_labels: Vec::new(),

@@ -173,9 +173,15 @@ fn hello_controller() -> Driven {
         .expect("hello is embedded");
     Driven {
         config,
-        parent: crate::decide::model::ApiType::new("fraim.co.jp", "v1", "Hello", "helloes", true),
-        children: vec![crate::decide::model::ChildType {
-            resource: crate::decide::model::ApiType::new(
+        parent: crate::decide::model::ResolvedType::new(
+            "fraim.co.jp",
+            "v1",
+            "Hello",
+            "helloes",
+            true,
+        ),
+        children: vec![crate::decide::model::DrivenChild {
+            resource: crate::decide::model::ResolvedType::new(
                 "apps",
                 "v1",
                 "Deployment",

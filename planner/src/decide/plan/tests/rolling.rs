@@ -6,7 +6,7 @@
 
 use super::*;
 use crate::config;
-use crate::decide::model::{ApiType, ChildType};
+use crate::decide::model::{DrivenChild, ResolvedType};
 use crate::test_support::{Obj, api_type, manifest};
 
 /// `web`: Things own Pods (rolled, `method`) and ConfigMaps (not rolled).
@@ -31,17 +31,17 @@ fn web(method: &str) -> Driven {
     let config = config::parse("web.yaml", &text).expect("the web manifest is valid");
     Driven {
         children: vec![
-            ChildType {
+            DrivenChild {
                 resource: api_type("", "v1", "Pod", true),
                 strategy: config.children[0].update_strategy,
             },
-            ChildType {
+            DrivenChild {
                 resource: api_type("", "v1", "ConfigMap", true),
                 strategy: UpdateStrategy::OnDelete,
             },
         ],
         config,
-        parent: ApiType::new("example.com", "v1", "Thing", "things", true),
+        parent: ResolvedType::new("example.com", "v1", "Thing", "things", true),
         shard_labels: Vec::new(),
         status_subresource: true,
     }
