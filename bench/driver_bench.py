@@ -155,7 +155,7 @@ def tally(hellos: list, deployments: list) -> tuple[int, int]:
 def converge(args: argparse.Namespace) -> None:
     manifests = os.path.join(os.path.dirname(args.out), f"hellos-{args.count}.yaml")
     with open(manifests, "w") as f:
-        f.write(hello_manifests(args.namespace, args.count, args.shards))
+        f.write(hello_manifests(args.namespace, args.count, args.shards, args.replicas))
     deadline = time.monotonic() + args.timeout
     before = metrics(args.metrics)
     start = now()
@@ -339,6 +339,7 @@ def main() -> None:
     c.add_argument("--interval", type=float, default=2.0)
     c.add_argument("--out", required=True)
     c.add_argument("--shards", type=int, default=0, help=f"label the Hellos {SHARD_LABEL}=s0..s<K-1> in turn")
+    c.add_argument("--replicas", type=int, default=1, help="each Hello's spec.replicas")
     r = sub.add_parser("resync")
     r.add_argument("--count", type=int, required=True)
     r.add_argument("--start", required=True, help="when the driver was started")
