@@ -12,8 +12,9 @@
 #      burst 10: BUDGET=5/10); bench/restart_wait.py measures from that
 #      start until the Hello's Deployment carries the new replicas, when the
 #      driver's /readyz first answered (its caches synced), and the sync
-#      hook calls made by then (how many parents went first; counted just
-#      after, so at most that many).
+#      hook calls made before the change landed (the engine's /metrics sampled while
+#      waiting, so a range; they include the reconciles that ran while the
+#      changed one's write waited on the client budget).
 # Prints a Markdown table and appends it, dated, to bench/runs/restart-wait.md.
 #
 #   bench/restart-wait.sh                                  # N = 1000, the driver and Metacontroller
@@ -67,7 +68,7 @@ engine, n, path, loadavg = sys.argv[1:]
 w = json.load(open(path))
 ready = "–" if w["ready_seconds"] is None else f"{w['ready_seconds']:.2f}"
 after = "–" if w["after_ready_seconds"] is None else f"{w['after_ready_seconds']:.2f}"
-print(f"| {engine} | {int(n):,} | **{w['applied_seconds']:.2f}** | {ready} | {after} | {w['sync_calls_by_then']} | {loadavg} |")
+print(f"| {engine} | {int(n):,} | **{w['applied_seconds']:.2f}** | {ready} | {after} | {w['sync_calls_before']}–{w['sync_calls_by_then']} | {loadavg} |")
 EOF
 )")
     echo "${ROWS[-1]}"
@@ -118,7 +119,7 @@ for n in $SIZES; do
     if [ -n "$MC" ]; then run_metacontroller "$n"; fi
 done
 
-table="| engine | parents | change applied, s from the start | caches synced (/readyz), s | applied after synced, s | sync calls by then | load average before |
+table="| engine | parents | change applied, s from the start | caches synced (/readyz), s | applied after synced, s | sync calls before it landed (sampled) | load average before |
 |---|---|---|---|---|---|---|
 $(printf '%s\n' "${ROWS[@]}")"
 echo

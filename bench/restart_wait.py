@@ -67,12 +67,18 @@ def measure(args: argparse.Namespace) -> None:
         start = time.monotonic()
         engine = subprocess.Popen(args.engine, stdout=open(args.log, "w"), stderr=subprocess.STDOUT)
         ready = applied = None
+        # (when, sync calls by then), sampled while waiting.
+        samples: list[tuple[float, int]] = []
         deadline = start + args.timeout
         while applied is None and time.monotonic() < deadline:
             if engine.poll() is not None:
                 raise SystemExit(f"restart_wait: the engine exited ({engine.returncode}); see {args.log}")
             if ready is None and args.ready and answers(args.ready):
                 ready = time.monotonic()
+            try:
+                samples.append((time.monotonic(), metrics(args.metrics)["hook_calls"].get("sync", 0) - before))
+            except OSError:
+                pass  # the engine's own /metrics, not serving yet
             try:
                 at, value = lines.get(timeout=0.02)
             except queue.Empty:
@@ -81,6 +87,9 @@ def measure(args: argparse.Namespace) -> None:
                 applied = at
         if applied is None:
             raise SystemExit(f"restart_wait: no change within {args.timeout} s")
+        # The change's own sync came between the last sample before it
+        # landed and the first after.
+        calls_before = max((n for t, n in samples if t <= applied), default=0)
         calls = metrics(args.metrics)["hook_calls"].get("sync", 0) - before
         engine.send_signal(signal.SIGTERM)
         try:
@@ -92,7 +101,9 @@ def measure(args: argparse.Namespace) -> None:
                 "applied_seconds": round(applied - start, 3),
                 "ready_seconds": None if ready is None else round(ready - start, 3),
                 "after_ready_seconds": None if ready is None else round(applied - ready, 3),
-                # Counted a little after the change landed: an upper bound.
+                # Sampled every few tens of milliseconds: at least this
+                # many went before the change's own, at most `by_then`.
+                "sync_calls_before": calls_before,
                 "sync_calls_by_then": calls,
             },
             open(args.out, "w"),
