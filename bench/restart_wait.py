@@ -90,7 +90,8 @@ def measure(args: argparse.Namespace) -> None:
         # The change's own sync came between the last sample before it
         # landed and the first after.
         calls_before = max((n for t, n in samples if t <= applied), default=0)
-        calls = metrics(args.metrics)["hook_calls"].get("sync", 0) - before
+        at_applied = metrics(args.metrics)
+        calls = at_applied["hook_calls"].get("sync", 0) - before
         engine.send_signal(signal.SIGTERM)
         try:
             engine.wait(timeout=60)
@@ -105,6 +106,10 @@ def measure(args: argparse.Namespace) -> None:
                 # many went before the change's own, at most `by_then`.
                 "sync_calls_before": calls_before,
                 "sync_calls_by_then": calls,
+                # The driver's client, just after: its requests by method
+                # and the time they waited on the client budget.
+                "requests_by_then": at_applied["requests"],
+                "throttled_seconds_by_then": round(at_applied["throttled_seconds"], 3),
             },
             open(args.out, "w"),
             indent=1,
