@@ -78,7 +78,7 @@ fn a_chart_directory_is_written_once_then_compared() {
 }
 
 #[test]
-fn a_chart_named_alone_is_what_the_command_writes_by_default() {
+fn a_chart_named_alone_has_the_default_versions_and_a_local_image() {
     let named = ChartSettings::named("widget-operator", &[]);
     assert_eq!(named.version, DEFAULT_VERSION);
     assert_eq!(named.app_version, DEFAULT_VERSION);

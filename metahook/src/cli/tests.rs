@@ -236,9 +236,23 @@ fn render_takes_a_pinned_clock() {
 
 #[test]
 fn chart_writes_by_default_what_a_chart_named_alone_is() {
-    let cli = Cli::try_parse_from(["metahook", "chart", "--out-dir", "x"]).unwrap();
+    // What a crate's tests/chart.rs compares its chart/ with
+    // (`ChartSettings::named`) is what `cargo run -- chart` writes there.
+    let dir = std::env::temp_dir().join(format!("metahook-chart-named-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = dir.to_str().unwrap();
+    let cli = Cli::try_parse_from(["metahook", "chart", "--out-dir", out]).unwrap();
     let Some(Command::Chart(args)) = cli.command else {
         panic!("chart parses as chart");
     };
     assert_eq!(args.version, crate::chart::DEFAULT_VERSION);
+    let controllers = metahook_seeds::controllers();
+    crate::chart::run(&args, "seeds-operator", controllers).unwrap();
+    let named = crate::chart::ChartSettings::named("seeds-operator", controllers);
+    let files = crate::chart::files(controllers, &named).unwrap();
+    assert_eq!(
+        crate::chart::check_dir(&dir, &files).unwrap(),
+        crate::chart::DirCheck::Current
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }
