@@ -218,6 +218,7 @@ async fn drive(kubeconfig: &Path, port: u16, ns: &str, ca_secret: &str) -> (Meta
 
 /// A Hello converges through the hooks.
 async fn converges(client: &Client, prefix: &str) {
+    control_plane_runs_pods(client).await;
     let ns = namespace(client, prefix).await;
     create_hellos(client, &ns, &["secure".to_owned()], 2).await;
     wait_for(
