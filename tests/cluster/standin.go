@@ -47,6 +47,37 @@ func newStandIn(config *rest.Config, node string) (*standIn, error) {
 	}, nil
 }
 
+// runningStandIn is a stand-in at work, which can be stopped (and a new
+// one started: what the control endpoint does after an API server restart).
+type runningStandIn struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func startStandIn(parent context.Context, kubeconfig string) (*runningStandIn, error) {
+	config, err := restConfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newStandIn(config, standInNodeName)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(parent)
+	running := &runningStandIn{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(running.done)
+		s.run(ctx)
+	}()
+	return running, nil
+}
+
+// stop ends the stand-in's work and returns once its informers are gone.
+func (r *runningStandIn) stop() {
+	r.cancel()
+	<-r.done
+}
+
 // run works until ctx ends; it survives the API server going away and
 // coming back (the informer relists, failed pods are retried).
 func (s *standIn) run(ctx context.Context) {

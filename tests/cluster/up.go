@@ -44,6 +44,8 @@ type cluster struct {
 
 	apiserver         *process
 	controllerManager *process
+	// standIn runs when realNode is false; restartable like the processes.
+	standIn *runningStandIn
 	// adminClient talks to the API server as the admin.
 	adminClient kubernetes.Interface
 }
@@ -159,15 +161,11 @@ func up(args []string) error {
 			return fmt.Errorf("the node: %w", err)
 		}
 	} else {
-		kubeletConfig, err := restConfig(c.file("kubelet-standin.kubeconfig"))
-		if err != nil {
+		if c.standIn, err = startStandIn(ctx, c.file("kubelet-standin.kubeconfig")); err != nil {
 			return err
 		}
-		standIn, err := newStandIn(kubeletConfig, standInNodeName)
-		if err != nil {
-			return err
-		}
-		go standIn.run(ctx)
+		// The one running at the end: the control endpoint may have replaced it.
+		defer func() { c.standIn.stop() }()
 	}
 
 	control, err := c.serveControl(ctx)
