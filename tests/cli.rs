@@ -197,9 +197,9 @@ fn help_names_the_controllers_and_their_hooks() {
     assert!(out.status.success());
     let help = String::from_utf8_lossy(&out.stdout);
     for line in [
-        "hello (sync, finalize)",
-        "hikawa (sync)",
-        "foo (customize, sync)",
+        "hello (sync, finalize, validate)",
+        "hikawa (sync, validate)",
+        "foo (customize, sync, validate)",
     ] {
         assert!(help.contains(line), "{line:?} not in:\n{help}");
     }

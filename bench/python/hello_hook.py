@@ -76,13 +76,13 @@ def valid_spec(parent):
     replicas = spec["replicas"]
     problems = []
     if replicas > MAX_REPLICAS:
-        problems.append("replicas: greater than %d" % MAX_REPLICAS)
+        problems.append("spec.replicas: greater than %d" % MAX_REPLICAS)
     if replicas < 0:
-        problems.append("replicas: less than 0")
+        problems.append("spec.replicas: less than 0")
     if image == "":
-        problems.append("image: must not be empty")
+        problems.append("spec.image: must not be empty")
     elif any(c.isspace() for c in image):
-        problems.append("image: must not contain whitespace")
+        problems.append("spec.image: must not contain whitespace")
     if len(parent["metadata"]["name"].encode()) > MAX_NAME_LEN:
         problems.append(
             "metadata.name: longer than %d characters, too long for a label value" % MAX_NAME_LEN

@@ -13,7 +13,8 @@ use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-/// The hooks Metacontroller calls on a CompositeController.
+/// A controller's hooks: those Metacontroller (or the driver) calls, and
+/// those the API server calls at admission ([`HookKind::is_admission`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HookKind {
     /// `sync`: called whenever the parent or one of its children changes,
@@ -25,11 +26,24 @@ pub enum HookKind {
     /// `customize`: which related objects to send with each `sync`; asked
     /// again when the parent's spec changes.
     Customize,
+    /// `validate`: asked by the API server before a parent is created,
+    /// changed or deleted; answers whether it may be
+    /// ([`crate::admission`]).
+    Validate,
+    /// `default`: asked by the API server before a parent is created or
+    /// changed; answers the spec with its defaults filled in, as a patch.
+    Default,
 }
 
 impl HookKind {
     /// Every kind of hook.
-    pub const ALL: [HookKind; 3] = [HookKind::Sync, HookKind::Finalize, HookKind::Customize];
+    pub const ALL: [HookKind; 5] = [
+        HookKind::Sync,
+        HookKind::Finalize,
+        HookKind::Customize,
+        HookKind::Validate,
+        HookKind::Default,
+    ];
 
     /// Its name, as in its path (`/{controller}/sync`) and a manifest's
     /// `spec.hooks`.
@@ -38,10 +52,20 @@ impl HookKind {
             HookKind::Sync => "sync",
             HookKind::Finalize => "finalize",
             HookKind::Customize => "customize",
+            HookKind::Validate => "validate",
+            HookKind::Default => "default",
         }
     }
 
-    /// The kind named `name` (`sync`, `finalize`, `customize`); `None`
+    /// Whether the API server calls it (an admission webhook), not
+    /// Metacontroller or the driver: it is left out of the
+    /// CompositeController's hooks.
+    pub fn is_admission(self) -> bool {
+        matches!(self, HookKind::Validate | HookKind::Default)
+    }
+
+    /// The kind named `name` (`sync`, `finalize`, `customize`, `validate`,
+    /// `default`); `None`
     /// for any other name.
     pub fn parse(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|h| h.as_str() == name)

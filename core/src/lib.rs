@@ -80,6 +80,7 @@ mod request;
 // Toolboxes a controller names by module: conditions and their helpers,
 // name checks, the observed objects' views, the wire's own types, and the
 // hook table the runtime serves.
+pub mod admission;
 pub mod conditions;
 pub mod names;
 pub mod objects;

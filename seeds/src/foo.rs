@@ -33,6 +33,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Container;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::{CustomResource, CustomResourceExt};
+use metahook_core::admission::{Admission, FieldError, Verdict};
 use metahook_core::conditions::Conditions;
 use metahook_core::conditions::{WantedCondition, condition_false};
 use metahook_core::protocol::RelatedResourceRule;
@@ -134,6 +135,7 @@ pub fn controller() -> Controller {
     Controller::composite::<Foo>("foo")
         .customize(customize)
         .sync(sync)
+        .validate(validate)
         .build()
 }
 
@@ -279,24 +281,60 @@ fn deployments(req: &Request) -> impl Iterator<Item = &ObservedDeployment> {
 
 /// The spec, if it is valid; otherwise every reason it is not, in one line.
 fn valid_spec(parent: &FooParent) -> Result<&FooSpec, String> {
-    reading::valid_spec(&parent.spec, |spec| {
+    checked_spec(parent).map_err(reading::one_line)
+}
+
+/// The spec, if it is valid; otherwise every problem with it.
+fn checked_spec(parent: &FooParent) -> Result<&FooSpec, Vec<FieldError>> {
+    reading::checked_spec(&parent.spec, |spec| {
         let mut problems = Vec::new();
         if let Err(why) = check_dns_subdomain(&spec.deployment_name) {
-            problems.push(format!("spec.deploymentName: {why}"));
+            problems.push(FieldError::new("spec.deploymentName", why));
         }
         if spec.replicas.is_some_and(|r| r < 0) {
-            problems.push("spec.replicas: less than 0".to_owned());
+            problems.push(FieldError::new("spec.replicas", "less than 0"));
         }
         if parent.metadata.name.len() > MAX_LABEL_VALUE_LEN {
-            problems.push(format!(
-                "metadata.name: longer than {MAX_LABEL_VALUE_LEN} characters, too long for the controller label"
+            problems.push(FieldError::new(
+                "metadata.name",
+                format!(
+                    "longer than {MAX_LABEL_VALUE_LEN} characters, too long for the controller label"
+                ),
             ));
         }
         if parent.metadata.namespace.is_none() {
-            problems.push("metadata.namespace: missing; a Foo is namespaced".to_owned());
+            problems.push(FieldError::new(
+                "metadata.namespace",
+                "missing; a Foo is namespaced",
+            ));
         }
         problems
     })
+}
+
+/// The `validate` hook: the API server refuses a Foo whose spec `sync`
+/// would report invalid, for the same reasons, and warns the client that
+/// a new `deploymentName` replaces the running Deployment (its pods stop
+/// while the new ones start).
+pub fn validate(admission: &Admission<Foo>) -> Verdict {
+    let verdict = reading::verdict(admission.object.as_ref().map(checked_spec));
+    let name = |parent: &Option<FooParent>| {
+        parent
+            .as_ref()
+            .and_then(|f| f.spec.as_ref().ok())
+            .map(|s| s.deployment_name.clone())
+    };
+    match (name(&admission.old), name(&admission.object)) {
+        (Some(old), Some(new)) if old != new => verdict.warn(message_replaces(&old, &new)),
+        _ => verdict,
+    }
+}
+
+/// The warning a change of `deploymentName` gets at admission.
+pub fn message_replaces(old: &str, new: &str) -> String {
+    format!(
+        "spec.deploymentName: changing it from {old:?} to {new:?} replaces Deployment {old} with a new one: its pods stop while the new ones start"
+    )
 }
 
 /// `counted` are the Deployments whose pods the status reports: the one the

@@ -15,6 +15,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Container, ContainerPort};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::{CustomResource, CustomResourceExt};
+use metahook_core::admission::{Admission, FieldError, Verdict};
 use metahook_core::conditions::Conditions;
 use metahook_core::conditions::{WantedCondition, condition_false};
 use metahook_core::{Answer, Controller, Parent};
@@ -107,6 +108,7 @@ pub fn controller() -> Controller {
         // running Deployment; Recreate would take every pod down.
         .sync(sync)
         .finalize(finalize)
+        .validate(validate)
         .build()
 }
 
@@ -163,26 +165,43 @@ fn own_deployment(req: &Request) -> Option<&ObservedDeployment> {
 
 /// The spec, if it is valid; otherwise every reason it is not, in one line.
 fn valid_spec(parent: &Parent<Hello>) -> Result<&HelloSpec, String> {
-    reading::valid_spec(&parent.spec, |spec| {
+    checked_spec(parent).map_err(reading::one_line)
+}
+
+/// The spec, if it is valid; otherwise every problem with it. What the
+/// schema refuses too (`replicas` out of range, an empty image) is checked
+/// here for a Hello stored before the schema said so.
+fn checked_spec(parent: &Parent<Hello>) -> Result<&HelloSpec, Vec<FieldError>> {
+    reading::checked_spec(&parent.spec, |spec| {
         let mut problems = Vec::new();
         if spec.replicas > MAX_REPLICAS {
-            problems.push(format!("replicas: greater than {MAX_REPLICAS}"));
+            problems.push(FieldError::new(
+                "spec.replicas",
+                format!("greater than {MAX_REPLICAS}"),
+            ));
         }
         if spec.replicas < 0 {
-            problems.push("replicas: less than 0".to_owned());
+            problems.push(FieldError::new("spec.replicas", "less than 0"));
         }
         if spec.image.is_empty() {
-            problems.push("image: must not be empty".to_owned());
+            problems.push(FieldError::new("spec.image", "must not be empty"));
         } else if spec.image.chars().any(char::is_whitespace) {
-            problems.push("image: must not contain whitespace".to_owned());
+            problems.push(FieldError::new("spec.image", "must not contain whitespace"));
         }
         if parent.metadata.name.len() > MAX_NAME_LEN {
-            problems.push(format!(
-                "metadata.name: longer than {MAX_NAME_LEN} characters, too long for a label value"
+            problems.push(FieldError::new(
+                "metadata.name",
+                format!("longer than {MAX_NAME_LEN} characters, too long for a label value"),
             ));
         }
         problems
     })
+}
+
+/// The `validate` hook: the API server refuses a Hello whose spec `sync`
+/// would report invalid, for the same reasons, before it is stored.
+pub fn validate(admission: &Admission<Hello>) -> Verdict {
+    reading::verdict(admission.object.as_ref().map(checked_spec))
 }
 
 fn spec_condition(spec: &Result<&HelloSpec, String>) -> WantedCondition {

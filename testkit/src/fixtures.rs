@@ -53,13 +53,34 @@ pub fn hook_of(case: &str) -> HookKind {
     }
 }
 
-/// Every fixture, sorted by controller and case.
+/// Every fixture of the hooks Metacontroller calls, sorted by controller
+/// and case.
 pub fn fixtures() -> Vec<Fixture> {
+    fixtures_in("", hook_of)
+}
+
+/// Every AdmissionReview fixture (`fixtures/<controller>/admission/`):
+/// `default-*` go to the default hook, everything else to validate.
+pub fn admission_fixtures() -> Vec<Fixture> {
+    fixtures_in("admission", |case| {
+        if case.starts_with("default-") {
+            HookKind::Default
+        } else {
+            HookKind::Validate
+        }
+    })
+}
+
+fn fixtures_in(sub: &str, hook_of: impl Fn(&str) -> HookKind) -> Vec<Fixture> {
     let mut out = Vec::new();
     let dir = root().join("fixtures");
     for controller in sorted_entries(&dir).into_iter().filter(|p| p.is_dir()) {
         let name = file_name(&controller);
-        for path in sorted_entries(&controller) {
+        let cases = controller.join(sub);
+        if !cases.is_dir() {
+            continue;
+        }
+        for path in sorted_entries(&cases) {
             if path.extension().is_some_and(|e| e == "json") {
                 let case = path
                     .file_stem()

@@ -9,13 +9,15 @@
 //! (`driver.rs`, `faults.rs`) and under the real Metacontroller calling
 //! `metahook serve` (`metacontroller.rs`, tests `metacontroller::...`); both
 //! calling the hooks over mutual TLS in `hooks_tls.rs`. A DecoratorController
-//! under `metahook drive`, with a Python hook server: `decorator.rs`.
+//! under `metahook drive`, with a Python hook server: `decorator.rs`. The
+//! API server asking the seeds' validate hooks at admission: `admission.rs`.
 //!
 //! The tests run one at a time (`--test-threads=1`): each starts its own
 //! driver or Metacontroller, and two would both reconcile every parent. Each makes
 //! and removes its own namespace. Waits poll the API with a generous
 //! deadline: they wait for an outcome, they do not measure time.
 
+mod admission;
 mod aggregated;
 mod crds;
 mod decorator;

@@ -5,12 +5,13 @@ use super::declaration::{Controller, Crd};
 use super::handler::handler;
 use super::shape::{Shape, UpdateStrategy};
 use super::types::Types;
+use crate::admission::{Admission, Verdict, defaults_handler, validate_handler};
 use crate::answer::{Answer, CustomizeAnswer, DecoratorAnswer, IntoAnswer};
 use crate::collection::ObjectSet;
 use crate::hook::HookKind;
 use crate::object::Object;
 use crate::request::{
-    Customize, Decorate, ParentType, Request, WireCustomize, WireDecorate, WireRequest,
+    Customize, Decorate, ParentMeta, ParentType, Request, WireCustomize, WireDecorate, WireRequest,
 };
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde::Serialize;
@@ -224,6 +225,35 @@ impl<P: ParentType> Composite<P> {
     {
         let handler = handler::<WireCustomize<P>, CustomizeAnswer, _, _>(hook);
         self.controller.add_hook(HookKind::Customize, handler);
+        self
+    }
+
+    /// The `validate` hook, which the API server asks before it creates,
+    /// changes or deletes a parent: a [`Verdict`] refuses with a message
+    /// per field, or allows, with warnings either way. Served as an
+    /// AdmissionReview webhook (the ValidatingWebhookConfiguration is
+    /// generated with the chart).
+    pub fn validate<A, F>(mut self, hook: F) -> Self
+    where
+        A: IntoAnswer<Verdict>,
+        F: Fn(&Admission<P>) -> A + Send + Sync + 'static,
+    {
+        let handler = validate_handler::<P, A, F>(hook);
+        self.controller.add_hook(HookKind::Validate, handler);
+        self
+    }
+
+    /// The `default` hook, which the API server asks before it creates or
+    /// changes a parent: it fills in the spec's defaults where the schema's
+    /// own `default` cannot (a value from other fields, or from the name).
+    /// Only the spec is changed; the API server is sent the patch.
+    pub fn defaults<F>(mut self, hook: F) -> Self
+    where
+        P::SpecType: Serialize,
+        F: Fn(&ParentMeta, &mut P::SpecType) + Send + Sync + 'static,
+    {
+        let handler = defaults_handler::<P, F>(hook);
+        self.controller.add_hook(HookKind::Default, handler);
         self
     }
 

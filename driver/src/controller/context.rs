@@ -37,6 +37,8 @@ impl HookTargets {
             HookKind::Sync => Some(&self.sync),
             HookKind::Finalize => self.finalize.as_ref(),
             HookKind::Customize => self.customize.as_ref(),
+            // The API server's to call, not the driver's.
+            HookKind::Validate | HookKind::Default => None,
         }
     }
 

@@ -9,27 +9,43 @@ use super::words::{Word, ready_to_kiyoshi};
 use crate::reading;
 use jiff::Timestamp;
 use metahook_core::Parent;
+use metahook_core::admission::FieldError;
 
 /// The spec, if it is valid; otherwise every reason it is not, in one line.
 pub(super) fn valid_spec(parent: &Parent<Hikawa>) -> Result<&HikawaSpec, String> {
-    reading::valid_spec(&parent.spec, |spec| {
+    checked_spec(parent).map_err(reading::one_line)
+}
+
+/// The spec, if it is valid; otherwise every problem with it (what sync
+/// reports and the validate hook refuses).
+pub(super) fn checked_spec(parent: &Parent<Hikawa>) -> Result<&HikawaSpec, Vec<FieldError>> {
+    reading::checked_spec(&parent.spec, |spec| {
         let mut problems = Vec::new();
         if !(0..=MAX_INTERVAL_MILLIS).contains(&spec.interval_millis) {
-            problems.push(format!(
-                "intervalMillis: {} is not between 0 and {MAX_INTERVAL_MILLIS}",
-                spec.interval_millis
+            problems.push(FieldError::new(
+                "spec.intervalMillis",
+                format!(
+                    "{} is not between 0 and {MAX_INTERVAL_MILLIS}",
+                    spec.interval_millis
+                ),
             ));
         }
         if !(1..=MAX_MAX_ZUNDOKOS).contains(&spec.max_zundokos) {
-            problems.push(format!(
-                "maxZundokos: {} is not between 1 and {MAX_MAX_ZUNDOKOS}",
-                spec.max_zundokos
+            problems.push(FieldError::new(
+                "spec.maxZundokos",
+                format!(
+                    "{} is not between 1 and {MAX_MAX_ZUNDOKOS}",
+                    spec.max_zundokos
+                ),
             ));
         }
         let longest = zundoko_name(&parent.metadata.name, spec.max_zundokos.max(1));
         if longest.len() > MAX_NAME_LEN {
-            problems.push(format!(
-                "metadata.name: too long; Zundoko names such as {longest:?} would exceed {MAX_NAME_LEN} characters"
+            problems.push(FieldError::new(
+                "metadata.name",
+                format!(
+                    "too long; Zundoko names such as {longest:?} would exceed {MAX_NAME_LEN} characters"
+                ),
             ));
         }
         problems

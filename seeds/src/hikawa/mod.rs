@@ -45,9 +45,10 @@ pub use names::{kiyoshi_name, zundoko_name};
 pub use observed::{ObservedSay, ObservedWord, Request, SAID_AT};
 pub use words::{KIYOSHI, Word, ready_to_kiyoshi, word};
 
-use decide::{Next, Step, step, valid_spec};
+use decide::{Next, Step, checked_spec, step, valid_spec};
 use desired::{held, kiyoshi, zundoko};
 use jiff::SignedDuration;
+use metahook_core::admission::{Admission, Verdict};
 use metahook_core::{Answer, Controller};
 use observed::Song;
 use pacing::seconds;
@@ -57,9 +58,16 @@ use status::status;
 pub fn controller() -> Controller {
     Controller::composite::<Hikawa>("hikawa")
         .sync(sync)
+        .validate(validate)
         .crd_of::<Zundoko>()
         .crd_of::<Kiyoshi>()
         .build()
+}
+
+/// The `validate` hook: the API server refuses a Hikawa whose spec `sync`
+/// would report invalid, for the same reasons.
+pub fn validate(admission: &Admission<Hikawa>) -> Verdict {
+    crate::reading::verdict(admission.object.as_ref().map(checked_spec))
 }
 
 pub fn sync(req: &Request) -> Answer<HikawaStatus> {
