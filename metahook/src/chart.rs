@@ -4,7 +4,8 @@
 //! ServiceMonitor, alerts and a Grafana dashboard (`monitoring/`),
 //! PodDisruptionBudget, the aggregated API, a schema for
 //! every value) with the controllers' CRDs (`crds/`), their
-//! CompositeController manifests (`metacontroller/`), one switch each in
+//! CompositeController manifests (`metacontroller/`), their admission
+//! webhooks (`admission/`, installed with `admission.enabled`), one switch each in
 //! `values.yaml`, and the chart's name, description and image.
 //!
 //! metahook's own chart, the repository's `chart/`, is this output for
@@ -33,6 +34,10 @@ const TEMPLATE_FILES: &[(&str, &str)] = &[
     (
         "templates/_helpers.tpl",
         include_str!("../chart/templates/_helpers.tpl"),
+    ),
+    (
+        "templates/admission-webhooks.yaml",
+        include_str!("../chart/templates/admission-webhooks.yaml"),
     ),
     (
         "templates/aggregated-api-cert-manager.yaml",
@@ -336,6 +341,23 @@ pub fn files(
         out.push((format!("crds/{file}"), yaml));
     }
     for controller in controllers {
+        let configs = controller.webhook_configurations(&Webhooks::default());
+        if !configs.is_empty() {
+            let mut yaml = format!(
+                "# The {} controller's admission webhooks, as its declaration writes them; do
+# not edit. The chart points them at the release's Service with its CA
+# (admission.enabled).
+",
+                controller.name()
+            );
+            for config in &configs {
+                let doc = serde_saphyr::to_string(&Ordered(config))
+                    .map_err(|e| ChartError::Manifest(controller.name().to_owned(), e))?;
+                yaml.push_str("---\n");
+                yaml.push_str(&doc);
+            }
+            out.push((format!("admission/{}.yaml", controller.name()), yaml));
+        }
         let manifest = controller.manifest(&Webhooks::default());
         let yaml = serde_saphyr::to_string(&Ordered(&manifest))
             .map_err(|e| ChartError::Manifest(controller.name().to_owned(), e))?;

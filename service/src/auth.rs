@@ -2,8 +2,13 @@
 //! certificate the client CA verified; with `--auth-token-file`, only one
 //! sending the token (both, when both are set). `/healthz`, `/readyz` and
 //! `/metrics` stay open to the kubelet and Prometheus, which present
-//! neither; every other route (the hooks, the process's own routes,
-//! unknown paths) is refused with 401 before it runs.
+//! neither; so do the admission hooks (`/{controller}/validate`,
+//! `/{controller}/default`): kube-apiserver calls them and presents no
+//! client certificate or token unless its own admission configuration
+//! gives it one, and they are pure functions of the request that write
+//! nothing, so answering whoever reaches the port costs what `/metrics`
+//! does. Every other route (the Metacontroller hooks, the process's own
+//! routes, unknown paths) is refused with 401 before it runs.
 
 use crate::errors::RequestError;
 use crate::token::TokenFile;
@@ -11,7 +16,9 @@ use actix_web::ResponseError;
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
+use metahook_core::Controller;
 use metahook_tls::PeerCerts;
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// Paths anyone who reaches the port may ask.
@@ -22,12 +29,37 @@ const OPEN: &[&str] = &["/healthz", "/readyz", "/metrics"];
 pub struct Callers {
     pub client_cert: bool,
     pub token: Option<Arc<TokenFile>>,
+    /// The admission hooks' paths, which the API server calls.
+    pub admission: HashSet<String>,
 }
 
 impl Callers {
+    /// What callers of `controllers`' hooks must present: a client
+    /// certificate (`client_cert`), the token, or nothing for the
+    /// admission hooks.
+    pub fn of(
+        controllers: &[Controller],
+        client_cert: bool,
+        token: Option<Arc<TokenFile>>,
+    ) -> Self {
+        let admission = controllers
+            .iter()
+            .flat_map(|c| {
+                c.hook_kinds()
+                    .filter(|k| k.is_admission())
+                    .map(move |k| format!("/{}/{k}", c.name()))
+            })
+            .collect();
+        Callers {
+            client_cert,
+            token,
+            admission,
+        }
+    }
+
     /// Why `request` may not call, or `None` when it may.
     fn refusal(&self, request: &ServiceRequest) -> Option<RequestError> {
-        if OPEN.contains(&request.path()) {
+        if OPEN.contains(&request.path()) || self.admission.contains(request.path()) {
             return None;
         }
         if self.client_cert && request.conn_data::<PeerCerts>().is_none() {

@@ -50,10 +50,11 @@ pub fn start(
         .map(TokenFile::load)
         .transpose()?
         .map(Arc::new);
-    let callers = Arc::new(auth::Callers {
-        client_cert: settings.tls.as_ref().is_some_and(|t| t.client_auth),
-        token: token.clone(),
-    });
+    let callers = Arc::new(auth::Callers::of(
+        state.controllers,
+        settings.tls.as_ref().is_some_and(|t| t.client_auth),
+        token.clone(),
+    ));
     let workers = settings
         .workers
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))

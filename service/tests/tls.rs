@@ -8,7 +8,7 @@ use metahook_service::{Settings, TlsSettings};
 use metahook_testkit::certs::{Ca, OpensslRecipe, Pair};
 use metahook_testkit::https::HttpsClient;
 use metahook_testkit::metrics_text::sample;
-use metahook_testkit::{RealServer, fixtures, snapshot};
+use metahook_testkit::{RealServer, admission_fixtures, fixtures, snapshot};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -192,6 +192,26 @@ fn mutual_tls_admits_only_the_cas_clients_and_keeps_probes_open() {
     }
     // Not only the hooks: any other route too.
     assert_eq!(anonymous.get(server.addr, "/nowhere").unwrap().status, 401);
+    // But the admission hooks, which kube-apiserver calls with no
+    // certificate, are answered (and only theirs).
+    let admission = admission_fixtures()
+        .into_iter()
+        .find(|f| f.controller == "hello" && f.case == "validate-create-invalid")
+        .expect("fixtures/hello/admission/validate-create-invalid.json");
+    let (asked, _) = anonymous
+        .post(server.addr, &admission.url(), &admission.body(), "")
+        .expect("answered");
+    assert_eq!(
+        asked.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&asked.body)
+    );
+    assert_eq!(asked.json()["response"]["allowed"], false);
+    assert_eq!(
+        asked.json()["response"]["status"]["details"]["causes"][0]["field"],
+        "spec.image"
+    );
 
     let stranger = HttpsClient::new(&ca.pem, Some(&Ca::new("other-ca").client("metacontroller")));
     let err = stranger

@@ -296,7 +296,8 @@ PLURALS = {
     "CompositeController": "compositecontrollers", "Secret": "secrets", "APIService": "apiservices",
     "Lease": "leases",
 }
-CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding", "CompositeController", "APIService"}
+CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding", "CompositeController", "APIService",
+                  "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}
 
 
 def object_path(obj: dict, namespace: str) -> str:

@@ -47,7 +47,7 @@ from conftest import (
 )
 
 CLUSTER_SCOPED = {"APIService", "ClusterRole", "ClusterRoleBinding", "CompositeController",
-                  "CustomResourceDefinition"}
+                  "CustomResourceDefinition", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 # Values that turn on everything optional, with non-default values for every
@@ -158,6 +158,12 @@ SCENARIOS = [
     ("hooks-mtls-cluster-issuer", {"hooks": {"tls": {"enabled": True, "clientAuth": True, "certManager": {
         "enabled": True, "issuerRef": {"name": "platform-ca", "kind": "ClusterIssuer"}, "duration": "720h"}}},
         "metrics": {"serviceMonitor": {"enabled": True}}}, DEFAULT_RELEASE, DEFAULT_NAMESPACE),
+    ("admission", {"hooks": {"tls": {"enabled": True}}, "admission": {"enabled": True}}, DEFAULT_RELEASE,
+     DEFAULT_NAMESPACE),
+    ("driver-admission-mtls-cert-manager", {"mode": "driver", "admission": {"enabled": True, "failurePolicy": "Ignore"},
+                                            "hooks": {"tls": {"enabled": True, "clientAuth": True,
+                                                              "certManager": CERT_MANAGER}}},
+     DEFAULT_RELEASE, DEFAULT_NAMESPACE),
     ("driver-hooks-mtls", {"mode": "driver", "hooks": {"tls": {"enabled": True, "clientAuth": True}},
                            "driver": {"aggregatedApi": {"enabled": True}}}, DEFAULT_RELEASE, DEFAULT_NAMESPACE),
     ("minimal", {"replicas": 1, "podDisruptionBudget": {"enabled": False}, "networkPolicy": {"enabled": False},
@@ -1878,6 +1884,7 @@ def test_packaged_chart_holds_the_chart_and_nothing_else(package: Path) -> None:
                    "templates/_helpers.tpl", ".helmignore"):
         assert needed in names, needed
     assert {f"metacontroller/{c}.yaml" for c in CONTROLLERS} <= set(names)
+    assert {f"admission/{c}.yaml" for c in CONTROLLERS} <= set(names)
     assert {f"crds/{p.name}" for p in crd_files()} <= set(names)
     assert {"monitoring/alerts.yaml", "monitoring/dashboard.json"} <= set(names)
     # ...and nothing else: the chart's own directories, its files, and
@@ -1885,7 +1892,7 @@ def test_packaged_chart_holds_the_chart_and_nothing_else(package: Path) -> None:
     chart_files = {"Chart.yaml", "values.yaml", "values.schema.json", ".helmignore"}
     unexpected = [
         n for n in names
-        if not n.startswith(("templates/", "crds/", "metacontroller/", "monitoring/"))
+        if not n.startswith(("templates/", "crds/", "metacontroller/", "admission/", "monitoring/"))
         and n not in chart_files
         and not re.fullmatch(r"[A-Z][A-Z_-]*(\.md|\.txt)?", n)
     ]

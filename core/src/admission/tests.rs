@@ -269,3 +269,43 @@ fn admission_hooks_are_not_in_the_compositecontroller() {
     let hooks = manifest["spec"]["hooks"].as_object().unwrap();
     assert_eq!(hooks.keys().collect::<Vec<_>>(), ["sync"]);
 }
+
+#[test]
+fn each_admission_hook_has_a_webhook_configuration_at_the_service() {
+    let webhooks = crate::Webhooks {
+        service: "notes".to_owned(),
+        namespace: "ops".to_owned(),
+        port: 443,
+    };
+    let configs = notes().webhook_configurations(&webhooks);
+    let kinds: Vec<_> = configs.iter().map(|c| c["kind"].clone()).collect();
+    assert_eq!(
+        kinds,
+        [
+            json!("ValidatingWebhookConfiguration"),
+            json!("MutatingWebhookConfiguration")
+        ]
+    );
+    let validate = &configs[0]["webhooks"][0];
+    assert_eq!(validate["name"], "validate.note.example.com");
+    assert_eq!(
+        validate["clientConfig"]["service"],
+        json!({"name": "notes", "namespace": "ops", "port": 443, "path": "/note/validate"})
+    );
+    assert_eq!(
+        validate["rules"],
+        json!([{"apiGroups": ["example.com"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
+                "resources": ["notes"], "scope": "Namespaced"}])
+    );
+    assert_eq!(
+        validate["namespaceSelector"]["matchExpressions"][0]["values"],
+        json!(["ops"])
+    );
+    assert_eq!(
+        configs[1]["webhooks"][0]["clientConfig"]["service"]["path"],
+        "/note/default"
+    );
+    // Without admission hooks, none.
+    let plain = Controller::composite::<Note>("note").sync(sync).build();
+    assert!(plain.webhook_configurations(&webhooks).is_empty());
+}
