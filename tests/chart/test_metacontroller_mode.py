@@ -276,3 +276,59 @@ def test_metacontroller_calls_the_hooks_over_mutual_tls_as_the_chart_configures(
         assert reply.ok or reply.status == 404, reply
     finally:
         delete_work_namespace(admin, work)
+
+
+def test_the_api_server_asks_the_validate_hooks_the_chart_registers(
+        cluster: Cluster, chart: helm_python.Chart, mc_release: Installed) -> None:
+    """admission.enabled, with hooks.tls and clientAuth: kube-apiserver calls
+    the release's Service over HTTPS, verified with the chart's CA, and is
+    answered without a client certificate (the admission paths are open).
+    A Hello whose image has a space is refused with the hook's message and
+    field, and not stored; a valid one is stored; in the release's own
+    namespace (left out of the webhooks) the same bad Hello passes a dry
+    run. The configurations go with the release."""
+    admin = cluster.admin
+    release = upgrade(cluster, chart, mc_release,
+                      {"hooks": {"tls": {"enabled": True, "clientAuth": True}}, "admission": {"enabled": True}})
+    wait_ready_pods(cluster, release, 2)
+    configs = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+    mine = admin.items(configs, labelSelector=f"app.kubernetes.io/instance={release.release}")
+    assert {c["metadata"]["name"] for c in mine} == {
+        f"{release.release}-{c}-validate" for c in ("hello", "hikawa", "foo")}, mine
+    work = unique("admission")
+    admin.create("/api/v1/namespaces", {"metadata": {"name": work}})
+    wait = waiter(cluster, work, also=lambda: report(cluster, release.namespace, release.selector))
+    spaced = {"apiVersion": "fraim.co.jp/v1", "kind": "Hello", "metadata": {"name": "spaced"},
+              "spec": {"replicas": 0, "image": "nginx demos"}}
+    hellos = api_path("fraim.co.jp/v1", "helloes", work)
+    try:
+        def refusal() -> dict | None:
+            reply = admin.call("POST", hellos, spaced)
+            if reply.ok:
+                # In before the API server read the configuration.
+                admin.call("DELETE", f"{hellos}/spaced")
+            if reply.status != 422:
+                # Stored, or the webhook not reachable yet (500: failed
+                # calling webhook): asked again.
+                print(f"not refused yet: {reply.status} {str(reply.body)[:300]}")
+                return None
+            return {"status": reply.status, "body": reply.body}
+
+        refused = wait("kube-apiserver to ask the release's validate webhook", refusal)
+        body = refused["body"]
+        assert body["message"] == (f'admission webhook "validate.hello.fraim.co.jp" denied the request: '
+                                   f'spec.image: must not contain whitespace'), body
+        assert body["details"]["causes"] == [
+            {"reason": "FieldValueInvalid", "field": "spec.image", "message": "must not contain whitespace"}], body
+        assert admin.get(f"{hellos}/spaced") is None, "a refused Hello was stored"
+        fine = {**spaced, "metadata": {"name": "fine"}, "spec": {"replicas": 0}}
+        assert admin.call("POST", hellos, fine).ok
+        own = api_path("fraim.co.jp/v1", "helloes", release.namespace)
+        dry = admin.call("POST", own, spaced, query={"dryRun": "All"})
+        assert dry.ok, f"the release's own namespace was asked: {dry}"
+    finally:
+        delete_work_namespace(admin, work)
+        # Nothing left to refuse other tests' Hellos if the release outlives
+        # this module.
+        for config in mine:
+            admin.call("DELETE", f"{configs}/{config['metadata']['name']}")
