@@ -293,8 +293,9 @@ def test_the_api_server_asks_the_validate_hooks_the_chart_registers(
     wait_ready_pods(cluster, release, 2)
     configs = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
     mine = admin.items(configs, labelSelector=f"app.kubernetes.io/instance={release.release}")
+    fullname = release.one("Service")["metadata"]["name"]
     assert {c["metadata"]["name"] for c in mine} == {
-        f"{release.release}-{c}-validate" for c in ("hello", "hikawa", "foo")}, mine
+        f"{fullname}-{c}-validate" for c in ("hello", "hikawa", "foo")}, mine
     work = unique("admission")
     admin.create("/api/v1/namespaces", {"metadata": {"name": work}})
     wait = waiter(cluster, work, also=lambda: report(cluster, release.namespace, release.selector))
