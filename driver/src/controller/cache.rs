@@ -35,6 +35,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 pub use change::{Change, Subscriber};
+pub use initial_list::{InitialList, InitialListChoice};
 pub use object::{CachedObject, SharedType};
 
 /// The cache of one API type.
@@ -232,11 +233,20 @@ pub struct Caches {
     /// `--shard-selector`: what the parent and child caches hold.
     shard: Option<Selector>,
     types: Mutex<HashMap<CacheKey, Arc<TypeCache>>>,
+    /// Streamed or paged: shared by every type's cache.
+    initial_list: Arc<InitialListChoice>,
 }
 
 impl Caches {
+    /// Caches that list in pages (tests: what a scripted API server answers).
     pub fn new(client: Client, stop: CancellationToken, metrics: Arc<DriverMetrics>) -> Arc<Self> {
-        Self::sharded(client, stop, metrics, None)
+        Self::sharded(
+            client,
+            stop,
+            metrics,
+            None,
+            InitialListChoice::given(InitialList::Paged),
+        )
     }
 
     /// Caches whose parent and child types hold only the objects `shard`
@@ -247,6 +257,7 @@ impl Caches {
         stop: CancellationToken,
         metrics: Arc<DriverMetrics>,
         shard: Option<Selector>,
+        initial_list: InitialListChoice,
     ) -> Arc<Self> {
         Arc::new(Caches {
             client,
@@ -254,6 +265,7 @@ impl Caches {
             metrics,
             shard,
             types: Mutex::new(HashMap::new()),
+            initial_list: Arc::new(initial_list),
         })
     }
 
@@ -283,19 +295,18 @@ impl Caches {
         types.insert(key, Arc::clone(&cache));
         let api: Api<CachedObject> =
             Api::all_with(self.client.clone(), &SharedType::of(&resource.api));
-        let config = watcher::Config::default().page_size(LIST_PAGE_SIZE);
-        let config = match selector {
-            Some(selector) => config.labels_from(selector),
-            None => config,
-        };
-        tokio::spawn(run(
-            api,
-            config,
-            writer,
-            Arc::clone(&cache),
-            self.metrics.clone(),
-            self.stop.clone(),
-        ));
+        let selector = selector.cloned();
+        let initial_list = Arc::clone(&self.initial_list);
+        let (metrics, stop) = (self.metrics.clone(), self.stop.clone());
+        let task_cache = Arc::clone(&cache);
+        tokio::spawn(async move {
+            let config = initial_list.resolve(&api).await.config();
+            let config = match &selector {
+                Some(selector) => config.labels_from(selector),
+                None => config,
+            };
+            run(api, config, writer, task_cache, metrics, stop).await;
+        });
         cache
     }
 
@@ -348,12 +359,6 @@ impl Caches {
 fn normalize(obj: &mut CachedObject, resource: &ResolvedType) {
     obj.set_type_if_missing(&resource.api.api_version, &resource.api.kind);
 }
-
-/// Objects per page of a listing. A relist decodes a page (with its
-/// `managedFields`) while the store still holds every object, so a page
-/// smaller than kube's 500 is a lower peak, for one LIST per 100 objects of
-/// a type (docs/performance.md#how-the-caches-hold-objects).
-const LIST_PAGE_SIZE: u32 = 100;
 
 /// The first wait after a failed watch; doubled while failures go on, up
 /// to a cap short enough that a restarted API server is noticed within
@@ -423,6 +428,7 @@ async fn run(
 }
 
 mod change;
+mod initial_list;
 mod listing;
 mod object;
 mod owners;

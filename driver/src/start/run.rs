@@ -7,7 +7,7 @@
 use crate::client::connect::{Clients, connect};
 use crate::client::pressure::Pressure;
 use crate::client::throttle::Budget;
-use crate::controller::cache::Caches;
+use crate::controller::cache::{Caches, InitialListChoice};
 use crate::controller::context::{Context, Shared};
 use crate::controller::customized::Discover;
 use crate::controller::worker::{self, DEFAULT_RESYNC, Pace};
@@ -184,6 +184,7 @@ fn shared(
         cache_stop.clone(),
         metrics.clone(),
         settings.shard.clone(),
+        InitialListChoice::ask_the_api_server(),
     );
     let discover_client = client.clone();
     let discover: Discover = Arc::new(move |api_version: &str, resource: &str| {
