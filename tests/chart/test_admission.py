@@ -2,7 +2,8 @@
 registered with the API server — one ValidatingWebhookConfiguration per
 controller with a validate hook (admission/<controller>.yaml), at this
 release's Service over HTTPS, its CA the hooks' own, the release's
-namespace left out, and a NetworkPolicy that lets the API server in."""
+namespace left out, and a NetworkPolicy that lets the API server in. The
+last test installs it on the real node (marked `cluster`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import base64
 import helm_python
 import pytest
 
+from chartcluster import Cluster, api_path, cluster, delete_work_namespace, installed, report, unique, waiter  # noqa: F401
 from conftest import DEFAULT_NAMESPACE, Rendered, render
 
 ADMISSION = {"hooks": {"tls": {"enabled": True}}, "admission": {"enabled": True}}
@@ -78,3 +80,58 @@ def test_the_network_policy_lets_the_api_server_reach_the_hooks_port(admission: 
     narrowed = render(chart, {**ADMISSION, "networkPolicy": {"apiFrom": [{"ipBlock": {"cidr": "10.0.0.0/28"}}]}})
     rules = narrowed.one("NetworkPolicy")["spec"]["ingress"]
     assert {"ports": [{"port": "http", "protocol": "TCP"}], "from": [{"ipBlock": {"cidr": "10.0.0.0/28"}}]} in rules
+
+
+@pytest.mark.cluster
+def test_the_api_server_asks_the_validate_hooks_the_chart_registers(cluster: Cluster,
+                                                                    chart: helm_python.Chart) -> None:
+    """Installed in driver mode with admission.enabled and mutual TLS:
+    kube-apiserver calls the release's Service over HTTPS, verified with the
+    chart's CA, and is answered without a client certificate (the admission
+    paths are open). A Hello whose image has a space is refused with the
+    hook's message and field, and not stored; a valid one is stored; in the
+    release's own namespace (left out of the webhooks) the same bad Hello
+    passes a dry run. Uninstalled, the configurations go with the release."""
+    admin = cluster.admin
+    configs = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+    values = {"mode": "driver", "hooks": {"tls": {"enabled": True, "clientAuth": True}},
+              "admission": {"enabled": True}}
+    with installed(cluster, chart, values, "adm") as release:
+        fullname = release.one("Service")["metadata"]["name"]
+        mine = admin.items(configs, labelSelector=f"app.kubernetes.io/instance={release.release}")
+        assert {c["metadata"]["name"] for c in mine} == {
+            f"{fullname}-{c}-validate" for c in ("hello", "hikawa", "foo")}, mine
+        work = unique("admission")
+        admin.create("/api/v1/namespaces", {"metadata": {"name": work}})
+        wait = waiter(cluster, work, also=lambda: report(cluster, release.namespace, release.selector))
+        spaced = {"apiVersion": "fraim.co.jp/v1", "kind": "Hello", "metadata": {"name": "spaced"},
+                  "spec": {"replicas": 0, "image": "nginx demos"}}
+        hellos = api_path("fraim.co.jp/v1", "helloes", work)
+        try:
+            def refusal() -> dict | None:
+                reply = admin.call("POST", hellos, spaced)
+                if reply.ok:
+                    # In before the API server read the configuration.
+                    admin.call("DELETE", f"{hellos}/spaced")
+                if reply.status != 422:
+                    # Stored, or the webhook not reachable yet (500: failed
+                    # calling webhook): asked again.
+                    print(f"not refused yet: {reply.status} {str(reply.body)[:300]}")
+                    return None
+                return {"status": reply.status, "body": reply.body}
+
+            body = wait("kube-apiserver to ask the release's validate webhook", refusal)["body"]
+            assert body["message"] == ('admission webhook "validate.hello.fraim.co.jp" denied the request: '
+                                       'spec.image: must not contain whitespace'), body
+            assert body["details"]["causes"] == [
+                {"reason": "FieldValueInvalid", "field": "spec.image", "message": "must not contain whitespace"}], body
+            assert admin.get(f"{hellos}/spaced") is None, "a refused Hello was stored"
+            fine = {**spaced, "metadata": {"name": "fine"}, "spec": {"replicas": 0}}
+            assert admin.call("POST", hellos, fine).ok
+            own = api_path("fraim.co.jp/v1", "helloes", release.namespace)
+            dry = admin.call("POST", own, spaced, query={"dryRun": "All"})
+            assert dry.ok, f"the release's own namespace was asked: {dry}"
+        finally:
+            delete_work_namespace(admin, work)
+    left = admin.items(configs, labelSelector=f"app.kubernetes.io/instance={release.release}")
+    assert not left, f"left behind by helm uninstall: {[c['metadata']['name'] for c in left]}"
