@@ -199,7 +199,7 @@ fn help_names_the_controllers_and_their_hooks() {
     for line in [
         "hello (sync, finalize, validate)",
         "hikawa (sync, validate)",
-        "foo (customize, sync, validate)",
+        "foo (customize, sync, validate, convert)",
     ] {
         assert!(help.contains(line), "{line:?} not in:\n{help}");
     }
