@@ -1,6 +1,6 @@
 //! The `metahook` binary's offline commands: `render` and `crds`.
 
-use metahook_testkit::{NOW, fixtures, root, snapshot};
+use metahook_testkit::{NOW, conversion_fixtures, fixtures, root, snapshot};
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
@@ -27,7 +27,9 @@ fn metahook(args: &[&str], stdin: Option<&[u8]>) -> Output {
 
 #[test]
 fn render_prints_what_the_service_answers() {
-    for fixture in fixtures() {
+    // ConversionReviews too: `render foo convert FILE` is the offline
+    // conversion webhook.
+    for fixture in fixtures().into_iter().chain(conversion_fixtures()) {
         let path = fixture.path.to_string_lossy().into_owned();
         let out = metahook(
             &[
@@ -199,7 +201,7 @@ fn help_names_the_controllers_and_their_hooks() {
     for line in [
         "hello (sync, finalize, validate)",
         "hikawa (sync, validate)",
-        "foo (customize, sync, validate)",
+        "foo (customize, sync, validate, convert)",
     ] {
         assert!(help.contains(line), "{line:?} not in:\n{help}");
     }

@@ -35,6 +35,7 @@ mod manifest;
 mod shape;
 mod status_schema;
 mod types;
+mod versions;
 mod webhooks;
 
 pub use builders::{Composite, Decorator};

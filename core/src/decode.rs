@@ -60,6 +60,24 @@ pub fn decode<T: DeserializeOwned>(body: &[u8]) -> Result<T, DecodeError> {
     }
 }
 
+impl DecodeError {
+    /// The error with its path put under `at`: for a part of a body
+    /// decoded on its own (`request.object`, `objects[2].spec`).
+    pub(crate) fn under(self, at: &str) -> DecodeError {
+        match self {
+            DecodeError::Shape { path, message } => DecodeError::Shape {
+                path: if path == "." {
+                    at.to_owned()
+                } else {
+                    format!("{at}.{path}")
+                },
+                message,
+            },
+            syntax => syntax,
+        }
+    }
+}
+
 /// serde_json appends " at line L column C" to its messages; the error
 /// variants carry the position separately, so drop it from the text.
 pub(crate) fn strip_position(err: &serde_json::Error) -> String {

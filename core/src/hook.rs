@@ -14,7 +14,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 /// A controller's hooks: those Metacontroller (or the driver) calls, and
-/// those the API server calls at admission ([`HookKind::is_admission`]).
+/// those the API server calls ([`HookKind::called_by_api_server`]): at
+/// admission, and to convert between its parent's versions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HookKind {
     /// `sync`: called whenever the parent or one of its children changes,
@@ -33,16 +34,21 @@ pub enum HookKind {
     /// `default`: asked by the API server before a parent is created or
     /// changed; answers the spec with its defaults filled in, as a patch.
     Default,
+    /// `convert`: asked by the API server to convert parents between the
+    /// versions the CRD serves; answers each object at the version asked
+    /// for ([`crate::conversion`]).
+    Convert,
 }
 
 impl HookKind {
     /// Every kind of hook.
-    pub const ALL: [HookKind; 5] = [
+    pub const ALL: [HookKind; 6] = [
         HookKind::Sync,
         HookKind::Finalize,
         HookKind::Customize,
         HookKind::Validate,
         HookKind::Default,
+        HookKind::Convert,
     ];
 
     /// Its name, as in its path (`/{controller}/sync`) and a manifest's
@@ -54,19 +60,24 @@ impl HookKind {
             HookKind::Customize => "customize",
             HookKind::Validate => "validate",
             HookKind::Default => "default",
+            HookKind::Convert => "convert",
         }
     }
 
-    /// Whether the API server calls it (an admission webhook), not
-    /// Metacontroller or the driver: it is left out of the
-    /// CompositeController's hooks.
+    /// Whether it is an admission webhook (`validate`, `default`).
     pub fn is_admission(self) -> bool {
         matches!(self, HookKind::Validate | HookKind::Default)
     }
 
+    /// Whether the API server calls it (an admission or conversion
+    /// webhook), not Metacontroller or the driver: it is left out of the
+    /// CompositeController's hooks.
+    pub fn called_by_api_server(self) -> bool {
+        self.is_admission() || self == HookKind::Convert
+    }
+
     /// The kind named `name` (`sync`, `finalize`, `customize`, `validate`,
-    /// `default`); `None`
-    /// for any other name.
+    /// `default`, `convert`); `None` for any other name.
     pub fn parse(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|h| h.as_str() == name)
     }

@@ -13,6 +13,8 @@
 //!   hold ([`Object`]);
 //! - what a hook answers: [`Answer`], [`CustomizeAnswer`],
 //!   [`DecoratorAnswer`];
+//! - [`admission`] and [`conversion`]: the hooks the API server calls,
+//!   to admit a parent and to convert it between its versions;
 //! - [`conditions`]: status conditions as Kubernetes keeps them;
 //!   [`objects`]: the metadata and parent views every request reads,
 //!   bounded, and [`objects::first_where`] for a view of your own;
@@ -21,7 +23,7 @@
 //!   by path and called with its panic caught; [`protocol`]: Metacontroller's
 //!   wire format; [`DecodeError`]: errors a person can act on.
 //!
-//! An item's path is the root's, or one of those five modules'; the few
+//! An item's path is the root's, or one of those modules'; the few
 //! in both are the conditions a status writes and the metadata views a
 //! hook reads most.
 //!
@@ -82,6 +84,7 @@ mod request;
 // hook table the runtime serves.
 pub mod admission;
 pub mod conditions;
+pub mod conversion;
 pub mod names;
 pub mod objects;
 pub mod protocol;

@@ -30,6 +30,44 @@ pub struct NoteStatus {
     pub conditions: Conditions,
 }
 
+/// A second version of Note: the text moved into a body.
+pub mod v2 {
+    use kube::CustomResource;
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+
+    #[derive(CustomResource, Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+    #[kube(
+        group = "example.com",
+        version = "v2",
+        kind = "Note",
+        namespaced,
+        status = "super::NoteStatus"
+    )]
+    pub struct NoteSpec {
+        pub body: Body,
+    }
+
+    #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+    pub struct Body {
+        pub text: String,
+    }
+
+    impl From<NoteSpec> for super::NoteSpec {
+        fn from(v2: NoteSpec) -> Self {
+            super::NoteSpec { text: v2.body.text }
+        }
+    }
+
+    impl From<super::NoteSpec> for NoteSpec {
+        fn from(hub: super::NoteSpec) -> Self {
+            NoteSpec {
+                body: Body { text: hub.text },
+            }
+        }
+    }
+}
+
 /// A request for the Note `name` in namespace `ns` with the children
 /// groups `children` (`{"Kind.apiVersion": {"key": object}}`).
 pub fn request(name: &str, spec: serde_json::Value, children: serde_json::Value) -> Vec<u8> {

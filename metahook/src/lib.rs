@@ -120,12 +120,12 @@ pub use program::{Error, controllers_help, main, run, table};
 // What a controller's code names, by name: a change to metahook-core's
 // surface does not reach this crate's unseen. `conditions` for the
 // `Condition` a status's list holds; `admission` for a validate hook's
-// `Admission` and `Verdict`.
+// `Admission` and `Verdict`; `conversion` for a CRD's conversion webhook.
 pub use metahook_core::{
     Answer, ChildType, Composite, Conditions, Contains, Controller, Customize, CustomizeAnswer,
     DeclarationError, DecodeError, Decorate, Decorator, DecoratorAnswer, Handler, HookError,
     HookKind, IntoAnswer, Meta, Object, ObjectSet, Objects, ObjectsBy, Of, Parent, ParentMeta,
     ParentType, RelatedResourceRule, Request, Scope, Shape, SpecError, Timestamp, TypeRef,
     UpdateStrategy, WantedCondition, Webhooks, admission, condition_false, condition_true,
-    condition_unknown, conditions, error_chain,
+    condition_unknown, conditions, conversion, error_chain,
 };

@@ -25,6 +25,9 @@
 //!   the old one in the same reconcile. It is a replacement, not a hand-over:
 //!   the old pods stop while the new ones start. If the new name is taken by a
 //!   Deployment the Foo does not control, the old one is held instead.
+//! - versions: `v1alpha1` is the hub (what the hooks read, what is stored);
+//!   `v1` ([`v1`]) puts the Deployment's name and replicas under
+//!   `spec.deployment`, converted by the `convert` hook.
 
 use crate::children;
 use crate::deployment::ObservedDeployment;
@@ -34,7 +37,6 @@ use k8s_openapi::api::core::v1::Container;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::{CustomResource, CustomResourceExt};
 use metahook_core::admission::{Admission, FieldError, Verdict};
-use metahook_core::conditions::Conditions;
 use metahook_core::conditions::{WantedCondition, condition_false};
 use metahook_core::protocol::RelatedResourceRule;
 use metahook_core::{Answer, Controller, Customize, CustomizeAnswer, Parent};
@@ -105,23 +107,6 @@ pub struct FooSpec {
     pub replicas: Option<i32>,
 }
 
-/// What the Foo's Deployment reports, and how the Foo is doing.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct FooStatus {
-    /// The `metadata.generation` this status describes; written by
-    /// Metacontroller or the driver, never by the hook.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
-    /// Pods of the Foo's Deployment that have been ready for
-    /// `minReadySeconds`, from the Deployment's status.
-    #[serde(default)]
-    pub available_replicas: i32,
-    /// `Ready` and `SpecValid`.
-    #[serde(default)]
-    pub conditions: Conditions,
-}
-
 pub type FooParent = Parent<Foo>;
 /// Children and related objects are both Deployments.
 pub type Request = metahook_core::Request<Foo, ObservedDeployment, ObservedDeployment>;
@@ -136,6 +121,7 @@ pub fn controller() -> Controller {
         .customize(customize)
         .sync(sync)
         .validate(validate)
+        .version::<v1::Foo>()
         .build()
 }
 
@@ -388,6 +374,12 @@ fn deployment(parent: &FooParent, name: &str, replicas: i32, image: &str) -> Dep
         },
     )
 }
+
+mod convert;
+mod status;
+pub mod v1;
+
+pub use status::FooStatus;
 
 #[cfg(test)]
 mod tests;

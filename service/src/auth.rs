@@ -2,8 +2,8 @@
 //! certificate the client CA verified; with `--auth-token-file`, only one
 //! sending the token (both, when both are set). `/healthz`, `/readyz` and
 //! `/metrics` stay open to the kubelet and Prometheus, which present
-//! neither; so do the admission hooks (`/{controller}/validate`,
-//! `/{controller}/default`): kube-apiserver calls them and presents no
+//! neither; so do the hooks the API server calls (`/{controller}/validate`,
+//! `/{controller}/default`, `/{controller}/convert`): kube-apiserver calls them and presents no
 //! client certificate or token unless its own admission configuration
 //! gives it one, and they are pure functions of the request that write
 //! nothing, so answering whoever reaches the port costs what `/metrics`
@@ -29,14 +29,14 @@ const OPEN: &[&str] = &["/healthz", "/readyz", "/metrics"];
 pub struct Callers {
     pub client_cert: bool,
     pub token: Option<Arc<TokenFile>>,
-    /// The admission hooks' paths, which the API server calls.
+    /// The paths of the hooks the API server calls (admission, conversion).
     pub admission: HashSet<String>,
 }
 
 impl Callers {
     /// What callers of `controllers`' hooks must present: a client
-    /// certificate (`client_cert`), the token, or nothing for the
-    /// admission hooks.
+    /// certificate (`client_cert`), the token, or nothing for the hooks
+    /// the API server calls.
     pub fn of(
         controllers: &[Controller],
         client_cert: bool,
@@ -46,7 +46,7 @@ impl Callers {
             .iter()
             .flat_map(|c| {
                 c.hook_kinds()
-                    .filter(|k| k.is_admission())
+                    .filter(|k| k.called_by_api_server())
                     .map(move |k| format!("/{}/{k}", c.name()))
             })
             .collect();

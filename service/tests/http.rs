@@ -8,7 +8,7 @@ use metahook_core::{Answer, Controller, HookKind, Request};
 use metahook_seeds::controllers;
 use metahook_seeds::hello::{Hello, HelloStatus};
 use metahook_service::{AppState, Settings, configure};
-use metahook_testkit::{RealServer, fixtures, now, pretty, snapshot};
+use metahook_testkit::{RealServer, conversion_fixtures, fixtures, now, pretty, snapshot};
 
 fn state(settings: &Settings, controllers: &'static [Controller]) -> web::Data<AppState> {
     let state = AppState::new(controllers, settings).with_clock(now);
@@ -130,6 +130,39 @@ async fn wrong_shape_is_422_with_the_field_path() {
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(
         json["message"].as_str().unwrap_or("").contains("parent"),
+        "{json}"
+    );
+}
+
+/// The API server's ConversionReview, as it posts it (with the webhook's
+/// timeout as a query): answered with the fixture's snapshot; a review
+/// without `desiredAPIVersion` is a 422 with the path, as any wrong shape.
+#[actix_web::test]
+async fn a_conversion_review_is_answered_at_convert() {
+    let app = service!(state(&settings(), controllers()));
+    for fixture in conversion_fixtures() {
+        let url = format!("{}?timeout=30s", fixture.url());
+        let req = post(&url, "application/json", fixture.body()).to_request();
+        let resp = test::call_service(&app, req).await;
+        assert_eq!(resp.status(), StatusCode::OK, "{}", fixture.path.display());
+        let body = test::read_body(resp).await;
+        assert_eq!(
+            pretty(&body),
+            snapshot(&fixture),
+            "{}",
+            fixture.path.display()
+        );
+    }
+    let body = r#"{"request": {"uid": "u", "objects": []}}"#;
+    let (status, json) = error_of(&app, post("/foo/convert", "application/json", body)).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(json["reason"], "InvalidRequest");
+    assert_eq!(json["path"], "request");
+    assert!(
+        json["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("desiredAPIVersion"),
         "{json}"
     );
 }

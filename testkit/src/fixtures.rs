@@ -71,6 +71,12 @@ pub fn admission_fixtures() -> Vec<Fixture> {
     })
 }
 
+/// Every ConversionReview fixture (`fixtures/<controller>/conversion/`),
+/// each for the convert hook.
+pub fn conversion_fixtures() -> Vec<Fixture> {
+    fixtures_in("conversion", |_| HookKind::Convert)
+}
+
 fn fixtures_in(sub: &str, hook_of: impl Fn(&str) -> HookKind) -> Vec<Fixture> {
     let mut out = Vec::new();
     let dir = root().join("fixtures");

@@ -40,5 +40,7 @@ pub mod metrics_text;
 pub mod requests;
 pub mod server;
 
-pub use fixtures::{Fixture, NOW, admission_fixtures, fixtures, now, pretty, root, snapshot};
+pub use fixtures::{
+    Fixture, NOW, admission_fixtures, conversion_fixtures, fixtures, now, pretty, root, snapshot,
+};
 pub use server::{RealServer, Response};

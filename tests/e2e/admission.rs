@@ -19,7 +19,7 @@ use serde_json::json;
 use std::path::PathBuf;
 
 /// The hook server's directory, removed when the test ends.
-struct Dir(PathBuf);
+pub(crate) struct Dir(PathBuf);
 
 impl Drop for Dir {
     fn drop(&mut self) {
@@ -27,8 +27,9 @@ impl Drop for Dir {
     }
 }
 
-/// `metahook serve` over HTTPS (no client certificate asked), and its CA.
-async fn serve_tls() -> (Metahook, String, Dir) {
+/// `metahook serve` over HTTPS (no client certificate asked), and its CA
+/// (also the conversion test's, `conversion.rs`).
+pub(crate) async fn serve_tls() -> (Metahook, String, Dir) {
     let ca = Ca::new("metahook-e2e-admission");
     let dir =
         Dir(std::env::temp_dir().join(format!("metahook-e2e-admission-{}", std::process::id())));

@@ -10,7 +10,9 @@
 //! `metahook serve` (`metacontroller.rs`, tests `metacontroller::...`); both
 //! calling the hooks over mutual TLS in `hooks_tls.rs`. A DecoratorController
 //! under `metahook drive`, with a Python hook server: `decorator.rs`. The
-//! API server asking the seeds' validate hooks at admission: `admission.rs`.
+//! API server asking the seeds' validate hooks at admission: `admission.rs`;
+//! converting Foos between v1alpha1 and v1 through Foo's convert hook:
+//! `conversion.rs`.
 //!
 //! The tests run one at a time (`--test-threads=1`): each starts its own
 //! driver or Metacontroller, and two would both reconcile every parent. Each makes
@@ -19,6 +21,7 @@
 
 mod admission;
 mod aggregated;
+mod conversion;
 mod crds;
 mod decorator;
 mod driver;

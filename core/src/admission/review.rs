@@ -103,7 +103,7 @@ impl WireRequest {
             raw.as_deref()
                 .map(|raw| decode::<Parent<P>>(raw.get().as_bytes()))
                 .transpose()
-                .map_err(|e| within(e, at))
+                .map_err(|e| HookError::Decode(e.under(at)))
         };
         Ok(Admission {
             operation: self.operation,
@@ -115,21 +115,6 @@ impl WireRequest {
             dry_run: self.dry_run,
         })
     }
-}
-
-/// `err`, with its path put under `at`: the object was decoded on its own.
-fn within(err: crate::DecodeError, at: &str) -> HookError {
-    HookError::Decode(match err {
-        crate::DecodeError::Shape { path, message } => crate::DecodeError::Shape {
-            path: if path == "." {
-                at.to_owned()
-            } else {
-                format!("{at}.{path}")
-            },
-            message,
-        },
-        syntax => syntax,
-    })
 }
 
 /// The review a webhook answers with.

@@ -1,13 +1,14 @@
 //! The typed builders of a CompositeController ([`Controller::composite`])
 //! and of a DecoratorController ([`Controller::decorator`]).
 
-use super::declaration::{Controller, Crd};
+use super::declaration::{Controller, Crd, Versions};
 use super::handler::handler;
 use super::shape::{Shape, UpdateStrategy};
 use super::types::Types;
 use crate::admission::{Admission, Verdict, defaults_handler, validate_handler};
 use crate::answer::{Answer, CustomizeAnswer, DecoratorAnswer, IntoAnswer};
 use crate::collection::ObjectSet;
+use crate::conversion::{Version, convert_handler};
 use crate::hook::HookKind;
 use crate::object::Object;
 use crate::request::{
@@ -98,6 +99,7 @@ impl Controller {
         Composite {
             controller,
             types: Types::default(),
+            versions: Vec::new(),
             _parent: PhantomData,
         }
     }
@@ -162,9 +164,11 @@ impl Controller {
 
 /// The typed builder of a CompositeController whose parent is `P`
 /// ([`Controller::composite`]).
-pub struct Composite<P> {
+pub struct Composite<P: ParentType> {
     controller: Controller,
     types: Types,
+    /// The hub's version first, once another is declared.
+    versions: Vec<Version<P>>,
     _parent: PhantomData<fn() -> P>,
 }
 
@@ -257,6 +261,70 @@ impl<P: ParentType> Composite<P> {
         self
     }
 
+    /// Another version of the parent, `V`, served beside `P`'s: the API
+    /// server converts between them with the `convert` hook, through `P`
+    /// (the hub: the version every other hook reads and the one stored).
+    /// `V` is the same kind in the same group, made by its own
+    /// `#[derive(CustomResource)]` (in a module of its own, `v1::Foo`).
+    ///
+    /// The conversions are `From` both ways between the specs (and the
+    /// statuses; one status type for both needs nothing, `From<T> for T`
+    /// converts it): a conversion is total and plain, a spoke converts to
+    /// the hub and back without knowing the other spokes, and a round
+    /// trip is a property test away. A field one version lacks cannot be
+    /// kept aside (in an annotation, as some operators do): give the
+    /// other version the field too, optional, or the round trip loses it.
+    ///
+    /// The parent's CRD with every version and the webhook:
+    /// [`Controller::crds_with_conversion`]; [`Controller::crds`] keeps to
+    /// `P`'s version. See [`crate::conversion`] for an example.
+    pub fn version<V>(mut self) -> Self
+    where
+        V: ParentType + kube::CustomResourceExt,
+        V::SpecType: Serialize + From<P::SpecType>,
+        V::StatusType: From<P::StatusType>,
+        P::SpecType: Serialize + From<V::SpecType>,
+        P::StatusType: From<V::StatusType>,
+    {
+        let (hub, spoke) = (P::type_ref(), V::type_ref());
+        let differs = [
+            ("group", P::group(&()) != V::group(&())),
+            ("kind", hub.kind != spoke.kind),
+            ("plural", hub.plural != spoke.plural),
+            ("scope", hub.namespaced != spoke.namespaced),
+        ];
+        for (what, _) in differs.iter().filter(|(_, differs)| *differs) {
+            self.controller.problems.push(format!(
+                "its parent's version {} differs from {} in its {what}",
+                spoke.api_version, hub.api_version
+            ));
+        }
+        if spoke.api_version == hub.api_version
+            || self
+                .versions
+                .iter()
+                .any(|v| v.api_version == spoke.api_version)
+        {
+            self.controller.problems.push(format!(
+                "its parent's version {} is declared twice",
+                spoke.api_version
+            ));
+        }
+        if self.versions.is_empty() {
+            self.versions.push(Version::hub());
+        }
+        self.versions.push(Version::of::<V>());
+        self.controller
+            .versions
+            .get_or_insert_with(|| Versions {
+                hub: P::version(&()).into_owned(),
+                others: Vec::new(),
+            })
+            .others
+            .push(V::crd);
+        self
+    }
+
     fn request_hook<C, R, MC, MR, A, F>(mut self, kind: HookKind, hook: F) -> Self
     where
         C: ObjectSet<MC>,
@@ -273,6 +341,10 @@ impl<P: ParentType> Composite<P> {
     /// The controller, declared.
     pub fn build(mut self) -> Controller {
         self.types.declare(&mut self.controller, "child");
+        if !self.versions.is_empty() {
+            let handler = convert_handler(std::mem::take(&mut self.versions));
+            self.controller.add_hook(HookKind::Convert, handler);
+        }
         self.controller
     }
 }

@@ -20,6 +20,8 @@ pub struct Controller {
     pub(super) shape: Shape,
     pub(super) hooks: Vec<(HookKind, Handler)>,
     pub(super) crds: Vec<Crd>,
+    /// The parent's other versions, when it has some.
+    pub(super) versions: Option<Versions>,
     pub(super) resync_period: Option<Duration>,
     pub(super) hook_timeout: Duration,
     /// Mistakes in the declaration, reported by [`Controller::check`].
@@ -47,6 +49,16 @@ pub(super) enum Crd {
     Parent(fn() -> CustomResourceDefinition),
 }
 
+/// The versions of a parent served beside the hub's
+/// ([`Composite::version`](crate::Composite::version)), for its CRD.
+#[derive(Clone)]
+pub(super) struct Versions {
+    /// The hub's version (`v1alpha1`): the one stored.
+    pub(super) hub: String,
+    /// Each other version's CRD, in the order declared.
+    pub(super) others: Vec<fn() -> CustomResourceDefinition>,
+}
+
 /// What is wrong with a controller's declaration.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("controller {name:?}: {}", problems.join("; "))]
@@ -64,6 +76,7 @@ impl Controller {
             shape,
             hooks: Vec::new(),
             crds: Vec::new(),
+            versions: None,
             resync_period: None,
             hook_timeout: Duration::from_secs(10),
             problems: Vec::new(),
@@ -110,19 +123,34 @@ impl Controller {
     /// The CRDs it owns (its parent's, then those declared), each once.
     /// The parent's status schema has the fields the engine writes
     /// (`observedGeneration`) whether its status type declares them or not.
+    /// The parent's CRD has only the hub's version, whatever other versions
+    /// are declared: those need the conversion webhook
+    /// ([`Controller::crds_with_conversion`]).
     pub fn crds(&self) -> Vec<CustomResourceDefinition> {
+        let made = self.crds_with_parent(|make| Ok::<_, std::convert::Infallible>(make()));
+        match made {
+            Ok(crds) => crds,
+            Err(never) => match never {},
+        }
+    }
+
+    /// [`Controller::crds`], the parent's CRD made by `parent`.
+    pub(super) fn crds_with_parent<E>(
+        &self,
+        parent: impl Fn(fn() -> CustomResourceDefinition) -> Result<CustomResourceDefinition, E>,
+    ) -> Result<Vec<CustomResourceDefinition>, E> {
         let mut crds: Vec<CustomResourceDefinition> = Vec::new();
         for crd in &self.crds {
             let crd = match crd {
                 Crd::Made(crd) => (**crd).clone(),
                 Crd::Of(make) => make(),
-                Crd::Parent(make) => with_engine_fields(make()),
+                Crd::Parent(make) => with_engine_fields(parent(*make)?),
             };
             if !crds.iter().any(|c| c.metadata.name == crd.metadata.name) {
                 crds.push(crd);
             }
         }
-        crds
+        Ok(crds)
     }
 
     /// Whether the declaration can work: a sync hook, each type a hook

@@ -25,7 +25,7 @@ impl Controller {
             })
         };
         let mut hooks = serde_json::Map::new();
-        for kind in self.hook_kinds().filter(|k| !k.is_admission()) {
+        for kind in self.hook_kinds().filter(|k| !k.called_by_api_server()) {
             hooks.insert(kind.as_str().to_owned(), hook(kind));
         }
         let children = |types: &[ChildType]| -> Vec<Value> {

@@ -38,7 +38,7 @@ impl HookTargets {
             HookKind::Finalize => self.finalize.as_ref(),
             HookKind::Customize => self.customize.as_ref(),
             // The API server's to call, not the driver's.
-            HookKind::Validate | HookKind::Default => None,
+            HookKind::Validate | HookKind::Default | HookKind::Convert => None,
         }
     }
 

@@ -1,4 +1,5 @@
 use super::*;
+use serde_json::json;
 
 #[test]
 fn dns_subdomains_are_checked_as_kubernetes_does() {
@@ -40,7 +41,7 @@ fn the_schema_carries_the_name_check() {
     let replicas = &schema["openAPIV3Schema"]["properties"]["spec"]["properties"]["replicas"];
     assert_eq!(replicas["minimum"].as_f64(), Some(0.0));
     let required = &schema["openAPIV3Schema"]["properties"]["spec"]["required"];
-    assert_eq!(required, &serde_json::json!(["deploymentName"]));
+    assert_eq!(required, &json!(["deploymentName"]));
 }
 
 #[test]
@@ -82,5 +83,35 @@ fn the_message_is_the_seeds() {
     assert_eq!(
         message_resource_exists("foo-deployment"),
         "Resource \"foo-deployment\" already exists and is not managed by Foo"
+    );
+}
+
+#[test]
+fn v1_is_served_beside_the_stored_v1alpha1_only_with_the_webhook() {
+    use metahook_core::conversion::ConversionWebhook;
+    let foo = controller();
+    assert_eq!(foo.crds(), crds(), "the chart's CRD keeps to v1alpha1");
+    let webhook = ConversionWebhook::service(&metahook_core::Webhooks::default());
+    let with = foo.crds_with_conversion(&webhook).unwrap_or_default();
+    let crd = serde_json::to_value(&with[0]).unwrap_or_default();
+    let versions: Vec<_> = crd["spec"]["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|v| (v["name"].clone(), v["served"].clone(), v["storage"].clone()))
+        .collect();
+    assert_eq!(
+        versions,
+        [
+            (json!("v1alpha1"), json!(true), json!(true)),
+            (json!("v1"), json!(true), json!(false)),
+        ]
+    );
+    let name = &crd["spec"]["versions"][1]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+        ["deployment"]["properties"]["name"];
+    assert_eq!(name["pattern"], DNS_SUBDOMAIN_PATTERN);
+    assert_eq!(
+        crd["spec"]["conversion"]["webhook"]["clientConfig"]["service"]["path"],
+        "/foo/convert"
     );
 }

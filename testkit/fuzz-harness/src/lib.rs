@@ -79,7 +79,9 @@ fn run(controller: &str, kind: HookKind, handler: Handler, data: &[u8], now: Tim
         HookKind::Sync | HookKind::Finalize => {
             &["status", "children", "resyncAfterSeconds", "finalized"]
         }
-        HookKind::Validate | HookKind::Default => &["apiVersion", "kind", "response"],
+        HookKind::Validate | HookKind::Default | HookKind::Convert => {
+            &["apiVersion", "kind", "response"]
+        }
     };
     let Some(object) = response.as_object() else {
         panic!("{controller} {kind}: the response is not an object");
