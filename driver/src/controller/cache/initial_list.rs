@@ -22,7 +22,7 @@ pub enum InitialList {
     /// and their Deployments are 200 list pages, 40 s of a start, and
     /// 2 requests this way (bench/restart-wait.sh).
     Streamed,
-    /// LISTs of [`LIST_PAGE_SIZE`] objects, then a WATCH: what every API
+    /// LISTs of `LIST_PAGE_SIZE` objects, then a WATCH: what every API
     /// server serves.
     Paged,
 }
