@@ -4,7 +4,8 @@
 //! client certificate, as in a cluster that configures none). A Hello whose
 //! image has a space is refused before it is stored, with the hook's
 //! message and field; a valid one is stored; a Foo's change of
-//! `deploymentName` is stored with a warning `kubectl` prints. The
+//! `deploymentName` is stored with a warning `kubectl` prints. With the
+//! hook service stopped, `failurePolicy: Fail` refuses a create. The
 //! configuration only selects this test's namespace, so nothing else on
 //! the control plane is asked.
 
@@ -105,6 +106,25 @@ async fn the_api_server_asks_validate_before_it_stores() {
         .await
         .expect("creating the ValidatingWebhookConfiguration");
     checks(&client, &ns).await;
+    // The hook service gone: failurePolicy Fail refuses what it would have
+    // been asked, valid or not, saying it could not call the webhook.
+    drop(server);
+    let refused = hello_api(&client, &ns)
+        .create(
+            &PostParams::default(),
+            &hello("unasked", "nginxdemos/hello:0.3-plain-text"),
+        )
+        .await;
+    match refused {
+        Err(kube::Error::Api(status)) => {
+            assert_eq!(status.code, 500, "{status:?}");
+            assert!(
+                status.message.contains("failed calling webhook \"hello.e2e.metahook.io\""),
+                "{status:?}"
+            );
+        }
+        other => panic!("with no hook service, a create under failurePolicy Fail got {other:?}"),
+    }
     let _ = configs.delete(&config_name, &DeleteParams::default()).await;
     drop_namespace(&client, &ns).await;
 }
