@@ -16,10 +16,10 @@ impl Controller {
     /// and updates of the parent (not its status). Without a `caBundle`:
     /// who installs it adds the CA that signed the service's certificate.
     /// Objects in `webhooks.namespace` (the operator's own) are left out,
-    /// so a broken operator never blocks its own namespace; so is every
-    /// object when the API server cannot reach it (`failurePolicy:
-    /// Fail`): a refused write is safer than an unchecked one, and the
-    /// chart's `admission.failurePolicy` says otherwise where wanted.
+    /// so a broken operator never blocks its own namespace. Elsewhere a
+    /// write the API server cannot ask about is refused (`failurePolicy:
+    /// Fail`): safer than an unchecked one; the chart's
+    /// `admission.failurePolicy` says otherwise where wanted.
     pub fn webhook_configurations(&self, webhooks: &Webhooks) -> Vec<Value> {
         let Shape::Composite { parent, .. } = &self.shape else {
             return Vec::new();
