@@ -3,7 +3,7 @@ registered with the API server — one ValidatingWebhookConfiguration per
 controller with a validate hook (admission/<controller>.yaml), at this
 release's Service over HTTPS, its CA the hooks' own, the release's
 namespace left out, and a NetworkPolicy that lets the API server in. The
-last test installs it on the real node (marked `cluster`)."""
+last test installs it on the real node in both modes (marked `cluster`)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pytest
 
 from chartcluster import Cluster, api_path, cluster, delete_work_namespace, installed, report, unique, waiter  # noqa: F401
 from conftest import DEFAULT_NAMESPACE, Rendered, render
+from metacontroller_pod import metacontroller  # noqa: F401
 
 ADMISSION = {"hooks": {"tls": {"enabled": True}}, "admission": {"enabled": True}}
 
@@ -83,9 +84,11 @@ def test_the_network_policy_lets_the_api_server_reach_the_hooks_port(admission: 
 
 
 @pytest.mark.cluster
-def test_the_api_server_asks_the_validate_hooks_the_chart_registers(cluster: Cluster,
-                                                                    chart: helm_python.Chart) -> None:
-    """Installed in driver mode with admission.enabled and mutual TLS:
+@pytest.mark.parametrize("mode", ["driver", "metacontroller"])
+def test_the_api_server_asks_the_validate_hooks_the_chart_registers(cluster: Cluster, chart: helm_python.Chart,
+                                                                    mode: str, request: pytest.FixtureRequest) -> None:
+    """Installed in each mode with admission.enabled and mutual TLS (next to
+    the real Metacontroller in its mode):
     kube-apiserver calls the release's Service over HTTPS, verified with the
     chart's CA, and is answered without a client certificate (the admission
     paths are open). A Hello whose image has a space is refused with the
@@ -94,9 +97,11 @@ def test_the_api_server_asks_the_validate_hooks_the_chart_registers(cluster: Clu
     passes a dry run. Uninstalled, the configurations go with the release."""
     admin = cluster.admin
     configs = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
-    values = {"mode": "driver", "hooks": {"tls": {"enabled": True, "clientAuth": True}},
+    if mode == "metacontroller":
+        request.getfixturevalue("metacontroller")
+    values = {"mode": mode, "hooks": {"tls": {"enabled": True, "clientAuth": True}},
               "admission": {"enabled": True}}
-    with installed(cluster, chart, values, "adm") as release:
+    with installed(cluster, chart, values, f"adm-{mode[:2]}") as release:
         fullname = release.one("Service")["metadata"]["name"]
         mine = admin.items(configs, labelSelector=f"app.kubernetes.io/instance={release.release}")
         assert {c["metadata"]["name"] for c in mine} == {

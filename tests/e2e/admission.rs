@@ -119,7 +119,9 @@ async fn the_api_server_asks_validate_before_it_stores() {
         Err(kube::Error::Api(status)) => {
             assert_eq!(status.code, 500, "{status:?}");
             assert!(
-                status.message.contains("failed calling webhook \"hello.e2e.metahook.io\""),
+                status
+                    .message
+                    .contains("failed calling webhook \"hello.e2e.metahook.io\""),
                 "{status:?}"
             );
         }

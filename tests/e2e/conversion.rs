@@ -112,6 +112,20 @@ async fn the_api_server_converts_foos_through_the_hook() {
         .expect("Foo's CRD");
     let versions: Vec<_> = crd.spec.versions.iter().map(|v| v.name.as_str()).collect();
     assert_eq!(versions, ["v1alpha1"], "Foo's CRD put back");
+    // kubectl keeps the API server's discovery on disk for minutes and
+    // would go on looking for foos at v1, the version that sorted first
+    // (a later test, kubectl get foos, got NotFound): `api-resources`
+    // reads discovery again and writes it back, until v1 is gone.
+    wait_for("kubectl to see Foo served at v1alpha1 only", || async {
+        let out = kubectl(&["api-resources", "--api-group", GROUP]);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let served = |version: &str| {
+            let wanted = format!("{GROUP}/{version}");
+            text.split_whitespace().any(|word| word == wanted)
+        };
+        (out.status.success() && served("v1alpha1") && !served("v1")).then_some(())
+    })
+    .await;
     drop_namespace(&client, &ns).await;
 }
 
