@@ -1,6 +1,6 @@
 //! The `metahook` binary's offline commands: `render` and `crds`.
 
-use metahook_testkit::{NOW, conversion_fixtures, fixtures, root, snapshot};
+use metahook_testkit::{NOW, every_fixture, root, snapshot};
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
@@ -27,9 +27,9 @@ fn metahook(args: &[&str], stdin: Option<&[u8]>) -> Output {
 
 #[test]
 fn render_prints_what_the_service_answers() {
-    // ConversionReviews too: `render foo convert FILE` is the offline
-    // conversion webhook.
-    for fixture in fixtures().into_iter().chain(conversion_fixtures()) {
+    // The API server's reviews too: `render foo convert FILE` is the
+    // offline conversion webhook, `render hello validate FILE` admission.
+    for fixture in every_fixture() {
         let path = fixture.path.to_string_lossy().into_owned();
         let out = metahook(
             &[

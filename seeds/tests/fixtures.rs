@@ -1,17 +1,13 @@
 //! Every fixture through its hook, at a pinned time; the responses are
 //! insta snapshots in `tests/snapshots/` (read each before accepting it).
 
-use metahook_testkit::{admission_fixtures, conversion_fixtures, fixtures, now, pretty};
+use metahook_testkit::{every_fixture, fixtures, now, pretty};
 
 #[test]
 fn every_fixture_matches_its_snapshot() {
-    let all = fixtures();
+    let all = every_fixture();
     assert!(!all.is_empty(), "no fixtures found");
-    for fixture in all
-        .into_iter()
-        .chain(admission_fixtures())
-        .chain(conversion_fixtures())
-    {
+    for fixture in all {
         let controller = metahook_seeds::controller(&fixture.controller)
             .unwrap_or_else(|| panic!("fixtures/{} names no controller", fixture.controller));
         let handler = controller.hook(fixture.hook).unwrap_or_else(|| {
@@ -30,11 +26,7 @@ fn every_fixture_matches_its_snapshot() {
 
 #[test]
 fn every_controller_has_fixtures_for_every_hook() {
-    let all: Vec<_> = fixtures()
-        .into_iter()
-        .chain(admission_fixtures())
-        .chain(conversion_fixtures())
-        .collect();
+    let all = every_fixture();
     for controller in metahook_seeds::controllers() {
         for hook in controller.hook_kinds() {
             assert!(

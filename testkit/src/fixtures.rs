@@ -77,6 +77,15 @@ pub fn conversion_fixtures() -> Vec<Fixture> {
     fixtures_in("conversion", |_| HookKind::Convert)
 }
 
+/// Every fixture of every hook: Metacontroller's ([`fixtures`]), then the
+/// API server's ([`admission_fixtures`], [`conversion_fixtures`]).
+pub fn every_fixture() -> Vec<Fixture> {
+    let mut all = fixtures();
+    all.extend(admission_fixtures());
+    all.extend(conversion_fixtures());
+    all
+}
+
 fn fixtures_in(sub: &str, hook_of: impl Fn(&str) -> HookKind) -> Vec<Fixture> {
     let mut out = Vec::new();
     let dir = root().join("fixtures");

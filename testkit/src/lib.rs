@@ -41,6 +41,7 @@ pub mod requests;
 pub mod server;
 
 pub use fixtures::{
-    Fixture, NOW, admission_fixtures, conversion_fixtures, fixtures, now, pretty, root, snapshot,
+    Fixture, NOW, admission_fixtures, conversion_fixtures, every_fixture, fixtures, now, pretty,
+    root, snapshot,
 };
 pub use server::{RealServer, Response};
