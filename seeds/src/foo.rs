@@ -25,6 +25,8 @@
 //!   the old one in the same reconcile. It is a replacement, not a hand-over:
 //!   the old pods stop while the new ones start. If the new name is taken by a
 //!   Deployment the Foo does not control, the old one is held instead.
+//! - default: a Foo without `spec.deploymentName` gets its own name there,
+//!   at admission ([`defaults`]); one stored without it is invalid.
 //! - versions: `v1alpha1` is the hub (what the hooks read, what is stored);
 //!   `v1` ([`v1`]) puts the Deployment's name and replicas under
 //!   `spec.deployment`, converted by the `convert` hook.
@@ -39,7 +41,7 @@ use kube::{CustomResource, CustomResourceExt};
 use metahook_core::admission::{Admission, FieldError, Verdict};
 use metahook_core::conditions::{WantedCondition, condition_false};
 use metahook_core::protocol::RelatedResourceRule;
-use metahook_core::{Answer, Controller, Customize, CustomizeAnswer, Parent};
+use metahook_core::{Answer, Controller, Customize, CustomizeAnswer, Parent, ParentMeta};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -99,6 +101,10 @@ pub struct FooSpec {
     /// The name of the Deployment the Foo runs (a DNS-1123 subdomain). A
     /// Deployment of this name that the Foo does not control is left alone
     /// and reported. Changing it replaces the old Deployment with a new one.
+    /// Absent, it is set to the Foo's own name at admission (where the
+    /// admission webhooks are installed); a Foo stored without it is
+    /// reported invalid, as the sample-controller does.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     #[schemars(length(min = 1, max = 253), pattern(DNS_SUBDOMAIN_PATTERN))]
     pub deployment_name: String,
     /// How many pods the Deployment runs; 1 when absent.
@@ -121,6 +127,7 @@ pub fn controller() -> Controller {
         .customize(customize)
         .sync(sync)
         .validate(validate)
+        .defaults(defaults)
         .version::<v1::Foo>()
         .build()
 }
@@ -313,6 +320,16 @@ pub fn validate(admission: &Admission<Foo>) -> Verdict {
     match (name(&admission.old), name(&admission.object)) {
         (Some(old), Some(new)) if old != new => verdict.warn(message_replaces(&old, &new)),
         _ => verdict,
+    }
+}
+
+/// The `default` hook: a Foo created (or changed) without a
+/// `deploymentName` runs a Deployment named after itself (a schema's
+/// `default` cannot name the object). A Foo made with `generateName` has
+/// no name yet when this is asked, and is refused by `validate` instead.
+pub fn defaults(meta: &ParentMeta, spec: &mut FooSpec) {
+    if spec.deployment_name.is_empty() {
+        spec.deployment_name.clone_from(&meta.name);
     }
 }
 

@@ -4,14 +4,18 @@
 //! client certificate, as in a cluster that configures none). A Hello whose
 //! image has a space is refused before it is stored, with the hook's
 //! message and field; a valid one is stored; a Foo's change of
-//! `deploymentName` is stored with a warning `kubectl` prints. With the
-//! hook service stopped, `failurePolicy: Fail` refuses a create. The
+//! `deploymentName` is stored with a warning `kubectl` prints; a Foo
+//! created without one is stored with its own name there (Foo's `default`
+//! hook, a MutatingWebhookConfiguration's webhook). With the hook service
+//! stopped, `failurePolicy: Fail` refuses a create. The
 //! configuration only selects this test's namespace, so nothing else on
 //! the control plane is asked.
 
 use crate::support::*;
 use k8s_openapi::ByteString;
-use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
 use kube::Client;
 use kube::api::{Api, DeleteParams, DynamicObject, PostParams};
 use metahook_testkit::certs::Ca;
@@ -32,8 +36,13 @@ impl Drop for Dir {
 /// (also the conversion test's, `conversion.rs`).
 pub(crate) async fn serve_tls() -> (Metahook, String, Dir) {
     let ca = Ca::new("metahook-e2e-admission");
-    let dir =
-        Dir(std::env::temp_dir().join(format!("metahook-e2e-admission-{}", std::process::id())));
+    // One directory per server: the conversion test runs two at once.
+    static SERVED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = SERVED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = Dir(std::env::temp_dir().join(format!(
+        "metahook-e2e-admission-{}-{n}",
+        std::process::id()
+    )));
     std::fs::create_dir_all(&dir.0).expect("a directory");
     ca.server(&["127.0.0.1", "localhost"]).write(&dir.0);
     let server = spawn(
@@ -52,13 +61,19 @@ pub(crate) async fn serve_tls() -> (Metahook, String, Dir) {
     (server, ca.pem, dir)
 }
 
-/// The seeds' validate webhooks at `port`, for namespace `ns` only.
-fn webhooks(name: &str, port: u16, ca_pem: &str, ns: &str) -> ValidatingWebhookConfiguration {
-    let webhook = |controller: &str, group: &str, version: &str, plural: &str| {
+/// A webhook calling `hook` of the seed `controller` at `port`, for
+/// namespace `ns` only.
+fn webhook(
+    hook: &str,
+    port: u16,
+    ca_pem: &str,
+    ns: &str,
+) -> impl Fn(&str, &str, &str, &str) -> serde_json::Value {
+    move |controller: &str, group: &str, version: &str, plural: &str| {
         json!({
             "name": format!("{controller}.e2e.metahook.io"),
             "clientConfig": {
-                "url": format!("https://127.0.0.1:{port}/{controller}/validate"),
+                "url": format!("https://127.0.0.1:{port}/{controller}/{hook}"),
                 "caBundle": ByteString(ca_pem.as_bytes().to_vec()),
             },
             "rules": [{
@@ -71,7 +86,12 @@ fn webhooks(name: &str, port: u16, ca_pem: &str, ns: &str) -> ValidatingWebhookC
             "failurePolicy": "Fail",
             "timeoutSeconds": 5,
         })
-    };
+    }
+}
+
+/// The seeds' validate webhooks at `port`, for namespace `ns` only.
+fn webhooks(name: &str, port: u16, ca_pem: &str, ns: &str) -> ValidatingWebhookConfiguration {
+    let webhook = webhook("validate", port, ca_pem, ns);
     serde_json::from_value(json!({
         "metadata": {"name": name},
         "webhooks": [
@@ -80,6 +100,16 @@ fn webhooks(name: &str, port: u16, ca_pem: &str, ns: &str) -> ValidatingWebhookC
         ],
     }))
     .expect("a ValidatingWebhookConfiguration")
+}
+
+/// Foo's default webhook at `port`, for namespace `ns` only.
+fn defaulting(name: &str, port: u16, ca_pem: &str, ns: &str) -> MutatingWebhookConfiguration {
+    let webhook = webhook("default", port, ca_pem, ns);
+    serde_json::from_value(json!({
+        "metadata": {"name": name},
+        "webhooks": [webhook("foo", "samplecontroller.k8s.io", "v1alpha1", "foos")],
+    }))
+    .expect("a MutatingWebhookConfiguration")
 }
 
 fn hello(name: &str, image: &str) -> DynamicObject {
@@ -105,7 +135,16 @@ async fn the_api_server_asks_validate_before_it_stores() {
         )
         .await
         .expect("creating the ValidatingWebhookConfiguration");
+    let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+    mutating
+        .create(
+            &PostParams::default(),
+            &defaulting(&config_name, server.port, &ca_pem, &ns),
+        )
+        .await
+        .expect("creating the MutatingWebhookConfiguration");
     checks(&client, &ns).await;
+    defaults(&client, &ns).await;
     // The hook service gone: failurePolicy Fail refuses what it would have
     // been asked, valid or not, saying it could not call the webhook.
     drop(server);
@@ -128,6 +167,7 @@ async fn the_api_server_asks_validate_before_it_stores() {
         other => panic!("with no hook service, a create under failurePolicy Fail got {other:?}"),
     }
     let _ = configs.delete(&config_name, &DeleteParams::default()).await;
+    let _ = mutating.delete(&config_name, &DeleteParams::default()).await;
     drop_namespace(&client, &ns).await;
 }
 
@@ -200,4 +240,35 @@ async fn checks(client: &Client, ns: &str) {
     );
     let stored = foos.get("example-foo").await.expect("the Foo");
     assert_eq!(stored.data["spec"]["deploymentName"], "example-foo-v2");
+}
+
+/// A Foo created without `deploymentName` is stored with its own name
+/// there: the API server applied the default hook's patch before the
+/// validate hook (which refuses an empty name) was asked.
+async fn defaults(client: &Client, ns: &str) {
+    let foos = dynamic(client, ns, "samplecontroller.k8s.io", "v1alpha1", "Foo");
+    let unnamed: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
+        "metadata": {"name": "named-after-itself"},
+        "spec": {"replicas": 0},
+    }))
+    .expect("a Foo");
+    // Until the API server has read the MutatingWebhookConfiguration, the
+    // validate hook refuses the Foo: an empty name.
+    let stored = wait_for("the API server to ask the default webhook", || async {
+        match foos.create(&PostParams::default(), &unnamed).await {
+            Ok(stored) => Some(stored),
+            Err(kube::Error::Api(status)) if status.code == 422 => {
+                assert!(
+                    status.message.contains("spec.deploymentName: must not be empty"),
+                    "{status:?}"
+                );
+                None
+            }
+            Err(other) => panic!("creating a Foo: {other}"),
+        }
+    })
+    .await;
+    assert_eq!(stored.data["spec"]["deploymentName"], "named-after-itself");
+    assert_eq!(stored.data["spec"]["replicas"], 0, "the rest as sent");
 }

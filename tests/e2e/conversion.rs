@@ -4,10 +4,14 @@
 //! `Controller::crds_with_conversion` writes it. A Foo written at one
 //! version is read at the other, its metadata unchanged; a list converts
 //! every object; with the hook service gone, only the stored version reads.
+//! Then the storage version moves to v1 (as a migration does), a Foo is
+//! stored at v1 beside those stored at v1alpha1, and a list at either
+//! version converts the mix.
 //!
 //! A CRD's name is fixed by its group and plural, so this test changes the
 //! Foo CRD every other test uses: it puts `chart/crds/`'s back when it
-//! ends, passed or not (the tests run one at a time).
+//! ends, passed or not (the tests run one at a time), with the storage
+//! versions it recorded (`status.storedVersions`) set back to v1alpha1.
 
 use crate::admission::serve_tls;
 use crate::support::*;
@@ -29,6 +33,21 @@ struct Restore {
 impl Drop for Restore {
     fn drop(&mut self) {
         if self.armed {
+            // The API server refuses to drop a version still in
+            // storedVersions; the Foos stored at v1 go with the namespace.
+            let out = kubectl(&[
+                "patch",
+                "crd",
+                CRD,
+                "--subresource=status",
+                "--type=merge",
+                "-p",
+                r#"{"status":{"storedVersions":["v1alpha1"]}}"#,
+            ]);
+            say(&format!(
+                "storedVersions of {CRD} reset: {}",
+                String::from_utf8_lossy(&out.stdout).trim()
+            ));
             let path = format!("{}/chart/crds/{CRD}.yaml", env!("CARGO_MANIFEST_DIR"));
             let out = kubectl(&[
                 "apply",
@@ -56,6 +75,15 @@ fn crd_with_conversion(port: u16, ca_pem: &str) -> Value {
     serde_json::to_value(&crds[0]).expect("a CRD serializes")
 }
 
+/// The same CRD with `storage` the version stored.
+fn storing(mut crd: Value, storage: &str) -> Value {
+    for version in crd["spec"]["versions"].as_array_mut().into_iter().flatten() {
+        let stored = version["name"] == storage;
+        version["storage"] = json!(stored);
+    }
+    crd
+}
+
 fn chart_crd() -> Value {
     let crd = crds()
         .into_iter()
@@ -75,6 +103,7 @@ async fn the_api_server_converts_foos_through_the_hook() {
     checks(&client, &ns).await;
 
     say("the hook service stopped: only the stored version reads");
+    let dead_port = server.port;
     drop(server);
     let v1 = dynamic(&client, &ns, GROUP, "v1", "Foo");
     let v1alpha1 = dynamic(&client, &ns, GROUP, "v1alpha1", "Foo");
@@ -104,6 +133,32 @@ async fn the_api_server_converts_foos_through_the_hook() {
         .await
         .expect("the stored version needs no conversion");
 
+    mixed(&client, &ns, dead_port, &ca_pem).await;
+
+    // The Foos stored at v1 are deleted (converted by a hook service that
+    // is up again) before v1 leaves storedVersions and the CRD.
+    let (server, ca_pem, _dir) = serve_tls().await;
+    let crd = crd_with_conversion(server.port, &ca_pem);
+    apply_crds(&client, vec![crd]).await;
+    wait_for("the Foos stored at v1 to be deleted", || async {
+        let _ = v1alpha1
+            .delete_collection(&Default::default(), &Default::default())
+            .await;
+        v1alpha1
+            .list(&Default::default())
+            .await
+            .ok()
+            .filter(|l| l.items.is_empty())
+    })
+    .await;
+    Api::<CustomResourceDefinition>::all(client.clone())
+        .patch_status(
+            CRD,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"storedVersions": ["v1alpha1"]}})),
+        )
+        .await
+        .expect("storedVersions back to v1alpha1");
     apply_crds(&client, vec![chart_crd()]).await;
     restore.armed = false;
     let crd = Api::<CustomResourceDefinition>::all(client.clone())
@@ -239,5 +294,97 @@ async fn checks(client: &Client, ns: &str) {
         row,
         Some(vec!["example-foo-v1", "foo-deployment-v1", "1"]),
         "v1's printer columns: {table}"
+    );
+}
+
+/// Storage moved to v1 while the hook service is down (stopped by the
+/// caller, whose CRD points at `dead_port`): a Foo written at v1 needs no
+/// conversion then, so its create succeeding says the API server stores
+/// v1. With a hook service up again, a list at either version converts
+/// what is stored at the other.
+async fn mixed(client: &Client, ns: &str, dead_port: u16, dead_ca: &str) {
+    let v1alpha1 = dynamic(client, ns, GROUP, "v1alpha1", "Foo");
+    let v1 = dynamic(client, ns, GROUP, "v1", "Foo");
+    say("storage moved to v1: a Foo stored at v1 beside two at v1alpha1");
+    apply_crds(
+        client,
+        vec![storing(crd_with_conversion(dead_port, dead_ca), "v1")],
+    )
+    .await;
+    let at_v1: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "samplecontroller.k8s.io/v1", "kind": "Foo",
+        "metadata": {"name": "example-foo-stored-v1"},
+        "spec": {"deployment": {"name": "stored-v1", "replicas": 4}},
+    }))
+    .expect("a v1 Foo");
+    wait_for("the API server to store Foos at v1", || async {
+        v1.create(&PostParams::default(), &at_v1).await.ok()
+    })
+    .await;
+    let crds = Api::<CustomResourceDefinition>::all(client.clone());
+    let crd = crds.get(CRD).await.expect("Foo's CRD");
+    let stored = crd.status.and_then(|s| s.stored_versions);
+    assert_eq!(stored, Some(vec!["v1alpha1".to_owned(), "v1".to_owned()]));
+
+    let (server, ca_pem, _dir) = serve_tls().await;
+    apply_crds(
+        client,
+        vec![storing(crd_with_conversion(server.port, &ca_pem), "v1")],
+    )
+    .await;
+    say("a list at v1alpha1 and at v1: the mix converted");
+    let old = wait_for("a list at v1alpha1 through the new hook service", || async {
+        v1alpha1.list(&Default::default()).await.ok()
+    })
+    .await;
+    let specs = |list: &kube::api::ObjectList<DynamicObject>| -> Vec<(String, Value)> {
+        list.items
+            .iter()
+            .map(|f| {
+                let name = f.metadata.name.clone().unwrap_or_default();
+                (name, f.data["spec"].clone())
+            })
+            .collect()
+    };
+    assert_eq!(
+        specs(&old),
+        [
+            (
+                "example-foo".to_owned(),
+                json!({"deploymentName": "foo-deployment", "replicas": 3})
+            ),
+            (
+                "example-foo-stored-v1".to_owned(),
+                json!({"deploymentName": "stored-v1", "replicas": 4})
+            ),
+            (
+                "example-foo-v1".to_owned(),
+                json!({"deploymentName": "foo-deployment-v1", "replicas": 1})
+            ),
+        ]
+    );
+    assert!(
+        old.items
+            .iter()
+            .all(|f| f.types.as_ref().is_none_or(|t| t.api_version.ends_with("/v1alpha1"))),
+        "every item at v1alpha1"
+    );
+    let new = v1.list(&Default::default()).await.expect("a list at v1");
+    assert_eq!(
+        specs(&new),
+        [
+            (
+                "example-foo".to_owned(),
+                json!({"deployment": {"name": "foo-deployment", "replicas": 3}})
+            ),
+            (
+                "example-foo-stored-v1".to_owned(),
+                json!({"deployment": {"name": "stored-v1", "replicas": 4}})
+            ),
+            (
+                "example-foo-v1".to_owned(),
+                json!({"deployment": {"name": "foo-deployment-v1", "replicas": 1}})
+            ),
+        ]
     );
 }

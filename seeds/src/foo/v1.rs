@@ -60,6 +60,8 @@ pub struct FooDeployment {
     /// Its name (a DNS-1123 subdomain). A Deployment of this name that the
     /// Foo does not control is left alone and reported. Changing it
     /// replaces the old Deployment with a new one.
+    /// Absent, the Foo's own name (v1alpha1's `deploymentName`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     #[schemars(length(min = 1, max = 253), pattern(DNS_SUBDOMAIN_PATTERN))]
     pub name: String,
     /// How many pods it runs; 1 when absent.
