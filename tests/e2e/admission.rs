@@ -39,10 +39,9 @@ pub(crate) async fn serve_tls() -> (Metahook, String, Dir) {
     // One directory per server: the conversion test runs two at once.
     static SERVED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = SERVED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = Dir(std::env::temp_dir().join(format!(
-        "metahook-e2e-admission-{}-{n}",
-        std::process::id()
-    )));
+    let dir = Dir(
+        std::env::temp_dir().join(format!("metahook-e2e-admission-{}-{n}", std::process::id()))
+    );
     std::fs::create_dir_all(&dir.0).expect("a directory");
     ca.server(&["127.0.0.1", "localhost"]).write(&dir.0);
     let server = spawn(
@@ -167,7 +166,9 @@ async fn the_api_server_asks_validate_before_it_stores() {
         other => panic!("with no hook service, a create under failurePolicy Fail got {other:?}"),
     }
     let _ = configs.delete(&config_name, &DeleteParams::default()).await;
-    let _ = mutating.delete(&config_name, &DeleteParams::default()).await;
+    let _ = mutating
+        .delete(&config_name, &DeleteParams::default())
+        .await;
     drop_namespace(&client, &ns).await;
 }
 
@@ -260,7 +261,9 @@ async fn defaults(client: &Client, ns: &str) {
             Ok(stored) => Some(stored),
             Err(kube::Error::Api(status)) if status.code == 422 => {
                 assert!(
-                    status.message.contains("spec.deploymentName: must not be empty"),
+                    status
+                        .message
+                        .contains("spec.deploymentName: must not be empty"),
                     "{status:?}"
                 );
                 None

@@ -333,9 +333,10 @@ async fn mixed(client: &Client, ns: &str, dead_port: u16, dead_ca: &str) {
     )
     .await;
     say("a list at v1alpha1 and at v1: the mix converted");
-    let old = wait_for("a list at v1alpha1 through the new hook service", || async {
-        v1alpha1.list(&Default::default()).await.ok()
-    })
+    let old = wait_for(
+        "a list at v1alpha1 through the new hook service",
+        || async { v1alpha1.list(&Default::default()).await.ok() },
+    )
     .await;
     let specs = |list: &kube::api::ObjectList<DynamicObject>| -> Vec<(String, Value)> {
         list.items
@@ -364,9 +365,10 @@ async fn mixed(client: &Client, ns: &str, dead_port: u16, dead_ca: &str) {
         ]
     );
     assert!(
-        old.items
-            .iter()
-            .all(|f| f.types.as_ref().is_none_or(|t| t.api_version.ends_with("/v1alpha1"))),
+        old.items.iter().all(|f| f
+            .types
+            .as_ref()
+            .is_none_or(|t| t.api_version.ends_with("/v1alpha1"))),
         "every item at v1alpha1"
     );
     let new = v1.list(&Default::default()).await.expect("a list at v1");
