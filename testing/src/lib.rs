@@ -60,13 +60,18 @@
 #![deny(missing_docs)]
 
 mod converge;
+pub mod conversion;
 mod declared;
 pub mod kubernetes;
 mod recorded;
 mod requests;
 mod store;
 
-pub use converge::{Converge, ConvergeError, Converged, NotSettled, Pass};
+pub use converge::{Converge, ConvergeError, Converged, NotSettled, Pass, Refused};
 pub use declared::disagreements;
 pub use recorded::{Recorded, RecordedError};
 pub use requests::{CallError, Situation};
+
+/// The proptest [`conversion`]'s checks take strategies of: a test builds
+/// its strategies with this one, and needs no dependency of its own.
+pub use proptest;

@@ -74,7 +74,9 @@ impl Store {
         &self.objects
     }
 
-    fn defaulted(&self, key: &Key, object: &mut Value) {
+    /// Sets on `object` what the API server sets on objects of its type
+    /// when they are written without it.
+    pub fn defaulted(&self, key: &Key, object: &mut Value) {
         for (group_key, edit) in &self.defaults {
             if *group_key == key.group_key {
                 edit(object);
@@ -89,7 +91,14 @@ impl Store {
 
     /// Creates `object` as a user's `kubectl apply` would: a uid, a
     /// generation, defaults. Replaces one of the same key.
-    pub fn create(&mut self, mut object: Value, now: &str) -> Key {
+    pub fn create(&mut self, object: Value, now: &str) -> Key {
+        let object = self.prepare(object, now);
+        self.insert(object)
+    }
+
+    /// `object` as the API server makes it on a create before admission:
+    /// a uid, a generation, its creation time, defaults.
+    pub fn prepare(&mut self, mut object: Value, now: &str) -> Value {
         let key = Key::of(&object);
         self.uids += 1;
         let meta = &mut object["metadata"];
@@ -99,6 +108,13 @@ impl Store {
         meta["generation"] = json!(1);
         meta["creationTimestamp"] = json!(now);
         self.defaulted(&key, &mut object);
+        object
+    }
+
+    /// Stores a [prepared](Store::prepare) object, replacing one of the
+    /// same key.
+    pub fn insert(&mut self, mut object: Value) -> Key {
+        let key = Key::of(&object);
         self.stamp(&mut object);
         self.objects.insert(key.clone(), object);
         key

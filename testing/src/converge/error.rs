@@ -1,6 +1,7 @@
 //! Why a convergence check could not run, or failed.
 
 use metahook_core::HookError;
+use metahook_core::admission::{FieldError, Operation};
 use metahook_core::{DeclarationError, HookKind};
 use metahook_planner::config::ConfigError;
 use metahook_planner::decide::plan::PlanError;
@@ -96,6 +97,44 @@ pub enum ConvergeError {
     /// The controller never settled.
     #[error(transparent)]
     NotSettled(#[from] NotSettled),
+    /// The controller's own admission hooks refused a create or a change
+    /// of the parent: nothing was stored, as `kubectl` is refused.
+    #[error(transparent)]
+    Refused(#[from] Refused),
+    /// An admission hook gave no answer, or one the API server would not
+    /// take (its webhook fails closed: the write is refused).
+    #[error("the {hook} hook did not answer the {operation} of the parent: {message}")]
+    Admission {
+        /// The hook: `validate` or `default`.
+        hook: HookKind,
+        /// `create` or `update`.
+        operation: &'static str,
+        /// Why.
+        message: String,
+    },
+}
+
+/// A write of the parent its controller's admission hooks refused: the
+/// message and the fields, as `kubectl` shows them, and what they warned.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the {hook} hook refused the {} of {object}: {message}",
+    super::admission::verb(*operation)
+)]
+pub struct Refused {
+    /// The hook that refused: `validate` (or `default`).
+    pub hook: HookKind,
+    /// Create or update.
+    pub operation: Operation,
+    /// The parent: `Foo default/example-foo`.
+    pub object: String,
+    /// Every refusal in one line, as the client reads it:
+    /// `spec.replicas: greater than 20`.
+    pub message: String,
+    /// Each field refused, and why.
+    pub fields: Vec<FieldError>,
+    /// What the hooks warned before refusing.
+    pub warnings: Vec<String>,
 }
 
 /// A controller that kept writing: what its last pass still wrote.

@@ -18,16 +18,18 @@
 //! status, a field the server defaults otherwise, a value that changes
 //! every call.
 
+mod admission;
 mod cluster;
 mod error;
 mod perform;
 
 pub use cluster::Pass;
-pub use error::{ConvergeError, NotSettled};
+pub use error::{ConvergeError, NotSettled, Refused};
 
 use crate::store::{Edit, Key};
 use cluster::Cluster;
 use jiff::Timestamp;
+use metahook_core::admission::Operation;
 use metahook_core::{Controller, Object};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -45,6 +47,10 @@ pub struct Converge {
     tick: Duration,
     max_passes: usize,
     passes: Vec<Pass>,
+    /// What the admission hooks warned, in order.
+    warnings: Vec<String>,
+    /// The admission reviews sent so far.
+    reviews: usize,
 }
 
 /// A converged controller: the cluster as it settled, and every pass.
@@ -67,6 +73,8 @@ impl Converge {
             tick: Duration::from_secs(1),
             max_passes: 20,
             passes: Vec::new(),
+            warnings: Vec::new(),
+            reviews: 0,
         })
     }
 
@@ -125,6 +133,13 @@ impl Converge {
     }
 
     /// Creates the parent and runs passes until one writes nothing.
+    ///
+    /// The parent is created as the API server creates it: given a uid,
+    /// a generation and its defaults ([`Converge::defaults`]), then passed
+    /// through the controller's own `default` hook (its patch applied) and
+    /// its `validate` hook, if it has them. A refusal is
+    /// [`ConvergeError::Refused`], with the hook's message and fields, and
+    /// no pass runs; warnings are kept ([`Converged::warnings`]).
     pub fn run(mut self) -> Result<Converged, ConvergeError> {
         let parent = self
             .parent
@@ -139,9 +154,35 @@ impl Converge {
             )));
         }
         let now = self.clock.to_string();
-        self.cluster.parent_key = Some(self.cluster.store.create(parent, &now));
+        let parent = self.cluster.store.prepare(parent, &now);
+        let parent = self.admit(Operation::Create, parent, None)?;
+        self.cluster.parent_key = Some(self.cluster.store.insert(parent));
         self.settle()?;
         Ok(Converged { check: self })
+    }
+
+    /// `object`, a create or update of the parent, as the controller's
+    /// admission hooks admit it.
+    fn admit(
+        &mut self,
+        operation: Operation,
+        object: Value,
+        old: Option<&Value>,
+    ) -> Result<Value, ConvergeError> {
+        self.reviews += 1;
+        let store = &self.cluster.store;
+        let key = Key::of(&object);
+        let admitted = admission::admit(
+            &self.cluster.controller,
+            operation,
+            object,
+            old,
+            &|o| store.defaulted(&key, o),
+            self.reviews,
+            self.clock,
+        )?;
+        self.warnings.extend(admitted.warnings);
+        Ok(admitted.object)
     }
 
     /// Passes until one writes nothing and asks for no later call.
@@ -292,6 +333,12 @@ impl Converged {
 
     /// Changes the parent as a user would (`kubectl edit`: its generation
     /// moves with its spec), and runs passes until one writes nothing again.
+    ///
+    /// The change is an update through the controller's admission hooks,
+    /// as on [`Converge::run`]: defaulted, then validated. A refused change
+    /// is an error, [`ConvergeError::Refused`], as `kubectl edit` fails:
+    /// match on it to test a refusal. An edit that changes nothing sends
+    /// nothing (as `kubectl`) and runs no pass.
     pub fn change(mut self, edit: impl FnOnce(&mut Value)) -> Result<Converged, ConvergeError> {
         let key = self
             .check
@@ -299,16 +346,29 @@ impl Converged {
             .parent_key
             .clone()
             .ok_or_else(|| ConvergeError::Parent("none was created".to_owned()))?;
-        if !self.check.cluster.store.edit(&key, edit) {
+        let Some(existing) = self.check.cluster.store.get(&key).cloned() else {
+            return Err(ConvergeError::Parent("it is gone".to_owned()));
+        };
+        let mut next = existing.clone();
+        edit(&mut next);
+        if next == existing {
             return Ok(self);
         }
-        if self.check.cluster.stored_parent().is_none() {
-            return Err(ConvergeError::Parent("it is gone".to_owned()));
+        self.check.cluster.store.defaulted(&key, &mut next);
+        let next = self.check.admit(Operation::Update, next, Some(&existing))?;
+        if !self.check.cluster.store.replace(key, existing, next) {
+            return Ok(self);
         }
         let tick = self.check.tick;
         self.check.advance(tick);
         self.check.settle()?;
         Ok(self)
+    }
+
+    /// What the controller's admission hooks warned on the create and
+    /// each change of the parent, in order (`kubectl` prints them).
+    pub fn warnings(&self) -> &[String] {
+        &self.check.warnings
     }
 
     /// The passes since pass `from` (1-based): what a [`Converged::change`]
