@@ -14,11 +14,9 @@ fn names() -> impl Strategy<Value = String> {
 #[test]
 fn v1alpha1_to_v1_and_back_is_the_identity() {
     let specs =
-        (names(), proptest::option::of(any::<i32>())).prop_map(|(deployment_name, replicas)| {
-            FooSpec {
-                deployment_name,
-                replicas,
-            }
+        (names(), prop::option::of(any::<i32>())).prop_map(|(deployment_name, replicas)| FooSpec {
+            deployment_name,
+            replicas,
         });
     let statuses = any::<i32>().prop_map(|available_replicas| FooStatus {
         available_replicas,
@@ -33,7 +31,7 @@ fn v1alpha1_to_v1_and_back_is_the_identity() {
 #[test]
 fn v1_to_v1alpha1_and_back_is_the_identity() {
     let specs =
-        (names(), proptest::option::of(any::<i32>())).prop_map(|(name, replicas)| v1::FooSpec {
+        (names(), prop::option::of(any::<i32>())).prop_map(|(name, replicas)| v1::FooSpec {
             deployment: v1::FooDeployment { name, replicas },
         });
     round_trips::<v1::Foo, Foo>(&foo::controller(), specs).unwrap_or_else(|e| panic!("{e}"));

@@ -13,7 +13,15 @@
 //!   nothing; it fails, naming the object and the field, when the
 //!   controller never settles (a timestamp in the status, a field the API
 //!   server defaults otherwise) or settles only after more passes than the
-//!   test allows; and it runs a deletion through `finalize` to the end;
+//!   test allows; and it runs a deletion through `finalize` to the end.
+//!   The parent goes through the controller's own `default` and
+//!   `validate` hooks on its create and on every change, as the API
+//!   server sends it: a refusal is [`ConvergeError::Refused`], with the
+//!   hook's message and fields; warnings are on [`Converged::warnings`];
+//! - [`conversion`]: the round trip of a controller's versions (one to
+//!   another and back, through its `convert` hook) checked on generated
+//!   objects, failing with the smallest that comes back changed and the
+//!   fields that did (`spec.deployment.replicas: 3 → absent`);
 //! - [`kubernetes`]: what the API server and the controllers of common
 //!   child types do to them (a Deployment's defaults, a Deployment
 //!   becoming available).

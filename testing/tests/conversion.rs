@@ -31,7 +31,7 @@ fn conversions_that_keep_everything_round_trip_both_ways_with_statuses() {
         }),
     )
     .statuses(
-        (any::<usize>(), proptest::option::of("[a-z]{0,8}")).prop_map(|(copies, last_seen)| {
+        (any::<usize>(), prop::option::of("[a-z]{0,8}")).prop_map(|(copies, last_seen)| {
             NoteStatus {
                 copies,
                 last_seen,
@@ -103,7 +103,7 @@ fn gadgets() -> Controller {
 
 #[test]
 fn a_conversion_that_drops_a_field_fails_naming_it_shrunk_to_the_smallest_object() {
-    let specs = (any::<u32>(), proptest::option::of("[a-z]{1,12}"))
+    let specs = (any::<u32>(), prop::option::of("[a-z]{1,12}"))
         .prop_map(|(size, colour)| GadgetSpec { size, colour });
     let error = round_trips::<Gadget, GadgetV2>(&gadgets(), specs)
         .expect_err("v2 drops the colour: the round trip must fail");
