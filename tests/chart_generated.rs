@@ -1,5 +1,5 @@
-//! metahook's own chart — Chart.yaml, values, schema, templates, `crds/`
-//! and `metacontroller/` in `chart/` — is what `chart` generates for
+//! metahook's own chart — Chart.yaml, values, schema, templates, `crds/`,
+//! `conversion/`, `admission/` and `metacontroller/` in `chart/` — is what `chart` generates for
 //! Hello, Hikawa and Foo, with metahook's name and project: one chart to
 //! maintain (`metahook/chart/` holds its templates). Run with
 //! `METAHOOK_WRITE_CHART=1` to write it after changing them.
@@ -55,7 +55,7 @@ fn the_checked_in_chart_is_what_the_generator_writes_for_the_seeds() {
     );
     // Nothing generated once and left behind.
     let generated: BTreeSet<&str> = generated.iter().map(|(p, _)| p.as_str()).collect();
-    for dir in ["templates", "crds", "metacontroller"] {
+    for dir in ["templates", "crds", "conversion", "admission", "metacontroller"] {
         for entry in std::fs::read_dir(chart.join(dir)).expect("the chart's directory") {
             let name = entry.expect("an entry").file_name();
             let path = format!("{dir}/{}", name.to_string_lossy());

@@ -237,13 +237,20 @@ class Installed:
         return self.one("Deployment")["metadata"]["name"]
 
 
+# The releases here follow one another on one node, and each installs the
+# CRDs of more than one version (templates/crds-with-conversion.yaml): kept
+# at uninstall, a CRD would still be the last release's, and the next could
+# not install it (Helm refuses an object another release owns).
+RELEASE_OWNS_ITS_CRDS = {"conversion": {"keepCRDs": False}}
+
+
 def install(cluster: Cluster, chart: helm_python.Chart, values: dict, release: str, namespace: str,
             wait: str | None = "watcher") -> Installed:
     """`helm install --create-namespace --wait=watcher`, with the image
     values of METAHOOK_E2E_IMAGE; a failed install says what the pods did.
     wait=None for releases Helm cannot wait for (driver mode with standby
     replicas, which are never Ready): the caller waits for what it needs."""
-    values = deep_merge(cluster.image_values, values)
+    values = deep_merge(deep_merge(cluster.image_values, RELEASE_OWNS_ITS_CRDS), values)
     try:
         with helm(cluster, namespace) as config:
             summary = config.install(chart, release, values, namespace=namespace, create_namespace=True,
@@ -255,7 +262,7 @@ def install(cluster: Cluster, chart: helm_python.Chart, values: dict, release: s
 
 
 def upgrade(cluster: Cluster, chart: helm_python.Chart, installed: Installed, values: dict) -> Installed:
-    values = deep_merge(cluster.image_values, values)
+    values = deep_merge(deep_merge(cluster.image_values, RELEASE_OWNS_ITS_CRDS), values)
     try:
         with helm(cluster, installed.namespace) as config:
             summary = config.upgrade(chart, installed.release, values, namespace=installed.namespace,
@@ -294,9 +301,9 @@ PLURALS = {
     "Deployment": "deployments", "NetworkPolicy": "networkpolicies", "PodDisruptionBudget": "poddisruptionbudgets",
     "Role": "roles", "RoleBinding": "rolebindings", "Service": "services", "ServiceAccount": "serviceaccounts",
     "CompositeController": "compositecontrollers", "Secret": "secrets", "APIService": "apiservices",
-    "Lease": "leases",
+    "Lease": "leases", "CustomResourceDefinition": "customresourcedefinitions",
 }
-CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding", "CompositeController", "APIService",
+CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding", "CompositeController", "APIService", "CustomResourceDefinition",
                   "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}
 
 

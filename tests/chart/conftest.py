@@ -84,9 +84,15 @@ def crd_files() -> list[Path]:
     return sorted((CHART / "crds").glob("*.yaml"))
 
 
+def conversion_files() -> list[Path]:
+    """The CRDs of more than one version, which the chart templates
+    (templates/crds-with-conversion.yaml)."""
+    return sorted((CHART / "conversion").glob("*.yaml"))
+
+
 def crds_by_group_kind() -> dict[tuple[str, str], dict]:
     crds = {}
-    for path in crd_files():
+    for path in crd_files() + conversion_files():
         for crd in load_yaml_documents(path.read_text()):
             crds[(crd["spec"]["group"], crd["spec"]["names"]["kind"])] = crd
     return crds
@@ -310,7 +316,7 @@ def validation_errors(obj: dict, kube_version: str) -> list[str]:
     """Every problem with one rendered object, against the schema that owns it.
 
     Built-in kinds: kubernetes-validate's strict schemas (unknown fields are
-    errors). Custom resources: the CRDs in chart/crds/, or tests/chart/schemas/.
+    errors). Custom resources: the CRDs in chart/crds/ and chart/conversion/, or tests/chart/schemas/.
     An object with no schema at all is itself an error.
     """
     api_version, kind = obj.get("apiVersion", ""), obj.get("kind", "")

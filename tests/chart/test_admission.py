@@ -1,4 +1,4 @@
-"""Admission webhooks (admission.enabled): the controllers' validate hooks
+"""Admission webhooks (admission.enabled): the controllers' validate (and default) hooks
 registered with the API server — one ValidatingWebhookConfiguration per
 controller with a validate hook (admission/<controller>.yaml), at this
 release's Service over HTTPS, its CA the hooks' own, the release's
@@ -8,12 +8,14 @@ last test installs it on the real node in both modes (marked `cluster`)."""
 from __future__ import annotations
 
 import base64
+from typing import Any, Callable
 
 import helm_python
 import pytest
 
 from chartcluster import Cluster, api_path, cluster, delete_work_namespace, installed, report, unique, waiter  # noqa: F401
 from conftest import DEFAULT_NAMESPACE, Rendered, render
+from kube import Kube
 from metacontroller_pod import metacontroller  # noqa: F401
 
 ADMISSION = {"hooks": {"tls": {"enabled": True}}, "admission": {"enabled": True}}
@@ -85,8 +87,8 @@ def test_the_network_policy_lets_the_api_server_reach_the_hooks_port(admission: 
 
 @pytest.mark.cluster
 @pytest.mark.parametrize("mode", ["driver", "metacontroller"])
-def test_the_api_server_asks_the_validate_hooks_the_chart_registers(cluster: Cluster, chart: helm_python.Chart,
-                                                                    mode: str, request: pytest.FixtureRequest) -> None:
+def test_the_api_server_asks_the_hooks_the_chart_registers(cluster: Cluster, chart: helm_python.Chart,
+                                                          mode: str, request: pytest.FixtureRequest) -> None:
     """Installed in each mode with admission.enabled and mutual TLS (next to
     the real Metacontroller in its mode):
     kube-apiserver calls the release's Service over HTTPS, verified with the
@@ -94,7 +96,10 @@ def test_the_api_server_asks_the_validate_hooks_the_chart_registers(cluster: Clu
     paths are open). A Hello whose image has a space is refused with the
     hook's message and field, and not stored; a valid one is stored; in the
     release's own namespace (left out of the webhooks) the same bad Hello
-    passes a dry run. Uninstalled, the configurations go with the release."""
+    passes a dry run. A Foo created without deploymentName is stored with its
+    own name there (the default hook), and Foos are read at the version they
+    were not written at (Foo's CRD, templated with the release, converted by
+    its Service). Uninstalled, the configurations go with the release."""
     admin = cluster.admin
     configs = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
     if mode == "metacontroller":
@@ -136,7 +141,44 @@ def test_the_api_server_asks_the_validate_hooks_the_chart_registers(cluster: Clu
             own = api_path("fraim.co.jp/v1", "helloes", release.namespace)
             dry = admin.call("POST", own, spaced, query={"dryRun": "All"})
             assert dry.ok, f"the release's own namespace was asked: {dry}"
+            converted_and_defaulted(admin, wait, work)
         finally:
             delete_work_namespace(admin, work)
     left = admin.items(configs, labelSelector=f"app.kubernetes.io/instance={release.release}")
     assert not left, f"left behind by helm uninstall: {[c['metadata']['name'] for c in left]}"
+
+
+FOO_V1ALPHA1, FOO_V1 = "samplecontroller.k8s.io/v1alpha1", "samplecontroller.k8s.io/v1"
+
+
+def converted_and_defaulted(admin: Kube, wait: Callable[..., Any], work: str) -> None:
+    """Foo's default hook and convert hook, asked by kube-apiserver through
+    the release's Service."""
+    foos, foos_v1 = api_path(FOO_V1ALPHA1, "foos", work), api_path(FOO_V1, "foos", work)
+    unnamed = {"apiVersion": FOO_V1ALPHA1, "kind": "Foo", "metadata": {"name": "unnamed"}, "spec": {"replicas": 0}}
+
+    def defaulted() -> dict | None:
+        reply = admin.call("POST", foos, unnamed)
+        if not reply.ok:
+            # 422 from validate (an empty name) until the API server has read
+            # the MutatingWebhookConfiguration.
+            print(f"not defaulted yet: {reply.status} {str(reply.body)[:300]}")
+            return None
+        return reply.body
+
+    stored = wait("kube-apiserver to ask the release's default webhook", defaulted)
+    assert stored["spec"] == {"deploymentName": "unnamed", "replicas": 0}, stored
+
+    def at_v1() -> dict | None:
+        reply = admin.call("GET", f"{foos_v1}/unnamed")
+        return reply.body if reply.ok else None
+
+    read = wait("kube-apiserver to convert a Foo through the release's Service", at_v1)
+    assert read["apiVersion"] == FOO_V1 and read["spec"] == {"deployment": {"name": "unnamed", "replicas": 0}}, read
+    assert read["metadata"]["uid"] == stored["metadata"]["uid"], read
+    restructured = {"apiVersion": FOO_V1, "kind": "Foo", "metadata": {"name": "restructured"},
+                    "spec": {"deployment": {"name": "web", "replicas": 0}}}
+    created = admin.call("POST", foos_v1, restructured)
+    assert created.ok, created
+    old = admin.get(f"{foos}/restructured")
+    assert old["spec"] == {"deploymentName": "web", "replicas": 0}, old

@@ -32,6 +32,7 @@ from conftest import (
     Rendered,
     chart_metadata,
     controller_manifests,
+    conversion_files,
     crd_files,
     crds_by_group_kind,
     custom_resource_schema,
@@ -231,6 +232,9 @@ def test_objects_are_named_and_namespaced_consistently(scenario: tuple[str, dict
         if obj["kind"] == "APIService":
             # Fixed by the API: <version>.<group>.
             assert meta["name"] == f"{obj['spec']['version']}.{obj['spec']['group']}"
+        elif obj["kind"] == "CustomResourceDefinition":
+            # Fixed by the API too: <plural>.<group>.
+            assert meta["name"] == f"{obj['spec']['names']['plural']}.{obj['spec']['group']}"
         else:
             assert DNS_LABEL.match(meta["name"]) and len(meta["name"]) <= 63, meta["name"]
         if obj["kind"] in CLUSTER_SCOPED:
@@ -263,6 +267,7 @@ def test_pods_are_hardened_unless_overridden(scenario: tuple[str, dict, Rendered
 def test_default_renders_the_metacontroller_mode_objects(default: Rendered) -> None:
     assert default.kinds() == sorted(
         ["CompositeController"] * len(CONTROLLERS)
+        + ["CustomResourceDefinition"] * len(conversion_files())
         + ["Deployment", "NetworkPolicy", "PodDisruptionBudget", "Service", "ServiceAccount"]
     )
     assert {cc["metadata"]["name"] for cc in default.all("CompositeController")} == set(CONTROLLERS)
@@ -882,7 +887,7 @@ def test_driver_mode_objects(driver: Rendered) -> None:
     assert driver.kinds() == sorted([
         "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment", "Lease", "NetworkPolicy",
         "Role", "RoleBinding", "Service", "ServiceAccount",
-    ])
+    ] + ["CustomResourceDefinition"] * len(conversion_files()))
     assert driver.container["args"] == ["serve", "--drive"]
     assert driver.one("ServiceAccount")["automountServiceAccountToken"] is True
     assert driver.pod_spec["automountServiceAccountToken"] is True
@@ -1524,6 +1529,8 @@ def test_custom_release_name_and_namespace(chart: helm_python.Chart) -> None:
     fullname = "hooks-prod-metahook"
     for obj in out.objects:
         name = obj["metadata"]["name"]
+        if obj["kind"] == "CustomResourceDefinition":
+            continue  # named by its API: <plural>.<group>
         assert name.startswith(fullname), f"{obj['kind']} {name}"
         assert obj["metadata"]["labels"] == expected_labels("hooks-prod"), obj["kind"]
     assert out.deployment["spec"]["selector"]["matchLabels"]["app.kubernetes.io/instance"] == "hooks-prod"
@@ -1547,7 +1554,8 @@ def test_name_overrides(chart: helm_python.Chart) -> None:
         for hook in cc["spec"]["hooks"].values():
             assert hook["webhook"]["service"] == {"name": "r1-hookd", "namespace": "elsewhere", "port": 80}
     full = render(chart, {"fullnameOverride": "hooks"})
-    assert {o["metadata"]["name"] for o in full.objects if o["kind"] != "CompositeController"} == {"hooks"}
+    named = {o["metadata"]["name"] for o in full.objects if o["kind"] not in {"CompositeController", "CustomResourceDefinition"}}
+    assert named == {"hooks"}
 
 
 def test_names_are_truncated_to_63_characters(chart: helm_python.Chart) -> None:
@@ -1769,7 +1777,7 @@ def test_chart_ships_every_crd_in_crds(chart: helm_python.Chart) -> None:
 
 
 @pytest.mark.parametrize("kube_version", KUBE_VERSIONS)
-@pytest.mark.parametrize("path", crd_files(), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", crd_files() + conversion_files(), ids=lambda p: p.name)
 def test_crds_validate_strictly(path: Path, kube_version: str) -> None:
     for crd in load_yaml_documents(path.read_text()):
         assert crd["kind"] == "CustomResourceDefinition"
@@ -1886,13 +1894,14 @@ def test_packaged_chart_holds_the_chart_and_nothing_else(package: Path) -> None:
     assert {f"metacontroller/{c}.yaml" for c in CONTROLLERS} <= set(names)
     assert {f"admission/{c}.yaml" for c in CONTROLLERS} <= set(names)
     assert {f"crds/{p.name}" for p in crd_files()} <= set(names)
+    assert {f"conversion/{p.name}" for p in conversion_files()} <= set(names)
     assert {"monitoring/alerts.yaml", "monitoring/dashboard.json"} <= set(names)
     # ...and nothing else: the chart's own directories, its files, and
     # top-level documents (README.md, LICENSE, CHANGELOG.md...).
     chart_files = {"Chart.yaml", "values.yaml", "values.schema.json", ".helmignore"}
     unexpected = [
         n for n in names
-        if not n.startswith(("templates/", "crds/", "metacontroller/", "admission/", "monitoring/"))
+        if not n.startswith(("templates/", "crds/", "conversion/", "metacontroller/", "admission/", "monitoring/"))
         and n not in chart_files
         and not re.fullmatch(r"[A-Z][A-Z_-]*(\.md|\.txt)?", n)
     ]

@@ -14,8 +14,8 @@ context; a Hello (whose pods really run), a Hikawa and a Foo converge
 through it with no request refused (the pod's log, the audit log); the
 ServiceAccount is refused Secrets; `helm upgrade` with a changed value rolls
 the pod and leaves what converged alone; a deleted pod is replaced and the
-new one leads; `helm uninstall` leaves nothing of ours behind (CRDs
-excepted, as Helm never deletes crds/).
+new one leads; `helm uninstall` leaves nothing of ours behind (the CRDs of
+crds/ excepted, as Helm never deletes them).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from chartcluster import (Cluster, Installed, api_path, audit_records, check_sec
                           drive_foo, drive_hello, drive_hikawa, hello_converged, HIKAWA_GROUP, FOO_GROUP, install,
                           lease_holder, object_path, pod_log, rbac_refusal, refusals, report, report_if_failed,
                           service_account_name, uninstall, unique, upgrade, wait_ready_pods, waiter, work_then_release)
-from conftest import crd_files, load_yaml_documents
+from conftest import conversion_files, crd_files, load_yaml_documents
 from kube import Kube, wait_for
 
 pytestmark = pytest.mark.cluster
@@ -94,7 +94,8 @@ def test_the_pod_is_started_by_the_kubelet_its_probes_pass_and_it_leads(driver: 
     admin, installed = driver.admin, driver.installed
     kinds = sorted(o["kind"] for o in installed.objects)
     assert kinds == sorted(["ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment", "Lease",
-                            "NetworkPolicy", "Role", "RoleBinding", "Service", "ServiceAccount"])
+                            "NetworkPolicy", "Role", "RoleBinding", "Service", "ServiceAccount"]
+                           + ["CustomResourceDefinition"] * len(conversion_files()))
     for obj in installed.objects:
         assert admin.get(object_path(obj, installed.namespace)) is not None, f"{obj['kind']} is not in the cluster"
     pod = driver.the_pod()
@@ -269,8 +270,14 @@ def test_helm_uninstall_leaves_nothing_of_ours_behind(driver: Driver) -> None:
                  lambda: not leftovers(admin, installed))
     except AssertionError:
         assert leftovers(admin, installed) == [], "left behind by helm uninstall"
-    # The CRDs stay: Helm never deletes crds/.
+    # The CRDs in crds/ stay: Helm never deletes them. The templated ones
+    # (conversion/) went with the release: these tests install them with
+    # conversion.keepCRDs=false (chartcluster.RELEASE_OWNS_ITS_CRDS).
+    crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
     for path in crd_files():
         for crd in load_yaml_documents(path.read_text()):
             name = crd["metadata"]["name"]
-            assert admin.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}") is not None, name
+            assert admin.get(f"{crds}/{name}") is not None, name
+    for path in conversion_files():
+        name = load_yaml_documents(path.read_text())[0]["metadata"]["name"]
+        wait_for(f"CRD {name} deleted with the release", lambda: admin.get(f"{crds}/{name}") is None)

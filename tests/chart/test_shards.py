@@ -31,6 +31,7 @@ from chartcluster import (Cluster, Installed, api_path, audit_records, check_sta
                           container_pid, controlled_by, create_hello, delete_work_namespace, describe, install,
                           is_ready, rbac_refusal, report, report_if_failed, uninstall, unique, waiter,
                           work_then_release)
+from conftest import conversion_files
 from kube import Kube
 
 pytestmark = pytest.mark.cluster
@@ -191,7 +192,8 @@ def test_each_shard_leads_on_its_own_lease_as_its_own_account(sharded: Sharded) 
     # A leader-election Role and its binding per shard: each account may
     # take its own Lease only.
     assert kinds == sorted(["ClusterRole", "ClusterRoleBinding", "ConfigMap", "NetworkPolicy", "Service"]
-                           + ["Deployment", "Lease", "ServiceAccount", "Role", "RoleBinding"] * len(SHARDS))
+                           + ["Deployment", "Lease", "ServiceAccount", "Role", "RoleBinding"] * len(SHARDS)
+                           + ["CustomResourceDefinition"] * len(conversion_files()))
     accounts = {sharded.account(s) for s in SHARDS}
     assert len(accounts) == len(SHARDS), accounts
     holders = set()

@@ -9,7 +9,7 @@
 //! version converts the mix.
 //!
 //! A CRD's name is fixed by its group and plural, so this test changes the
-//! Foo CRD every other test uses: it puts `chart/crds/`'s back when it
+//! Foo CRD every other test uses: it puts the stored version's back when it
 //! ends, passed or not (the tests run one at a time), with the storage
 //! versions it recorded (`status.storedVersions`) set back to v1alpha1.
 
@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 const GROUP: &str = "samplecontroller.k8s.io";
 const CRD: &str = "foos.samplecontroller.k8s.io";
 
-/// Puts `chart/crds/`'s Foo CRD back if the test ends early (a panic):
+/// Puts the Foo CRD of [`crds`] back if the test ends early (a panic):
 /// the async restore at the end cannot run then.
 struct Restore {
     armed: bool,
@@ -48,7 +48,12 @@ impl Drop for Restore {
                 "storedVersions of {CRD} reset: {}",
                 String::from_utf8_lossy(&out.stdout).trim()
             ));
-            let path = format!("{}/chart/crds/{CRD}.yaml", env!("CARGO_MANIFEST_DIR"));
+            let path = std::env::temp_dir().join(format!("{CRD}-{}.json", std::process::id()));
+            if let Err(e) = std::fs::write(&path, chart_crd().to_string()) {
+                say(&format!("{CRD} not restored: writing {}: {e}", path.display()));
+                return;
+            }
+            let path = path.to_string_lossy().into_owned();
             let out = kubectl(&[
                 "apply",
                 "--server-side",
@@ -88,7 +93,7 @@ fn chart_crd() -> Value {
     let crd = crds()
         .into_iter()
         .find(|c| c.metadata.name.as_deref() == Some(CRD))
-        .expect("chart/crds/ has Foo's CRD");
+        .expect("the seeds own Foo's CRD");
     serde_json::to_value(&crd).expect("a CRD serializes")
 }
 

@@ -69,25 +69,15 @@ pub fn say(text: &str) {
     let _ = writeln!(std::io::stderr(), "*** {text}");
 }
 
-/// Every CRD in `chart/crds/`, parsed.
+/// Every CRD the seeds own, at the version stored only: what `metahook
+/// crds` prints and the chart installs without `hooks.tls` (`chart/crds/`,
+/// and the stored version of `chart/conversion/`'s; `tests/chart_generated.rs`
+/// checks those files are these).
 pub fn crds() -> Vec<CustomResourceDefinition> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("chart/crds");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .expect("chart/crds/ exists")
-        .map(|e| e.expect("a directory entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .collect();
-    paths.sort();
-    paths
-        .iter()
-        .map(|path| {
-            let text = std::fs::read_to_string(path).expect("a CRD file");
-            serde_saphyr::from_str(&text).expect("a CRD")
-        })
-        .collect()
+    metahook_core::registry::all_crds(metahook_seeds::controllers())
 }
 
-/// Server-side applies every CRD in `chart/crds/` and waits until each is
+/// Server-side applies every CRD of [`crds`] and waits until each is
 /// established (served).
 pub async fn install_crds(client: &Client) -> Vec<String> {
     let crds = crds()

@@ -1,6 +1,8 @@
 //! The Widget controller: a `Widget` keeps its message, repeated as many
 //! times as it asks, in a ConfigMap of its own; its status says whether
 //! the ConfigMap holds it. Deleted, it waits until the ConfigMap is gone.
+//! The API server asks it before it stores one (`validate`): the text must
+//! fit in one ConfigMap, which the schema cannot say.
 //!
 //! Each hook is a plain function from what is observed to what should
 //! exist; metahook serves it, drives it and renders it (`src/main.rs`).
@@ -9,6 +11,7 @@
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::CustomResource;
+use metahook::admission::{Admission, FieldError, Verdict};
 use metahook::{Answer, Conditions, Controller, Request, condition_false, condition_true};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -48,6 +51,39 @@ fn text(spec: &WidgetSpec) -> String {
     vec![spec.message.as_str(); spec.copies.min(10) as usize].join(" ")
 }
 
+/// The most text one ConfigMap holds: the API server refuses one whose
+/// data (keys included: `text`) passes 1 MiB.
+pub const MAX_TEXT_BYTES: usize = 1024 * 1024 - "text".len();
+
+/// What the schema cannot say: the text, `copies` times the message, must
+/// fit in the ConfigMap. `validate` refuses such a Widget before it is
+/// stored; `sync` reports one stored before the webhook was installed.
+pub fn check(spec: &WidgetSpec) -> Result<(), FieldError> {
+    let copies = spec.copies.min(10) as usize;
+    let bytes = spec
+        .message
+        .len()
+        .saturating_mul(copies)
+        .saturating_add(copies.saturating_sub(1));
+    if bytes > MAX_TEXT_BYTES {
+        return Err(FieldError::new(
+            "spec.message",
+            format!("{copies} copies take {bytes} bytes; a ConfigMap holds {MAX_TEXT_BYTES}"),
+        ));
+    }
+    Ok(())
+}
+
+/// The `validate` hook: refuses a Widget whose text would not fit. A spec
+/// that does not fit the type never gets here (the schema refuses it
+/// first), and is allowed.
+pub fn validate(admission: &Admission<Widget>) -> Verdict {
+    match admission.object.as_ref().map(|widget| &widget.spec) {
+        Some(Ok(spec)) => Verdict::refusing(check(spec).err()),
+        _ => Verdict::allow(),
+    }
+}
+
 fn config_map(name: &str, text: String) -> ConfigMap {
     ConfigMap {
         metadata: ObjectMeta {
@@ -71,7 +107,9 @@ fn written(req: &WidgetRequest) -> String {
 pub fn sync(req: &WidgetRequest) -> Answer<WidgetStatus> {
     let name = &req.parent.metadata.name;
     let written = written(req);
-    let (want, ready) = match &req.parent.spec {
+    let checked = req.parent.spec.as_ref().map_err(ToString::to_string);
+    let checked = checked.and_then(|spec| check(spec).map(|()| spec).map_err(|e| e.to_string()));
+    let (want, ready) = match checked {
         Ok(spec) if written == text(spec) => (
             Some(text(spec)),
             condition_true("Ready", "Written").message("the ConfigMap holds the message"),
@@ -112,5 +150,6 @@ pub fn controller() -> Controller {
     Controller::composite::<Widget>("widget")
         .sync(sync)
         .finalize(finalize)
+        .validate(validate)
         .build()
 }

@@ -6,7 +6,7 @@
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use metahook::HookKind;
-use metahook_testing::{Converge, Situation};
+use metahook_testing::{Converge, ConvergeError, Situation};
 use serde_json::{Value, json};
 
 fn now() -> metahook::Timestamp {
@@ -126,4 +126,22 @@ fn a_changed_spec_settles_again_and_an_invalid_one_changes_nothing() {
     assert_eq!(invalid.all::<ConfigMap>().len(), 1);
     let ready = &invalid.parent().unwrap()["status"]["conditions"][0];
     assert_eq!(ready["reason"], "InvalidSpec", "{ready}");
+}
+
+#[test]
+fn a_widget_whose_text_would_not_fit_its_config_map_is_refused() {
+    // What the schema cannot say: 10 copies of 200,000 bytes pass 1 MiB.
+    let mut big = widget(10);
+    big["spec"]["message"] = json!("x".repeat(200_000));
+    // Converge asks the validate hook before it stores the Widget, as the
+    // API server does.
+    let refused = Converge::new(widget_operator::controller())
+        .unwrap()
+        .parent(big)
+        .run();
+    let Err(ConvergeError::Refused(refused)) = refused else {
+        panic!("a Widget whose text does not fit was stored");
+    };
+    assert_eq!(refused.fields[0].field, "spec.message");
+    assert!(refused.message.contains("a ConfigMap holds"), "{}", refused.message);
 }

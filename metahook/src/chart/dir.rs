@@ -29,7 +29,14 @@ pub enum DirError {
 
 /// The directories the chart's generated files fill: a file there that is
 /// not generated any more (a controller removed) goes.
-const GENERATED_DIRS: [&str; 4] = ["templates", "crds", "metacontroller", "monitoring"];
+const GENERATED_DIRS: [&str; 6] = [
+    "templates",
+    "crds",
+    "conversion",
+    "admission",
+    "metacontroller",
+    "monitoring",
+];
 
 /// The files in the generated directories that `files` do not hold, by
 /// their path in the chart.
