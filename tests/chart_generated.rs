@@ -55,7 +55,13 @@ fn the_checked_in_chart_is_what_the_generator_writes_for_the_seeds() {
     );
     // Nothing generated once and left behind.
     let generated: BTreeSet<&str> = generated.iter().map(|(p, _)| p.as_str()).collect();
-    for dir in ["templates", "crds", "conversion", "admission", "metacontroller"] {
+    for dir in [
+        "templates",
+        "crds",
+        "conversion",
+        "admission",
+        "metacontroller",
+    ] {
         for entry in std::fs::read_dir(chart.join(dir)).expect("the chart's directory") {
             let name = entry.expect("an entry").file_name();
             let path = format!("{dir}/{}", name.to_string_lossy());

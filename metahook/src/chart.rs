@@ -349,7 +349,10 @@ pub fn files(
     }
     let converted = converted_crds(controllers)?;
     for (file, yaml) in crate::crds::files(controllers)? {
-        if !converted.iter().any(|(path, _)| *path == format!("conversion/{file}")) {
+        if !converted
+            .iter()
+            .any(|(path, _)| *path == format!("conversion/{file}"))
+        {
             out.push((format!("crds/{file}"), yaml));
         }
     }
@@ -401,8 +404,10 @@ fn converted_crds(controllers: &[Controller]) -> Result<Vec<(String, String)>, C
                 continue;
             }
             let name = crd.metadata.name.clone().unwrap_or_default();
-            let body = serde_saphyr::to_string(&crd)
-                .map_err(|source| CrdsError::Yaml { name: name.clone(), source })?;
+            let body = serde_saphyr::to_string(&crd).map_err(|source| CrdsError::Yaml {
+                name: name.clone(),
+                source,
+            })?;
             out.push((
                 format!("conversion/{name}.yaml"),
                 format!(

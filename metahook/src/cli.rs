@@ -233,6 +233,12 @@ pub struct ManifestsArgs {
     /// their bindings.
     #[arg(long)]
     pub driver: bool,
+    /// The PEM CA that signed the Service's serving certificate (the
+    /// Service must serve TLS: the API server calls it over HTTPS only).
+    /// Adds the admission webhook configurations and the CRDs' other
+    /// versions with their conversion webhook, this CA as their caBundle.
+    #[arg(long, value_name = "FILE")]
+    pub ca_bundle: Option<PathBuf>,
 }
 
 /// `new`: where, and the names every file follows from.

@@ -1,7 +1,9 @@
 //! `manifests`: what installs the controllers without Helm, as one YAML
 //! stream for `kubectl apply -f -`: their CRDs, their CompositeController
-//! or DecoratorController manifests with webhooks at a Service, and with
-//! `--driver` the driver's RBAC.
+//! or DecoratorController manifests with webhooks at a Service, with
+//! `--driver` the driver's RBAC, and with `--ca-bundle` (the Service
+//! serving TLS, as the API server requires) the admission webhook
+//! configurations and every version of a CRD with its conversion webhook.
 //!
 //! The ClusterRole is the one the chart's template `chart/templates/rbac.yaml` derives
 //! from the same manifests, rule for rule (`tests/chart/test_scaffold.py`,
@@ -12,6 +14,7 @@
 use crate::cli::ManifestsArgs;
 use crate::crds::{CrdsError, to_yaml};
 use crate::ordered::Ordered;
+use metahook_core::conversion::ConversionWebhook;
 use metahook_core::{Controller, Shape, TypeRef, Webhooks};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
@@ -46,6 +49,18 @@ pub enum ManifestsError {
     /// Standard output could not be written.
     #[error("writing the manifests failed")]
     Write(#[source] std::io::Error),
+    /// The CA bundle file could not be read.
+    #[error("reading {path} failed")]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A controller's versions do not make one CRD.
+    #[error(transparent)]
+    Declaration(#[from] metahook_core::DeclarationError),
 }
 
 /// Where the manifests point, and what they add.
@@ -60,6 +75,11 @@ pub struct ManifestSettings {
     pub port: u16,
     /// With the driver's RBAC, for its Lease of this name.
     pub driver_lease: Option<String>,
+    /// The PEM CA that signed the Service's serving certificate: with it,
+    /// the admission webhooks and the CRDs' other versions and conversion
+    /// (the API server calls those over HTTPS only); without, the CRDs'
+    /// stored versions only.
+    pub ca_bundle: Option<Vec<u8>>,
 }
 
 /// `manifests`, printed.
@@ -76,6 +96,13 @@ pub fn run(
         driver_lease: args
             .driver
             .then(|| metahook_planner::config::LEASE_NAME.to_owned()),
+        ca_bundle: match &args.ca_bundle {
+            Some(path) => Some(std::fs::read(path).map_err(|source| ManifestsError::Read {
+                path: path.clone(),
+                source,
+            })?),
+            None => None,
+        },
     };
     let text = stream(controllers, &settings)?;
     use std::io::Write;
@@ -102,16 +129,40 @@ pub fn stream(
         }
     }
     let mut docs = Vec::new();
-    for crd in metahook_core::registry::all_crds(controllers) {
-        docs.push(to_yaml(&crd)?);
-    }
     let webhooks = Webhooks {
         service: settings.service.clone(),
         namespace: settings.namespace.clone(),
         port: settings.port,
     };
+    match &settings.ca_bundle {
+        Some(pem) => {
+            let conversion = ConversionWebhook::service(&webhooks).ca_bundle(pem.clone());
+            for controller in controllers {
+                for crd in controller.crds_with_conversion(&conversion)? {
+                    docs.push(to_yaml(&crd)?);
+                }
+            }
+        }
+        None => {
+            for crd in metahook_core::registry::all_crds(controllers) {
+                docs.push(to_yaml(&crd)?);
+            }
+        }
+    }
     for controller in controllers {
         docs.push(yaml(&controller.manifest(&webhooks))?);
+    }
+    if let Some(pem) = &settings.ca_bundle {
+        // ByteString serializes as the base64 a caBundle is.
+        let ca = json!(k8s_openapi::ByteString(pem.clone()));
+        for controller in controllers {
+            for mut config in controller.webhook_configurations(&webhooks) {
+                for webhook in config["webhooks"].as_array_mut().into_iter().flatten() {
+                    webhook["clientConfig"]["caBundle"] = ca.clone();
+                }
+                docs.push(yaml(&config)?);
+            }
+        }
     }
     if let Some(lease) = &settings.driver_lease {
         for object in driver_rbac(controllers, &settings.service, &settings.namespace, lease) {
@@ -246,6 +297,7 @@ mod tests {
             namespace: "ops".to_owned(),
             port: 8080,
             driver_lease: Some("seeds-lease".to_owned()),
+            ca_bundle: None,
         }
     }
 
@@ -324,6 +376,53 @@ mod tests {
             .find(|d| d["kind"] == "ClusterRoleBinding")
             .unwrap();
         assert_eq!(binding["subjects"][0]["namespace"], "ops");
+    }
+
+    #[test]
+    fn with_a_ca_bundle_the_api_server_s_webhooks_are_written_too() {
+        let plain = docs(&stream(metahook_seeds::controllers(), &settings()).unwrap());
+        let kinds = |all: &[Value], kind: &str| all.iter().filter(|d| d["kind"] == kind).count();
+        assert_eq!(kinds(&plain, "ValidatingWebhookConfiguration"), 0);
+        let foos = |all: &[Value]| {
+            all.iter()
+                .find(|d| d["metadata"]["name"] == "foos.samplecontroller.k8s.io")
+                .cloned()
+                .unwrap()
+        };
+        assert_eq!(
+            foos(&plain)["spec"]["versions"].as_array().unwrap().len(),
+            1
+        );
+
+        let mut s = settings();
+        s.ca_bundle = Some(b"-----BEGIN CERTIFICATE-----\n".to_vec());
+        let all = docs(&stream(metahook_seeds::controllers(), &s).unwrap());
+        assert_eq!(kinds(&all, "ValidatingWebhookConfiguration"), 3);
+        assert_eq!(kinds(&all, "MutatingWebhookConfiguration"), 1);
+        let ca = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==";
+        for config in all.iter().filter(|d| {
+            d["kind"]
+                .as_str()
+                .unwrap()
+                .ends_with("WebhookConfiguration")
+        }) {
+            let client = &config["webhooks"][0]["clientConfig"];
+            assert_eq!(client["caBundle"], ca);
+            assert_eq!(client["service"]["name"], "seeds");
+            assert_eq!(client["service"]["namespace"], "ops");
+        }
+        let foos = foos(&all);
+        let names: Vec<&str> = foos["spec"]["versions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["v1alpha1", "v1"]);
+        let client = &foos["spec"]["conversion"]["webhook"]["clientConfig"];
+        assert_eq!(client["caBundle"], ca);
+        assert_eq!(client["service"]["path"], "/foo/convert");
+        assert_eq!(client["service"]["port"], 8080);
     }
 
     #[test]

@@ -50,7 +50,10 @@ impl Drop for Restore {
             ));
             let path = std::env::temp_dir().join(format!("{CRD}-{}.json", std::process::id()));
             if let Err(e) = std::fs::write(&path, chart_crd().to_string()) {
-                say(&format!("{CRD} not restored: writing {}: {e}", path.display()));
+                say(&format!(
+                    "{CRD} not restored: writing {}: {e}",
+                    path.display()
+                ));
                 return;
             }
             let path = path.to_string_lossy().into_owned();
