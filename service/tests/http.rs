@@ -159,6 +159,28 @@ async fn a_conversion_review_of_the_wrong_shape_is_422() {
     );
 }
 
+/// An AdmissionReview that is not JSON is a 400, one without the request's
+/// `uid` (which the answer must echo) a 422 naming where, for both
+/// admission hooks.
+#[actix_web::test]
+async fn a_malformed_admission_review_is_4xx() {
+    let app = service!(state(&settings(), controllers()));
+    for hook in ["/foo/validate", "/foo/default"] {
+        let (status, json) =
+            error_of(&app, post(hook, "application/json", r#"{"request": {"#)).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{hook}: {json}");
+        assert_eq!(json["reason"], "MalformedJson", "{hook}");
+        let body = r#"{"request": {"operation": "CREATE", "object": {}}}"#;
+        let (status, json) = error_of(&app, post(hook, "application/json", body)).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{hook}: {json}");
+        assert_eq!(json["reason"], "InvalidRequest", "{hook}");
+        assert!(
+            json["message"].as_str().unwrap_or("").contains("uid"),
+            "{hook}: {json}"
+        );
+    }
+}
+
 #[actix_web::test]
 async fn unknown_controller_or_hook_is_404() {
     let app = service!(state(&settings(), controllers()));
