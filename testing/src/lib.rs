@@ -73,6 +73,7 @@ mod declared;
 pub mod kubernetes;
 mod recorded;
 mod requests;
+mod review;
 mod store;
 
 pub use converge::{Converge, ConvergeError, Converged, NotSettled, Pass, Refused};

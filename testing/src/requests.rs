@@ -2,8 +2,10 @@
 //! and hooks called as the service calls them: for tests of a hook's
 //! answer to a situation a test sets up, snapshot whole with insta.
 
+use crate::review::review;
 use jiff::Timestamp;
 use metahook_core::HookError;
+use metahook_core::admission::Operation;
 use metahook_core::registry;
 use metahook_core::{Controller, DecodeError, HookKind, ObjectSet, ParentType, Request, Shape};
 use metahook_planner::decide::selector::CONTROLLER_UID;
@@ -28,13 +30,16 @@ pub enum CallError {
 }
 
 /// A `sync` (or `finalize`, or `customize`) request: a parent, its
-/// children and related objects, keyed as a v2 hook's are.
+/// children and related objects, keyed as a v2 hook's are. For the
+/// `validate` and `default` hooks, the AdmissionReview of the parent's
+/// create (or, [`replacing`](Situation::replacing) an old one, update).
 #[derive(Debug, Clone)]
 pub struct Situation {
     parent: Value,
     children: Map<String, Value>,
     related: Map<String, Value>,
     finalizing: bool,
+    old: Option<Value>,
 }
 
 impl Situation {
@@ -45,6 +50,7 @@ impl Situation {
             children: Map::new(),
             related: Map::new(),
             finalizing: false,
+            old: None,
         }
     }
 
@@ -57,6 +63,13 @@ impl Situation {
     /// One more related object.
     pub fn related(mut self, object: impl Serialize) -> Self {
         insert(&mut self.related, object);
+        self
+    }
+
+    /// The parent as it was stored: the admission hooks are asked about an
+    /// update from `old` to the parent, not a create.
+    pub fn replacing(mut self, old: impl Serialize) -> Self {
+        self.old = serde_json::to_value(old).ok();
         self
     }
 
@@ -201,13 +214,60 @@ impl Situation {
     /// assert_eq!(answer["children"][0]["metadata"]["name"], "hello");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    ///
+    /// `validate` and `default` are asked with the AdmissionReview
+    /// kube-apiserver sends for the parent's create (its update, with
+    /// [`replacing`](Situation::replacing)); the answer is the whole
+    /// review, for a snapshot:
+    ///
+    /// ```
+    /// # use metahook_core::{Answer, Controller, HookKind, Request};
+    /// # use metahook_core::test_types::{Note, NoteStatus};
+    /// use metahook_core::admission::{Admission, Verdict};
+    /// use metahook_testing::Situation;
+    /// use serde_json::json;
+    ///
+    /// # let sync = |_: &Request<Note>| Answer::new(NoteStatus::default());
+    /// let notes = Controller::composite::<Note>("note")
+    ///     .sync(sync)
+    ///     .validate(|a: &Admission<Note>| match a.old {
+    ///         Some(_) => Verdict::allow().warn("changed"),
+    ///         None => Verdict::allow(),
+    ///     })
+    ///     .build();
+    /// let note = |text: &str| json!({"apiVersion": "example.com/v1", "kind": "Note",
+    ///     "metadata": {"name": "hello", "namespace": "default"}, "spec": {"text": text}});
+    /// let now = "2026-11-22T03:00:00Z".parse()?;
+    /// let answer = Situation::of(note("hi"))
+    ///     .replacing(note("hello"))
+    ///     .answer(&notes, HookKind::Validate, now)?;
+    /// assert_eq!(answer["response"]["allowed"], true);
+    /// assert_eq!(answer["response"]["warnings"], json!(["changed"]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn answer(
         &self,
         controller: &Controller,
         hook: HookKind,
         now: Timestamp,
     ) -> Result<Value, CallError> {
-        let body = serde_json::to_vec(&self.request_json()).map_err(CallError::Answer)?;
+        let request = match hook {
+            HookKind::Validate | HookKind::Default => {
+                let operation = match self.old {
+                    Some(_) => Operation::Update,
+                    None => Operation::Create,
+                };
+                review(
+                    controller,
+                    "situation",
+                    operation,
+                    &self.parent,
+                    self.old.as_ref(),
+                )
+            }
+            _ => self.request_json(),
+        };
+        let body = serde_json::to_vec(&request).map_err(CallError::Answer)?;
         call(controller, hook, &body, now)
     }
 }

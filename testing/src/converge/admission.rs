@@ -6,9 +6,10 @@
 //! (`Controller::webhook_configurations`).
 
 use super::error::{ConvergeError, Refused};
+use crate::review::review;
 use jiff::Timestamp;
 use metahook_core::admission::{FieldError, Operation};
-use metahook_core::{Controller, HookKind, Shape, registry};
+use metahook_core::{Controller, HookKind, registry};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -94,47 +95,6 @@ pub(super) fn admit(
         }
     }
     Ok(admitted)
-}
-
-/// The review kube-apiserver sends for `operation` on `object`.
-fn review(
-    controller: &Controller,
-    uid: &str,
-    operation: Operation,
-    object: &Value,
-    old: Option<&Value>,
-) -> Value {
-    let (group, version, kind, plural) = match controller.shape() {
-        Shape::Composite { parent, .. } => {
-            let version = parent.api_version.rsplit('/').next().unwrap_or_default();
-            (parent.group(), version, &*parent.kind, &*parent.plural)
-        }
-        Shape::Decorator { .. } => ("", "", "", ""),
-    };
-    let gvk = json!({"group": group, "version": version, "kind": kind});
-    let gvr = json!({"group": group, "version": version, "resource": plural});
-    let (operation_name, options) = match operation {
-        Operation::Update => ("UPDATE", "UpdateOptions"),
-        _ => ("CREATE", "CreateOptions"),
-    };
-    let mut request = json!({
-        "uid": uid,
-        "kind": gvk, "resource": gvr, "requestKind": gvk, "requestResource": gvr,
-        "name": object["metadata"]["name"],
-        "operation": operation_name,
-        // kubeadm's admin, as `kubectl` on a fresh cluster asks.
-        "userInfo": {"username": "kubernetes-admin",
-                     "groups": ["kubeadm:cluster-admins", "system:authenticated"]},
-        "object": object,
-        "oldObject": old,
-        "dryRun": false,
-        "options": {"kind": options, "apiVersion": "meta.k8s.io/v1",
-                    "fieldManager": "kubectl-client-side-apply", "fieldValidation": "Strict"},
-    });
-    if let Some(namespace) = object["metadata"]["namespace"].as_str() {
-        request["namespace"] = json!(namespace);
-    }
-    json!({"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1", "request": request})
 }
 
 /// `create`, `update`: the operation as a message names it.
