@@ -16,8 +16,9 @@ impl Controller {
     /// Install it only where the API server reaches `webhook`: a CRD that
     /// serves two versions without a working conversion webhook cannot be
     /// read at the version its objects are not stored in. This is why
-    /// [`Controller::crds`] (what `crds` prints and the chart installs)
-    /// keeps to the hub's version.
+    /// [`Controller::crds`] (what `crds` prints, and what the chart
+    /// installs without TLS) keeps to the hub's version; the chart and
+    /// `manifests --ca-bundle` install this one where the hooks serve TLS.
     ///
     /// Fails when the versions do not make one CRD: a group, kind or
     /// scope that differs from the hub's, or a version declared twice
