@@ -5,6 +5,7 @@
 //! leader's fence on every write but the Lease's.
 
 use crate::client::pressure::Pressure;
+use crate::client::read_only::ReadOnlyLayer;
 use crate::client::responses::CountResponsesLayer;
 use crate::client::throttle::{Budget, ThrottleLayer};
 use crate::observe::metrics::DriverMetrics;
@@ -92,3 +93,28 @@ pub async fn connect(
 
 /// What the driver calls itself in every request.
 pub const USER_AGENT: &str = concat!("metahook/", env!("CARGO_PKG_VERSION"));
+
+/// What `plan --live` calls itself in every request: the audit log tells
+/// its reads from the driver's.
+pub const PLAN_USER_AGENT: &str = concat!("metahook-plan/", env!("CARGO_PKG_VERSION"));
+
+/// A client that only reads (`plan --live`): the kubeconfig found as
+/// [`connect`] finds it, [`PLAN_USER_AGENT`], kube's retries, `budget`
+/// (none: no client-side limit) and, innermost, [`ReadOnlyLayer`]: a
+/// write is refused before it leaves, whatever the kubeconfig's user may do.
+pub async fn connect_read_only(
+    budget: Option<Budget>,
+    metrics: Arc<DriverMetrics>,
+) -> Result<Client, kube::Error> {
+    let mut config = kube::Config::infer()
+        .await
+        .map_err(kube::Error::InferConfig)?;
+    config.headers.push((
+        http::header::USER_AGENT,
+        http::HeaderValue::from_static(PLAN_USER_AGENT),
+    ));
+    Ok(kube::client::ClientBuilder::try_from(config)?
+        .with_layer(&ReadOnlyLayer)
+        .with_layer(&ThrottleLayer::new(budget, metrics))
+        .build())
+}

@@ -42,7 +42,7 @@ pub(super) async fn call_hook(
 
 /// A request's `children` (or `attachments`) and `related` maps, keyed as
 /// `target`'s version keys them.
-pub(super) fn object_maps<'a>(
+pub(crate) fn object_maps<'a>(
     ctl: &'a Driven,
     observed: &'a [Vec<Arc<DynamicObject>>],
     related: &'a [(ResolvedType, Vec<Arc<DynamicObject>>)],

@@ -27,7 +27,7 @@
 
 mod decorate;
 mod error;
-mod hook;
+pub(crate) mod hook;
 mod related;
 mod report;
 mod retry;

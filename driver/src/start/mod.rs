@@ -1,11 +1,11 @@
 //! Starting and stopping the driver: the controllers prepared before
 //! anything connects ([`prepare`]), their types resolved ([`discovery`],
-//! `resolve.rs`), the Lease taken ([`leader`]) and one worker per
+//! [`resolve`]), the Lease taken ([`leader`]) and one worker per
 //! controller started ([`run`]; what stops it: [`run::DriveError`]).
 
 pub mod discovery;
 mod error;
 pub mod leader;
 pub mod prepare;
-mod resolve;
+pub mod resolve;
 pub mod run;

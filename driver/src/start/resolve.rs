@@ -16,7 +16,7 @@ use std::time::Duration;
 /// yet (a CRD installed after the driver), as Metacontroller waits for
 /// them: retried after 1 s, doubling up to 30 s; the driver is not ready
 /// meanwhile. A parent with no status subresource stays an error.
-pub(super) async fn resolve_waiting(
+pub(crate) async fn resolve_waiting(
     client: &Client,
     prepared: Prepared,
 ) -> Result<(Driven, HookTargets), DriveError> {
@@ -37,7 +37,10 @@ pub(super) async fn resolve_waiting(
     }
 }
 
-async fn resolve_controller(
+/// The types of `prepared`'s controller, read once through `client`'s
+/// discovery: what `plan --live` drives in thought, with no waiting for a
+/// type that is not served.
+pub async fn resolve_controller(
     client: &Client,
     prepared: Prepared,
 ) -> Result<(Driven, HookTargets), DriveError> {

@@ -1,0 +1,183 @@
+//! One parent planned as one reconcile of the driver would plan it
+//! (`reconcile/mod.rs`), with nothing executed: the prelude planned on the
+//! children the parent may claim, its finalizer change made on the parent
+//! in memory (the hook sees the parent as the driver's write would leave
+//! it), the related objects read, the request built and the hook called
+//! as the driver calls them, and the answer planned. Nothing is
+//! remembered of an earlier apply ([`NoMemory`]): the driver after a
+//! restart, which leaves a child alone when it carries the fingerprint of
+//! the same apply and every field of it. The status is planned to be
+//! written now ([`StatusPace::Now`]): where the driver would let it wait
+//! a moment, the plan shows where it goes.
+
+use super::window::Window;
+use super::{LiveError, LivePlanner, ParentPlan, Resolved, related};
+use crate::controller::cache::CachedObject;
+use crate::decide::plan::{self, Next, NoMemory, Op, PlanError, StatusPace};
+use crate::decide::related::RelatedError;
+use crate::hook::call::HookCallError;
+use crate::hook::wire::{self, DecodeResponseError};
+use crate::observe::records::{Step, changed_fields};
+use crate::reconcile::hook::object_maps;
+use crate::start::discovery::DiscoveryError;
+use kube::api::DynamicObject;
+use metahook_core::HookKind;
+use serde_json::Value;
+
+/// Why one parent has no plan.
+#[derive(Debug, thiserror::Error)]
+pub enum PassError {
+    /// The parent or a child as listed did not decode.
+    #[error("an object as listed could not be read")]
+    Cached(#[source] serde_json::Error),
+    /// The planner refused what it was given.
+    #[error("planning failed")]
+    Plan(#[from] PlanError),
+    /// A hook request could not be written.
+    #[error("the hook request could not be written")]
+    Request(#[source] serde_json::Error),
+    /// The hook failed, refused the request, or panicked.
+    #[error(transparent)]
+    Hook(#[from] HookCallError),
+    /// The hook's answer is not one the driver takes.
+    #[error("the {hook} hook's answer could not be decoded")]
+    Answer {
+        /// The hook.
+        hook: HookKind,
+        /// Why.
+        #[source]
+        source: DecodeResponseError,
+    },
+    /// A customize rule cannot select.
+    #[error("a related rule is invalid")]
+    Rule(#[from] RelatedError),
+    /// A customize rule names a type the API server does not serve.
+    #[error("a related rule's type could not be resolved")]
+    Discovery(#[source] Box<DiscoveryError>),
+    /// A related type could not be listed.
+    #[error("reading the related objects failed")]
+    Related(#[source] Box<LiveError>),
+}
+
+/// `cached`'s plan (a failure is the plan's `failure`, with the steps
+/// planned before it).
+pub(super) async fn plan(
+    planner: &LivePlanner,
+    resolved: &Resolved,
+    window: &Window,
+    cached: &CachedObject,
+) -> ParentPlan {
+    let mut out = ParentPlan::of(&resolved.driven, cached);
+    if let Err(err) = steps(planner, resolved, window, cached, &mut out).await {
+        out.failure = Some(crate::api_error_chain(&err));
+    }
+    out
+}
+
+async fn steps(
+    planner: &LivePlanner,
+    resolved: &Resolved,
+    window: &Window,
+    cached: &CachedObject,
+    out: &mut ParentPlan,
+) -> Result<(), PassError> {
+    let ctl = &resolved.driven;
+    let parent = cached.decode().map_err(PassError::Cached)?;
+    let uid = parent.metadata.uid.as_deref().unwrap_or_default();
+    let candidates = window.candidates(uid).map_err(PassError::Cached)?;
+    let prelude = plan::prelude(ctl, &parent, &candidates)?;
+    out.steps
+        .extend(prelude.ops.iter().map(|op| Step::of(op, ctl, &[])));
+    let parent = as_written(parent, &prelude.ops);
+    let Next::CallHook { hook, observed } = prelude.next else {
+        return Ok(());
+    };
+    out.hook = Some(hook.as_str());
+    let namespace = if ctl.parent.namespaced {
+        parent.metadata.namespace.as_deref()
+    } else {
+        None
+    };
+    let related = related::objects(planner, resolved, &parent).await?;
+    let target = resolved.hooks.for_pass(hook);
+    let (children, related) = object_maps(ctl, &observed, &related, target, namespace);
+    let request = wire::sync_request(
+        &ctl.config.object,
+        &parent,
+        &children,
+        &related,
+        hook == HookKind::Finalize,
+    )
+    .map_err(PassError::Request)?;
+    let answer = planner
+        .caller
+        .call(&ctl.config.name, target, request)
+        .await?;
+    let response = wire::decode_sync_response(&answer, target.strict)
+        .map_err(|source| PassError::Answer { hook, source })?;
+    let planned = plan::after_hook(
+        ctl,
+        &parent,
+        &observed,
+        window,
+        response,
+        &NoMemory,
+        StatusPace::Now,
+    )?;
+    let current = parent.data.get("status").unwrap_or(&Value::Null);
+    out.steps.extend(planned.ops.iter().map(|op| {
+        let mut step = Step::of(op, ctl, &observed);
+        if let Op::WriteStatus { status } = op {
+            step.changed = changed_fields(status, current);
+        }
+        step
+    }));
+    match planned.failure {
+        Some(failure) => Err(PassError::Plan(failure)),
+        None => Ok(()),
+    }
+}
+
+/// `parent` as the prelude's finalizer writes would leave it: what the
+/// hook is called with after the executor's patch.
+fn as_written(mut parent: DynamicObject, ops: &[Op]) -> DynamicObject {
+    for op in ops {
+        if let Op::AddFinalizer { after, .. } | Op::RemoveFinalizer { after, .. } = op {
+            parent.metadata.finalizers = (!after.is_empty()).then(|| after.clone());
+        }
+    }
+    parent
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hook_sees_the_finalizer_the_prelude_adds_or_removes() {
+        let parent: DynamicObject = serde_json::from_value(serde_json::json!({
+            "apiVersion": "example.com/v1", "kind": "Greeter",
+            "metadata": {"name": "hi", "namespace": "shop", "finalizers": ["keep"]},
+        }))
+        .unwrap();
+        let added = as_written(
+            parent.clone(),
+            &[Op::AddFinalizer {
+                before: Some(vec!["keep".to_owned()]),
+                after: vec!["keep".to_owned(), "ours".to_owned()],
+            }],
+        );
+        assert_eq!(
+            added.metadata.finalizers,
+            Some(vec!["keep".to_owned(), "ours".to_owned()])
+        );
+        let removed = as_written(
+            parent,
+            &[Op::RemoveFinalizer {
+                before: Some(vec!["keep".to_owned()]),
+                after: Vec::new(),
+            }],
+        );
+        assert_eq!(removed.metadata.finalizers, None);
+    }
+}
