@@ -11,7 +11,7 @@ use jiff::Timestamp;
 use metahook_core::admission::{FieldError, Operation};
 use metahook_core::{Controller, HookKind, registry};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// The parent as admitted, and what the hooks warned.
 pub(super) struct Admitted {
