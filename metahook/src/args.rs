@@ -2,10 +2,11 @@
 //! Their defaults are the crates' own (`metahook_service::defaults`,
 //! `metahook_driver::start::run::defaults`), which the command line shows.
 
-use crate::cli::{DriveArgs, DriverArgs, ServeArgs};
+use crate::cli::{DriveArgs, DriverArgs, PlanArgs, ServeArgs};
 use metahook_apiserver::ApiSettings;
 use metahook_driver::client::throttle::{Budget, BudgetError};
 use metahook_driver::controller::worker::Pace;
+use metahook_driver::observe::live::Scope;
 use metahook_driver::start::leader::LeaderError;
 use metahook_driver::start::prepare::HookMode;
 use metahook_driver::start::run::{DriveSettings, leader_settings};
@@ -109,4 +110,18 @@ pub fn driver(
         shard: args.shard_selector.clone(),
         status_settle: Duration::from_millis(args.status_settle_ms),
     })
+}
+
+/// `plan`: which parents.
+pub fn plan_scope(args: &PlanArgs) -> Scope {
+    Scope {
+        namespace: args.namespace.clone(),
+        selector: args.selector.clone(),
+        name: args.name.clone(),
+    }
+}
+
+/// `plan`: its client's budget.
+pub fn plan_budget(args: &PlanArgs) -> Result<Budget, BudgetError> {
+    Budget::new(args.qps, args.burst)
 }

@@ -3,8 +3,10 @@
 //! metahook binary (the `scaffold` feature).
 
 mod driver;
+mod plan;
 
 pub use driver::DriverArgs;
+pub use plan::{PlanArgs, PlanOutput};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use metahook_service::defaults;
@@ -59,6 +61,12 @@ pub enum Command {
     /// Run one hook on a request file and print the response: what one
     /// reconcile would do, offline.
     Render(RenderArgs),
+    /// Show what the driver would do to every parent in the cluster now,
+    /// with this binary's hooks, without writing anything: per parent the
+    /// applies (with the fields they change), creates, deletes, status and
+    /// finalizer changes, then a summary. Exit code 0: no changes; 2:
+    /// changes planned; 1: an error, or a parent that could not be planned.
+    Plan(PlanArgs),
     /// Write the Helm chart that installs these controllers: both modes,
     /// TLS and mutual TLS, shards, NetworkPolicy, ServiceMonitor,
     /// PodDisruptionBudget, the aggregated API, a schema for every value;

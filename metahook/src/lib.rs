@@ -11,6 +11,9 @@
 //!   without Metacontroller (leader election, shards, the aggregated API);
 //! - `render` / `render --plan`: one hook on a request file, offline, and
 //!   every API call the driver would make of its answer;
+//! - `plan --live`: what the driver would do to every parent in the
+//!   cluster now, with your hooks, read-only (exit 2 when something would
+//!   change: a CI gate before an upgrade);
 //! - `crds`: the CRDs, from your Rust types;
 //! - `chart` / `manifests`: the Helm chart that installs them (both
 //!   modes, TLS, shards, least-privilege RBAC), or the same as plain
@@ -103,6 +106,8 @@ pub mod cli;
 mod debug;
 #[cfg(feature = "runtime")]
 mod manifests;
+#[cfg(feature = "runtime")]
+mod plan;
 #[cfg(feature = "runtime")]
 mod program;
 #[cfg(feature = "runtime")]

@@ -1,9 +1,10 @@
 //! A binary's `main`: the controllers checked into a table, the command
-//! line parsed and run (`serve`, `drive`, `render`, `crds`, `chart`,
+//! line parsed and run (`serve`, `drive`, `render`, `plan`, `crds`, `chart`,
 //! `manifests`, and `new` in the metahook binary). The `runtime` feature.
 
 use crate::cli::{self, Cli, Command, program_name};
-use crate::{args, chart, crds, manifests, render, side_by_side, telemetry};
+use crate::plan::summary::Verdict;
+use crate::{args, chart, crds, manifests, plan, render, side_by_side, telemetry};
 use clap::{CommandFactory, FromArgMatches};
 use metahook_core::{Controller, DeclarationError, HookKind};
 use metahook_driver::api_error_chain;
@@ -21,6 +22,19 @@ pub enum Error {
     /// `render` printed no answer.
     #[error("rendering failed")]
     Render(#[from] render::RenderError),
+    /// `plan` made no plan, or not all of it.
+    #[error("planning failed")]
+    Plan(#[from] plan::PlanError),
+    /// `plan --live`: the driver would change this many parents. Not a
+    /// failure: [`main`] exits 2 for it, without a message, as `terraform
+    /// plan -detailed-exitcode` does, so that a CI gate can tell it from
+    /// an error (1).
+    #[error("the plan changes {0} parents")]
+    ChangesPlanned(usize),
+    /// `plan --live`: this many parents could not be planned (their hook
+    /// refused or failed, or its answer is not one the driver takes).
+    #[error("{0} parents could not be planned: their reconcile would fail")]
+    ParentsFailed(usize),
     /// `crds` could not write the CRDs.
     #[error("writing the CRDs failed")]
     Crds(#[from] crds::CrdsError),
@@ -66,6 +80,8 @@ pub fn main<C: Into<Controller>>(controllers: impl IntoIterator<Item = C>) -> Ex
     let outcome = table(controllers).and_then(|table| run(parse(table), table));
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
+        // The plan and its summary are on standard output already.
+        Err(Error::ChangesPlanned(_)) => ExitCode::from(2),
         Err(err) => {
             eprintln!("error: {}", api_error_chain(&err));
             ExitCode::FAILURE
@@ -181,6 +197,11 @@ pub fn run(cli: Cli, controllers: &'static [Controller]) -> Result<(), Error> {
         Some(Command::Drive(args)) => drive_only(args, controllers),
         Some(Command::Crds(args)) => Ok(crds::run(&args, controllers)?),
         Some(Command::Render(args)) => Ok(render::run(&args, controllers)?),
+        Some(Command::Plan(args)) => match plan::run(&args, controllers)?.verdict() {
+            Verdict::NoChanges => Ok(()),
+            Verdict::Changes(parents) => Err(Error::ChangesPlanned(parents)),
+            Verdict::Failures(parents) => Err(Error::ParentsFailed(parents)),
+        },
         Some(Command::Chart(args)) => Ok(chart::run(&args, &program_name(), controllers)?),
         Some(Command::Manifests(args)) => Ok(manifests::run(&args, &program_name(), controllers)?),
         #[cfg(feature = "scaffold")]

@@ -184,7 +184,7 @@ fn shard_selector(text: &str) -> Result<Selector, String> {
     Ok(selector)
 }
 
-fn positive_rate(text: &str) -> Result<f64, String> {
+pub(super) fn positive_rate(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(qps) if qps.is_finite() && qps > 0.0 && qps <= 1e9 => Ok(qps),
         _ => Err(format!(

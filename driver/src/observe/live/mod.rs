@@ -33,6 +33,16 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use window::{PAGE_SIZE, Window};
 
+/// The client budget a plan takes unless told otherwise: Metacontroller's
+/// client-go defaults, so that a plan of a big cluster is paced as a
+/// controller's own client would be.
+pub mod defaults {
+    /// Requests a second, on average.
+    pub const QPS: f64 = 5.0;
+    /// Requests at once before `QPS` paces them.
+    pub const BURST: std::num::NonZeroU32 = crate::start::run::defaults::KUBE_BURST;
+}
+
 /// Why the plan stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum LiveError {

@@ -17,7 +17,7 @@ use crate::decide::plan::{self, Next, NoMemory, Op, PlanError, StatusPace};
 use crate::decide::related::RelatedError;
 use crate::hook::call::HookCallError;
 use crate::hook::wire::{self, DecodeResponseError};
-use crate::observe::records::{Step, changed_fields};
+use crate::observe::records::{FieldChange, Step, changed_fields};
 use crate::reconcile::hook::object_maps;
 use crate::start::discovery::DiscoveryError;
 use kube::api::DynamicObject;
@@ -128,7 +128,14 @@ async fn steps(
     out.steps.extend(planned.ops.iter().map(|op| {
         let mut step = Step::of(op, ctl, &observed);
         if let Op::WriteStatus { status } = op {
-            step.changed = changed_fields(status, current);
+            // Named from the object, as an apply's fields are.
+            step.changed = changed_fields(status, current)
+                .into_iter()
+                .map(|field| FieldChange {
+                    path: format!("status.{}", field.path),
+                    ..field
+                })
+                .collect();
         }
         step
     }));

@@ -1,0 +1,99 @@
+//! `metahook plan --live`: what the driver would do to every parent in the
+//! cluster now, with this binary's hooks, and nothing written. The
+//! driver's own pass does the work (`metahook_driver::observe::live`,
+//! through a client that refuses writes); this module connects, prints
+//! each parent's plan as it comes (`output.rs`) and adds them up
+//! (`summary.rs`), whose verdict is the exit code.
+
+pub mod output;
+pub mod summary;
+
+use crate::args;
+use crate::cli::{PlanArgs, PlanOutput};
+use metahook_core::Controller;
+use metahook_driver::client::connect::connect_read_only;
+use metahook_driver::client::throttle::BudgetError;
+use metahook_driver::hook::call::HookCaller;
+use metahook_driver::observe::live::{LiveError, LivePlanner};
+use metahook_driver::observe::metrics::DriverMetrics;
+use metahook_driver::start::prepare::{HookMode, PrepareError, prepare};
+use output::{Format, Printer};
+use std::sync::Arc;
+use summary::{Summary, Tally};
+
+/// Why `plan` made no plan, or not all of it.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// `--qps` makes no budget.
+    #[error("the API request budget is invalid")]
+    Budget(#[from] BudgetError),
+    /// The controllers' declarations or hooks cannot be driven.
+    #[error(transparent)]
+    Prepare(#[from] PrepareError),
+    /// `--controller` names none of this binary's controllers.
+    #[error("no controller is named {0:?} (this binary's: {1})")]
+    UnknownController(String, String),
+    /// The runtime that reads the cluster could not start.
+    #[error("starting the runtime failed")]
+    Runtime(#[source] std::io::Error),
+    /// No kubeconfig, or one that cannot connect.
+    #[error("connecting to the Kubernetes API server failed")]
+    Connect(#[source] kube::Error),
+    /// Reading the cluster failed part-way.
+    #[error(transparent)]
+    Live(#[from] LiveError),
+    /// The plan could not be printed.
+    #[error("writing the plan failed")]
+    Write(#[source] std::io::Error),
+}
+
+/// `plan --live` for `controllers`, printed to standard output: the
+/// summary, whose [`Summary::verdict`] is the exit code.
+pub fn run(args: &PlanArgs, controllers: &[Controller]) -> Result<Summary, PlanError> {
+    let budget = args::plan_budget(args)?;
+    let mut prepared = prepare(None, HookMode::InProcess, controllers)?;
+    if let Some(name) = &args.controller {
+        let known = prepared
+            .iter()
+            .map(|p| p.config.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        prepared.retain(|p| p.config.name == *name);
+        if prepared.is_empty() {
+            return Err(PlanError::UnknownController(name.clone(), known));
+        }
+    }
+    let scope = args::plan_scope(args);
+    let format = match args.output {
+        PlanOutput::Text => Format::Text,
+        PlanOutput::Json => Format::Json,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(PlanError::Runtime)?;
+    runtime.block_on(async {
+        // The hook calls' metrics go nowhere: a plan serves no /metrics.
+        let metrics = Arc::new(DriverMetrics::register(&mut Default::default()));
+        let client = connect_read_only(Some(budget), Arc::clone(&metrics))
+            .await
+            .map_err(PlanError::Connect)?;
+        let caller = HookCaller::in_process(jiff::Timestamp::now, metrics);
+        let planner = LivePlanner::new(client, prepared, caller).await?;
+        let mut printer =
+            Printer::begin(std::io::stdout().lock(), format).map_err(PlanError::Write)?;
+        let mut tally = Tally::default();
+        planner
+            .plan(&scope, |plan| {
+                tally.add(&plan);
+                printer.parent(&plan)
+            })
+            .await?;
+        let summary = tally.finish(planner.skipped());
+        printer.end(&summary).map_err(PlanError::Write)?;
+        Ok(summary)
+    })
+}
+
+#[cfg(test)]
+mod tests;
