@@ -12,7 +12,8 @@
 //! under `metahook drive`, with a Python hook server: `decorator.rs`. The
 //! API server asking the seeds' validate hooks at admission: `admission.rs`;
 //! converting Foos between v1alpha1 and v1 through Foo's convert hook:
-//! `conversion.rs`.
+//! `conversion.rs`. `plan --live` against a converged cluster, read-only:
+//! `plan.rs`.
 //!
 //! The tests run one at a time (`--test-threads=1`): each starts its own
 //! driver or Metacontroller, and two would both reconcile every parent. Each makes
@@ -32,6 +33,7 @@ mod leader;
 mod leader_terms;
 mod metacontroller;
 mod monitoring;
+mod plan;
 mod python_hooks;
 mod restart;
 mod rolling;
