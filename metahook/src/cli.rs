@@ -241,6 +241,11 @@ pub struct ManifestsArgs {
     /// their bindings.
     #[arg(long)]
     pub driver: bool,
+    /// Print only the read-only ClusterRole `plan --live` needs, named
+    /// `<service>-plan`: get, list and watch on every parent and child
+    /// type, nothing else. Bind it to whoever runs the plan.
+    #[arg(long, conflicts_with_all = ["driver", "ca_bundle"])]
+    pub plan_role: bool,
     /// The PEM CA that signed the Service's serving certificate (the
     /// Service must serve TLS: the API server calls it over HTTPS only).
     /// Adds the admission webhook configurations and the CRDs' other

@@ -4,11 +4,15 @@
 //! `--driver` the driver's RBAC, and with `--ca-bundle` (the Service
 //! serving TLS, as the API server requires) the admission webhook
 //! configurations and every version of a CRD with its conversion webhook.
+//! With `--plan-role`, only the read-only ClusterRole of `plan --live`
+//! (`plan_role.rs`).
 //!
 //! The ClusterRole is the one the chart's template `chart/templates/rbac.yaml` derives
 //! from the same manifests, rule for rule (`tests/chart/test_scaffold.py`,
 //! `test_driver_mode`, compares the two for a scaffolded controller): exactly the verbs the driver uses, per
 //! resource, no wildcard.
+
+mod plan_role;
 
 #[cfg(feature = "runtime")]
 use crate::cli::ManifestsArgs;
@@ -89,8 +93,16 @@ pub fn run(
     program: &str,
     controllers: &[Controller],
 ) -> Result<(), ManifestsError> {
+    let service = args.service.clone().unwrap_or_else(|| program.to_owned());
+    if args.plan_role {
+        let role = yaml(&plan_role::plan_role(
+            controllers,
+            &format!("{service}-plan"),
+        ))?;
+        return write(&format!("---\n{role}"));
+    }
     let settings = ManifestSettings {
-        service: args.service.clone().unwrap_or_else(|| program.to_owned()),
+        service,
         namespace: args.namespace.clone(),
         port: args.port,
         driver_lease: args
@@ -104,7 +116,11 @@ pub fn run(
             None => None,
         },
     };
-    let text = stream(controllers, &settings)?;
+    write(&stream(controllers, &settings)?)
+}
+
+#[cfg(feature = "runtime")]
+fn write(text: &str) -> Result<(), ManifestsError> {
     use std::io::Write;
     std::io::stdout()
         .lock()
