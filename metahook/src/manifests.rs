@@ -13,15 +13,16 @@
 //! resource, no wildcard.
 
 mod plan_role;
+mod resources;
 
 #[cfg(feature = "runtime")]
 use crate::cli::ManifestsArgs;
 use crate::crds::{CrdsError, to_yaml};
 use crate::ordered::Ordered;
 use metahook_core::conversion::ConversionWebhook;
-use metahook_core::{Controller, Shape, TypeRef, Webhooks};
+use metahook_core::{Controller, Webhooks};
+use resources::resources_by_group;
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, BTreeSet};
 
 /// Why `manifests` printed nothing, or not everything.
 #[derive(Debug, thiserror::Error)]
@@ -197,45 +198,6 @@ fn yaml(object: &Value) -> Result<String, ManifestsError> {
             .to_owned(),
         source,
     })
-}
-
-/// The resources a driver of `controllers` reads and writes, by API group:
-/// the parents (or decorated objects), and the children (or attachments).
-fn resources_by_group(
-    controllers: &[Controller],
-) -> (
-    BTreeMap<String, BTreeSet<String>>,
-    BTreeMap<String, BTreeSet<String>>,
-) {
-    let mut parents: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let mut children: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let add = |map: &mut BTreeMap<String, BTreeSet<String>>, t: &TypeRef| {
-        map.entry(t.group().to_owned())
-            .or_default()
-            .insert(t.plural.to_string());
-    };
-    for controller in controllers {
-        match controller.shape() {
-            Shape::Composite {
-                parent,
-                children: c,
-                ..
-            } => {
-                add(&mut parents, parent);
-                c.iter().for_each(|c| add(&mut children, &c.type_ref));
-            }
-            Shape::Decorator {
-                resource,
-                attachments,
-            } => {
-                add(&mut parents, resource);
-                attachments
-                    .iter()
-                    .for_each(|c| add(&mut children, &c.type_ref));
-            }
-        }
-    }
-    (parents, children)
 }
 
 /// The ClusterRole's rules: what the driver does to each type

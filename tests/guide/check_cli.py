@@ -19,7 +19,7 @@ import re
 import subprocess
 import sys
 
-COMMANDS = ["serve", "drive", "render", "crds", "chart", "manifests", "new"]
+COMMANDS = ["serve", "drive", "render", "plan", "crds", "chart", "manifests", "new"]
 # The commands only the metahook binary has.
 METAHOOK_ONLY = {"new"}
 DRIVER = "The driver's flags"

@@ -5,7 +5,7 @@
 //! anyway (`metahook_driver::client::read_only`); the role is what keeps a
 //! credential lent to a CI job from writing by any other client.
 
-use super::resources_by_group;
+use super::resources::resources_by_group;
 use metahook_core::Controller;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};

@@ -11,25 +11,24 @@
 //! next move depends on ControllerRevisions and a DecoratorController's
 //! answer on a plan of its own, which this does not read yet.
 
+mod context;
+mod error;
+mod parent_plan;
 mod pass;
 mod related;
 mod window;
 
-pub use pass::PassError;
+pub use error::{LiveError, PassError};
+pub use parent_plan::ParentPlan;
 
 use crate::config::UpdateStrategyExt;
 use crate::controller::cache::{CachedObject, SharedType};
-use crate::controller::context::HookTargets;
-use crate::decide::model::{Driven, ResolvedType};
 use crate::hook::call::HookCaller;
-use crate::observe::records::Step;
 use crate::start::prepare::Prepared;
 use crate::start::resolve::resolve_controller;
-use crate::start::run::DriveError;
+use context::{Reader, Resolved};
 use kube::Client;
 use kube::api::{Api, ListParams};
-use serde::Serialize;
-use std::collections::HashMap;
 use std::sync::Mutex;
 use window::{PAGE_SIZE, Window};
 
@@ -41,26 +40,6 @@ pub mod defaults {
     pub const QPS: f64 = 5.0;
     /// Requests at once before `QPS` paces them.
     pub const BURST: std::num::NonZeroU32 = crate::start::run::defaults::KUBE_BURST;
-}
-
-/// Why the plan stopped.
-#[derive(Debug, thiserror::Error)]
-pub enum LiveError {
-    /// A controller's types could not be resolved through discovery.
-    #[error("resolving the controller's types failed")]
-    Resolve(#[source] Box<DriveError>),
-    /// A list of parents, children or related objects failed.
-    #[error("listing {resource} failed")]
-    List {
-        /// The list's path.
-        resource: String,
-        /// Why.
-        #[source]
-        source: kube::Error,
-    },
-    /// A parent's plan could not be handed on (its output failed).
-    #[error("writing the plan failed")]
-    Output(#[source] std::io::Error),
 }
 
 /// Which parents are planned.
@@ -75,68 +54,12 @@ pub struct Scope {
     pub name: Option<String>,
 }
 
-/// What the driver would do to one parent.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ParentPlan {
-    /// The controller.
-    pub controller: String,
-    /// The parent's kind.
-    pub kind: String,
-    /// The parent's namespace (none for a cluster-scoped parent).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<String>,
-    /// The parent's name.
-    pub name: String,
-    /// The hook the reconcile calls (`sync` or `finalize`); none when the
-    /// parent is not this controller's.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hook: Option<&'static str>,
-    /// Every operation, in order: what a reconcile record lists; a status
-    /// write's `changed` holds the status fields it changes.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub steps: Vec<Step>,
-    /// Why the reconcile would fail (the hook refused, its answer is not
-    /// one the driver takes), after `steps`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub failure: Option<String>,
-}
-
-impl ParentPlan {
-    fn of(ctl: &Driven, parent: &CachedObject) -> Self {
-        ParentPlan {
-            controller: ctl.config.name.clone(),
-            kind: ctl.parent.api.kind.clone(),
-            namespace: parent.metadata.namespace.clone(),
-            name: parent.metadata.name.clone().unwrap_or_default(),
-            hook: None,
-            steps: Vec::new(),
-            failure: None,
-        }
-    }
-
-    /// Whether any step changes the cluster: all but `verifyParent`, a
-    /// read.
-    pub fn changes(&self) -> bool {
-        self.steps.iter().any(|s| s.op != "verifyParent")
-    }
-}
-
-/// One controller, its types resolved.
-struct Resolved {
-    driven: Driven,
-    hooks: HookTargets,
-}
-
 /// Plans the parents of the controllers it was given, through a client.
 pub struct LivePlanner {
-    client: Client,
-    caller: HookCaller,
+    reader: Reader,
     controllers: Vec<Resolved>,
     /// A controller left out, and why.
     skipped: Vec<String>,
-    /// Related types resolved, by (apiVersion, resource).
-    related: Mutex<HashMap<(String, String), ResolvedType>>,
 }
 
 impl LivePlanner {
@@ -175,11 +98,13 @@ impl LivePlanner {
             controllers.push(Resolved { driven, hooks });
         }
         Ok(LivePlanner {
-            client,
-            caller,
+            reader: Reader {
+                client,
+                caller,
+                related: Mutex::default(),
+            },
             controllers,
             skipped,
-            related: Mutex::default(),
         })
     }
 
@@ -201,9 +126,9 @@ impl LivePlanner {
             let shared = SharedType::of(&parent_type.api);
             let api: Api<CachedObject> = match &scope.namespace {
                 Some(ns) if parent_type.namespaced => {
-                    Api::namespaced_with(self.client.clone(), ns, &shared)
+                    Api::namespaced_with(self.reader.client.clone(), ns, &shared)
                 }
-                _ => Api::all_with(self.client.clone(), &shared),
+                _ => Api::all_with(self.reader.client.clone(), &shared),
             };
             let mut params = ListParams::default().limit(PAGE_SIZE);
             if let Some(selector) = &scope.selector {
@@ -226,9 +151,9 @@ impl LivePlanner {
                         .as_deref()
                         .filter(|_| parent_type.namespaced);
                     window
-                        .hold(&self.client, &resolved.driven, namespace)
+                        .hold(&self.reader.client, &resolved.driven, namespace)
                         .await?;
-                    let planned = pass::plan(self, resolved, &window, &parent).await;
+                    let planned = pass::plan(&self.reader, resolved, &window, &parent).await;
                     each(planned).map_err(LiveError::Output)?;
                 }
                 match page.metadata.continue_ {

@@ -10,72 +10,37 @@
 //! written now ([`StatusPace::Now`]): where the driver would let it wait
 //! a moment, the plan shows where it goes.
 
+use super::context::{Reader, Resolved};
+use super::error::PassError;
+use super::parent_plan::ParentPlan;
+use super::related;
 use super::window::Window;
-use super::{LiveError, LivePlanner, ParentPlan, Resolved, related};
 use crate::controller::cache::CachedObject;
-use crate::decide::plan::{self, Next, NoMemory, Op, PlanError, StatusPace};
-use crate::decide::related::RelatedError;
-use crate::hook::call::HookCallError;
-use crate::hook::wire::{self, DecodeResponseError};
+use crate::decide::plan::{self, Next, NoMemory, Op, StatusPace};
+use crate::hook::wire;
 use crate::observe::records::{FieldChange, Step, changed_fields};
 use crate::reconcile::hook::object_maps;
-use crate::start::discovery::DiscoveryError;
 use kube::api::DynamicObject;
 use metahook_core::HookKind;
 use serde_json::Value;
 
-/// Why one parent has no plan.
-#[derive(Debug, thiserror::Error)]
-pub enum PassError {
-    /// The parent or a child as listed did not decode.
-    #[error("an object as listed could not be read")]
-    Cached(#[source] serde_json::Error),
-    /// The planner refused what it was given.
-    #[error("planning failed")]
-    Plan(#[from] PlanError),
-    /// A hook request could not be written.
-    #[error("the hook request could not be written")]
-    Request(#[source] serde_json::Error),
-    /// The hook failed, refused the request, or panicked.
-    #[error(transparent)]
-    Hook(#[from] HookCallError),
-    /// The hook's answer is not one the driver takes.
-    #[error("the {hook} hook's answer could not be decoded")]
-    Answer {
-        /// The hook.
-        hook: HookKind,
-        /// Why.
-        #[source]
-        source: DecodeResponseError,
-    },
-    /// A customize rule cannot select.
-    #[error("a related rule is invalid")]
-    Rule(#[from] RelatedError),
-    /// A customize rule names a type the API server does not serve.
-    #[error("a related rule's type could not be resolved")]
-    Discovery(#[source] Box<DiscoveryError>),
-    /// A related type could not be listed.
-    #[error("reading the related objects failed")]
-    Related(#[source] Box<LiveError>),
-}
-
 /// `cached`'s plan (a failure is the plan's `failure`, with the steps
 /// planned before it).
 pub(super) async fn plan(
-    planner: &LivePlanner,
+    reader: &Reader,
     resolved: &Resolved,
     window: &Window,
     cached: &CachedObject,
 ) -> ParentPlan {
     let mut out = ParentPlan::of(&resolved.driven, cached);
-    if let Err(err) = steps(planner, resolved, window, cached, &mut out).await {
+    if let Err(err) = steps(reader, resolved, window, cached, &mut out).await {
         out.failure = Some(crate::api_error_chain(&err));
     }
     out
 }
 
 async fn steps(
-    planner: &LivePlanner,
+    reader: &Reader,
     resolved: &Resolved,
     window: &Window,
     cached: &CachedObject,
@@ -98,7 +63,7 @@ async fn steps(
     } else {
         None
     };
-    let related = related::objects(planner, resolved, &parent).await?;
+    let related = related::objects(reader, resolved, &parent).await?;
     let target = resolved.hooks.for_pass(hook);
     let (children, related) = object_maps(ctl, &observed, &related, target, namespace);
     let request = wire::sync_request(
@@ -109,7 +74,7 @@ async fn steps(
         hook == HookKind::Finalize,
     )
     .map_err(PassError::Request)?;
-    let answer = planner
+    let answer = reader
         .caller
         .call(&ctl.config.name, target, request)
         .await?;

@@ -6,9 +6,9 @@
 //! objects are listed for each parent, which costs a list per rule and
 //! parent and holds only what one parent needs.
 
-use super::pass::PassError;
+use super::context::{Reader, Resolved};
+use super::error::PassError;
 use super::window::list_all;
-use super::{LivePlanner, Resolved};
 use crate::config::HookVersion;
 use crate::controller::cache::{CachedObject, SharedType};
 use crate::decide::model::ResolvedType;
@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Related objects per rule type; none without a customize hook.
 pub(super) async fn objects(
-    planner: &LivePlanner,
+    reader: &Reader,
     resolved: &Resolved,
     parent: &DynamicObject,
 ) -> Result<Vec<(ResolvedType, Vec<Arc<DynamicObject>>)>, PassError> {
@@ -32,7 +32,7 @@ pub(super) async fn objects(
     let ctl = &resolved.driven;
     let request =
         wire::customize_request(&ctl.config.object, parent).map_err(PassError::Request)?;
-    let body = planner
+    let body = reader
         .caller
         .call(&ctl.config.name, target, request)
         .await?;
@@ -49,15 +49,15 @@ pub(super) async fn objects(
     };
     let mut out = Vec::new();
     for (index, rule) in rules.iter().enumerate() {
-        let resource = planner.related_type(rule).await?;
+        let resource = reader.related_type(rule).await?;
         let scope = Scope {
             version: target.version,
             parent_namespace,
             resource_namespaced: resource.namespaced,
         };
-        let objects = list(planner, &resource, listed_namespace(rule, &scope)).await?;
+        let objects = list(reader, &resource, listed_namespace(rule, &scope)).await?;
         let namespaces = if rule.namespace_selector.is_some() {
-            list(planner, &namespace_type(), None).await?
+            list(reader, &namespace_type(), None).await?
         } else {
             Vec::new()
         };
@@ -83,14 +83,14 @@ fn listed_namespace<'a>(rule: &'a RelatedResourceRule, scope: &Scope<'a>) -> Opt
 }
 
 async fn list(
-    planner: &LivePlanner,
+    reader: &Reader,
     resource: &ResolvedType,
     namespace: Option<&str>,
 ) -> Result<Vec<Arc<CachedObject>>, PassError> {
     let shared = SharedType::of(&resource.api);
     let api: Api<CachedObject> = match namespace {
-        Some(ns) => Api::namespaced_with(planner.client.clone(), ns, &shared),
-        None => Api::all_with(planner.client.clone(), &shared),
+        Some(ns) => Api::namespaced_with(reader.client.clone(), ns, &shared),
+        None => Api::all_with(reader.client.clone(), &shared),
     };
     let listed = list_all(&api, ListParams::default())
         .await
@@ -108,7 +108,7 @@ fn namespace_type() -> ResolvedType {
     ResolvedType::new("", "v1", "Namespace", "namespaces", false)
 }
 
-impl LivePlanner {
+impl Reader {
     /// The type a rule names, through discovery the first time.
     async fn related_type(&self, rule: &RelatedResourceRule) -> Result<ResolvedType, PassError> {
         let key = (rule.api_version.clone(), rule.resource.clone());

@@ -8,7 +8,7 @@
 //! last. Memory is one namespace's children; requests, one list (in
 //! pages) per child type and namespace.
 
-use super::LiveError;
+use super::error::LiveError;
 use crate::controller::cache::{CachedObject, SharedType};
 use crate::decide::model::{Driven, controller_of};
 use crate::decide::plan::Existing;
