@@ -105,7 +105,13 @@ fn forbidden() -> Vec<(&'static str, Value, &'static str)> {
             json!({"deploymentName": "Not_A_Name", "replicas": 1}),
             "spec.deploymentName",
         ),
-        ("Foo", json!({"replicas": 1}), "spec.deploymentName"),
+        // Absent, deploymentName is the default hook's to fill (Foo's own
+        // name); empty, the schema refuses it.
+        (
+            "Foo",
+            json!({"deploymentName": "", "replicas": 1}),
+            "spec.deploymentName",
+        ),
         ("Zundoko", json!({"say": "Hello"}), "spec.say"),
     ]
 }
