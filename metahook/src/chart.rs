@@ -18,7 +18,6 @@
 use crate::cli::ChartArgs;
 use crate::crds::CrdsError;
 use crate::ordered::Ordered;
-use metahook_core::conversion::ConversionWebhook;
 use metahook_core::{Controller, Webhooks};
 
 /// The chart's templates and top-level files, with `@@…@@` where a chart
@@ -187,9 +186,6 @@ pub enum ChartError {
     /// A controller's manifest could not be written as YAML.
     #[error("encoding the {0} controller's manifest failed")]
     Manifest(String, #[source] serde_saphyr::SerializeError),
-    /// A controller's versions do not make one CRD.
-    #[error(transparent)]
-    Declaration(#[from] metahook_core::DeclarationError),
 }
 
 /// A DNS label (RFC 1123) of at most `max` bytes: what Kubernetes names
@@ -347,7 +343,7 @@ pub fn files(
         };
         out.push(((*path).to_owned(), text));
     }
-    let converted = converted_crds(controllers)?;
+    let converted = crate::crds::conversion_files(controllers)?;
     for (file, yaml) in crate::crds::files(controllers)? {
         if !converted
             .iter()
@@ -385,39 +381,6 @@ pub fn files(
                 controller.name()
             ),
         ));
-    }
-    Ok(out)
-}
-
-/// The CRDs of more than one version, as `conversion/<name>.yaml`: every
-/// version, converted by the controller's `convert` hook at the chart's
-/// default Service. Not in `crds/`: Helm installs those as they are, once,
-/// and never upgrades them, so the webhook could not name the release's
-/// Service, nor a new version reach a cluster that has the CRD
-/// (`templates/crds-with-conversion.yaml` installs them).
-fn converted_crds(controllers: &[Controller]) -> Result<Vec<(String, String)>, ChartError> {
-    let webhook = ConversionWebhook::service(&Webhooks::default());
-    let mut out = Vec::new();
-    for controller in controllers {
-        for crd in controller.crds_with_conversion(&webhook)? {
-            if crd.spec.conversion.is_none() {
-                continue;
-            }
-            let name = crd.metadata.name.clone().unwrap_or_default();
-            let body = serde_saphyr::to_string(&crd).map_err(|source| CrdsError::Yaml {
-                name: name.clone(),
-                source,
-            })?;
-            out.push((
-                format!("conversion/{name}.yaml"),
-                format!(
-                    "# The {} controller's CRD with every version, as its declaration writes it;\n\
-                     # do not edit. The chart points its conversion webhook at the release's\n\
-                     # Service with its CA (hooks.tls.enabled), or serves the stored version only.\n{body}",
-                    controller.name()
-                ),
-            ));
-        }
     }
     Ok(out)
 }

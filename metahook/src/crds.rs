@@ -3,7 +3,8 @@
 #[cfg(feature = "runtime")]
 use crate::cli::CrdsArgs;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use metahook_core::Controller;
+use metahook_core::conversion::ConversionWebhook;
+use metahook_core::{Controller, Webhooks};
 use std::path::PathBuf;
 
 /// Why `crds` wrote no CRDs, or not all of them.
@@ -18,6 +19,9 @@ pub enum CrdsError {
         #[source]
         source: serde_saphyr::SerializeError,
     },
+    /// A controller's versions do not make one CRD.
+    #[error(transparent)]
+    Declaration(#[from] metahook_core::DeclarationError),
     /// A file, or standard output, could not be written.
     #[error("writing {path} failed")]
     Write {
@@ -45,6 +49,39 @@ pub fn to_yaml(crd: &CustomResourceDefinition) -> Result<String, CrdsError> {
 /// each with the file name it is checked in under.
 pub fn files(controllers: &[Controller]) -> Result<Vec<(String, String)>, CrdsError> {
     named(&metahook_core::registry::all_crds(controllers))
+}
+
+/// The chart's CRDs of more than one version, as `conversion/<name>.yaml`: every
+/// version, converted by the controller's `convert` hook at the chart's
+/// default Service. Not in `crds/`: Helm installs those as they are, once,
+/// and never upgrades them, so the webhook could not name the release's
+/// Service, nor a new version reach a cluster that has the CRD
+/// (`metahook/chart/templates/crds-with-conversion.yaml` installs them).
+pub fn conversion_files(controllers: &[Controller]) -> Result<Vec<(String, String)>, CrdsError> {
+    let webhook = ConversionWebhook::service(&Webhooks::default());
+    let mut out = Vec::new();
+    for controller in controllers {
+        for crd in controller.crds_with_conversion(&webhook)? {
+            if crd.spec.conversion.is_none() {
+                continue;
+            }
+            let name = crd.metadata.name.clone().unwrap_or_default();
+            let body = serde_saphyr::to_string(&crd).map_err(|source| CrdsError::Yaml {
+                name: name.clone(),
+                source,
+            })?;
+            out.push((
+                format!("conversion/{name}.yaml"),
+                format!(
+                    "# The {} controller's CRD with every version, as its declaration writes it;\n\
+                     # do not edit. The chart points its conversion webhook at the release's\n\
+                     # Service with its CA (hooks.tls.enabled), or serves the stored version only.\n{body}",
+                    controller.name()
+                ),
+            ));
+        }
+    }
+    Ok(out)
 }
 
 /// The driver's own CRDs (`driver/crds/`): Metacontroller's

@@ -238,7 +238,7 @@ class Installed:
 
 
 # The releases here follow one another on one node, and each installs the
-# CRDs of more than one version (templates/crds-with-conversion.yaml): kept
+# CRDs of more than one version (chart/templates/crds-with-conversion.yaml): kept
 # at uninstall, a CRD would still be the last release's, and the next could
 # not install it (Helm refuses an object another release owns).
 RELEASE_OWNS_ITS_CRDS = {"conversion": {"keepCRDs": False}}

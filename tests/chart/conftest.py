@@ -86,7 +86,7 @@ def crd_files() -> list[Path]:
 
 def conversion_files() -> list[Path]:
     """The CRDs of more than one version, which the chart templates
-    (templates/crds-with-conversion.yaml)."""
+    (chart/templates/crds-with-conversion.yaml)."""
     return sorted((CHART / "conversion").glob("*.yaml"))
 
 

@@ -5,7 +5,7 @@
 //! generated webhook configurations cover
 //! (`Controller::webhook_configurations`).
 
-use super::error::{ConvergeError, Refused};
+use super::error::{ConvergeError, Refused, verb};
 use crate::review::review;
 use jiff::Timestamp;
 use metahook_core::admission::{FieldError, Operation};
@@ -95,16 +95,6 @@ pub(super) fn admit(
         }
     }
     Ok(admitted)
-}
-
-/// `create`, `update`: the operation as a message names it.
-pub(super) fn verb(operation: Operation) -> &'static str {
-    match operation {
-        Operation::Create => "create",
-        Operation::Update => "update",
-        Operation::Delete => "delete",
-        Operation::Connect => "connect",
-    }
 }
 
 /// `Foo default/example-foo`.

@@ -119,7 +119,7 @@ pub enum ConvergeError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "the {hook} hook refused the {} of {object}: {message}",
-    super::admission::verb(*operation)
+    verb(*operation)
 )]
 pub struct Refused {
     /// The hook that refused: `validate` (or `default`).
@@ -150,4 +150,14 @@ pub struct NotSettled {
     pub passes: usize,
     /// Each write of the last pass: what, and which fields made it.
     pub writes: Vec<String>,
+}
+
+/// `create`, `update`: the operation as a message names it.
+pub(super) fn verb(operation: Operation) -> &'static str {
+    match operation {
+        Operation::Create => "create",
+        Operation::Update => "update",
+        Operation::Delete => "delete",
+        Operation::Connect => "connect",
+    }
 }
