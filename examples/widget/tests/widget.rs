@@ -143,5 +143,9 @@ fn a_widget_whose_text_would_not_fit_its_config_map_is_refused() {
         panic!("a Widget whose text does not fit was stored");
     };
     assert_eq!(refused.fields[0].field, "spec.message");
-    assert!(refused.message.contains("a ConfigMap holds"), "{}", refused.message);
+    assert!(
+        refused.message.contains("a ConfigMap holds"),
+        "{}",
+        refused.message
+    );
 }
