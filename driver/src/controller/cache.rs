@@ -165,9 +165,7 @@ impl TypeCache {
     }
 
     pub(crate) fn notify(&self, change: &Change) {
-        let obj = match change {
-            Change::Applied(o) | Change::Deleted(o) => o,
-        };
+        let obj = change.object();
         *self.last_event.lock().unwrap_or_else(|p| p.into_inner()) = Some((
             jiff::Timestamp::now(),
             obj.metadata.resource_version.clone(),

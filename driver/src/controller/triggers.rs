@@ -73,7 +73,7 @@ pub fn handles(driven: &Driven, parent: &CachedObject) -> bool {
 
 /// A parent's own change: the parent, if `driven` handles it.
 pub fn parent_changed(driven: &Driven, change: &Change) -> Option<ParentKey> {
-    let (Change::Applied(parent) | Change::Deleted(parent)) = change;
+    let parent = change.object();
     handles(driven, parent.as_ref()).then(|| parent_key(driven, parent.as_ref()))
 }
 
@@ -85,7 +85,7 @@ pub fn child_changed(
     parents: &(impl Parents + ?Sized),
 ) -> Vec<ParentKey> {
     let (child, deleted) = match change {
-        Change::Applied(o) => (o, o.metadata.deletion_timestamp.is_some()),
+        Change::Applied(o) | Change::Listed(o) => (o, o.metadata.deletion_timestamp.is_some()),
         Change::Deleted(o) => (o, true),
     };
     let namespace = if driven.parent.namespaced {
@@ -143,8 +143,7 @@ pub fn related_changed(
     answers: &[(ParentKey, Arc<Vec<RelatedResourceRule>>)],
     namespaces: &[Arc<CachedObject>],
 ) -> Vec<ParentKey> {
-    let (Change::Applied(obj) | Change::Deleted(obj)) = change;
-    let obj = std::slice::from_ref(obj);
+    let obj = std::slice::from_ref(change.object());
     answers
         .iter()
         .filter(|(parent, rules)| {

@@ -14,7 +14,7 @@ use crate::controller::context::Context;
 use crate::controller::queue::{self, ParentKey};
 use crate::controller::triggers;
 use crate::decide::model::key_of;
-use crate::decide::order;
+use crate::decide::order::{self, Urgency};
 use crate::reconcile::{self, ReconcileError, error_policy};
 use futures::StreamExt;
 use futures::future::BoxFuture;
@@ -45,20 +45,25 @@ pub fn subscribe(ctx: &Arc<Context>) {
             ctx.records.forget(&key);
             ctx.status_changes.forget(&uid);
         }
-        if let Change::Applied(parent) = change {
+        if let Change::Applied(parent) | Change::Listed(parent) = change {
             ctx.executor.memory().parent_seen(
                 &parent.uid().unwrap_or_default(),
                 parent.resource_version().as_deref().unwrap_or_default(),
             );
         }
-        if let Change::Applied(parent) = change
+        if let Change::Applied(parent) | Change::Listed(parent) = change
             && ctx.driven.config.parent.ignore_status_changes
             && !ctx.status_changes.passes(parent.as_ref())
         {
             return;
         }
         if let Some(key) = triggers::parent_changed(&ctx.driven, change) {
-            ctx.enqueue(key);
+            // Listed: as urgent as its own fields say, as at a start.
+            let urgency = match change {
+                Change::Listed(parent) => own_urgency(parent),
+                Change::Applied(_) | Change::Deleted(_) => Urgency::Changed,
+            };
+            ctx.enqueue_as(key, urgency);
         }
     }));
     for (type_index, cache) in ctx.children.iter().enumerate() {
@@ -74,8 +79,9 @@ pub fn subscribe(ctx: &Arc<Context>) {
                     &obj.name_any(),
                 );
             }
+            let urgency = listed_or_changed(change);
             for key in triggers::child_changed(&ctx.driven, change, ctx.parents.as_ref()) {
-                ctx.enqueue(key);
+                ctx.enqueue_as(key, urgency);
             }
         }));
     }
@@ -86,13 +92,27 @@ pub fn subscribe(ctx: &Arc<Context>) {
 pub fn enqueue_all(ctx: &Context) {
     for parent in ctx.parents.list(None) {
         if triggers::handles(&ctx.driven, parent.as_ref()) {
-            let urgency = order::urgency_of(
-                parent.metadata.deletion_timestamp.is_some(),
-                parent.metadata.generation,
-                parent.observed_generation(),
-            );
+            let urgency = own_urgency(&parent);
             ctx.enqueue_as(triggers::parent_key(&ctx.driven, parent.as_ref()), urgency);
         }
+    }
+}
+
+/// What a parent's own fields say of it (`order::urgency_of`).
+fn own_urgency(parent: &CachedObject) -> Urgency {
+    order::urgency_of(
+        parent.metadata.deletion_timestamp.is_some(),
+        parent.metadata.generation,
+        parent.observed_generation(),
+    )
+}
+
+/// A child or related object found by a listing says nothing of its
+/// parents: they are confirmed after the ones that changed.
+pub(crate) fn listed_or_changed(change: &Change) -> Urgency {
+    match change {
+        Change::Listed(_) => Urgency::Confirm,
+        Change::Applied(_) | Change::Deleted(_) => Urgency::Changed,
     }
 }
 

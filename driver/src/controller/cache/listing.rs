@@ -46,10 +46,12 @@ pub(super) enum Listing {
     /// Never listed completely: kube's writer gathers the listing.
     #[default]
     First,
-    /// Listing again: what the store held when it began, what it has found.
+    /// Listing again: what the store held when it began, what it has found,
+    /// and which of those were new or at another resourceVersion.
     Again {
         before: HashSet<Key>,
         seen: HashSet<Key>,
+        changed: HashSet<Key>,
     },
     /// Listed; watching.
     Watching,
@@ -89,19 +91,31 @@ impl Listing {
                     *self = Listing::Again {
                         before,
                         seen: HashSet::new(),
+                        changed: HashSet::new(),
                     };
                 }
             },
             Event::InitApply(obj) => match self {
-                Listing::Again { seen, .. } => {
-                    seen.insert(key(&obj));
+                Listing::Again { seen, changed, .. } => {
+                    let found = key(&obj);
+                    let held = cache.get(found.0.as_deref(), &found.1);
+                    let version = |o: &CachedObject| o.metadata.resource_version.clone();
+                    // Without versions to compare, taken as changed.
+                    if held.is_none_or(|h| version(&h).is_none() || version(&h) != version(&obj)) {
+                        changed.insert(found.clone());
+                    }
+                    seen.insert(found);
                     replace(writer, cache, obj);
                 }
                 _ => writer.apply_watcher_event(&Event::InitApply(obj)),
             },
             Event::InitDone => {
                 match std::mem::replace(self, Listing::Watching) {
-                    Listing::Again { before, seen } => {
+                    Listing::Again {
+                        before,
+                        seen,
+                        changed,
+                    } => {
                         for (namespace, name) in before.difference(&seen) {
                             if let Some(gone) = cache.get(namespace.as_deref(), name) {
                                 writer.apply_watcher_event(&Event::Delete((*gone).clone()));
@@ -109,9 +123,14 @@ impl Listing {
                                 cache.notify(&Change::Deleted(gone));
                             }
                         }
-                        for (namespace, name) in &seen {
+                        for found_key in &seen {
+                            let (namespace, name) = found_key;
                             if let Some(found) = cache.get(namespace.as_deref(), name) {
-                                cache.notify(&Change::Applied(found));
+                                cache.notify(&if changed.contains(found_key) {
+                                    Change::Applied(found)
+                                } else {
+                                    Change::Listed(found)
+                                });
                             }
                         }
                     }
@@ -121,7 +140,7 @@ impl Listing {
                         let listed = cache.all();
                         cache.index_anew(&listed);
                         for found in listed {
-                            cache.notify(&Change::Applied(found));
+                            cache.notify(&Change::Listed(found));
                         }
                     }
                 }

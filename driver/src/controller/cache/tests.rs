@@ -75,26 +75,63 @@ fn unlisted_configmaps() -> (reflector::store::Writer<CachedObject>, TypeCache) 
     (writer, cache)
 }
 
-#[test]
-fn a_relist_replaces_objects_in_place_and_reports_what_it_found_and_what_went_away() {
-    let (mut writer, cache) = unlisted_configmaps();
-    let heard = Arc::new(Mutex::new(Vec::new()));
+/// Subscribes to `cache`, recording what it is told in `heard`; returns
+/// what was told since last asked, sorted.
+fn recording(
+    cache: &TypeCache,
+    heard: Arc<Mutex<Vec<String>>>,
+) -> impl Fn() -> Vec<String> + use<> {
     let recorder = heard.clone();
     cache.subscribe(Arc::new(move |change| {
-        let (what, obj) = match change {
-            Change::Applied(o) => ("applied", o),
-            Change::Deleted(o) => ("deleted", o),
+        let what = match change {
+            Change::Applied(_) => "applied",
+            Change::Listed(_) => "listed",
+            Change::Deleted(_) => "deleted",
         };
-        recorder
-            .lock()
-            .unwrap()
-            .push(format!("{what} {}", obj.metadata.name.clone().unwrap()));
+        let name = change.object().metadata.name.clone().unwrap();
+        recorder.lock().unwrap().push(format!("{what} {name}"));
     }));
-    let told = || {
+    move || {
         let mut told = std::mem::take(&mut *heard.lock().unwrap());
         told.sort();
         told
-    };
+    }
+}
+
+fn at_version(name: &str, resource_version: &str) -> CachedObject {
+    serde_json::from_value(json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "shop", "resourceVersion": resource_version}}))
+    .unwrap()
+}
+
+#[test]
+fn a_relist_tells_an_object_at_the_version_held_as_listed_and_one_at_another_as_applied() {
+    let (mut writer, cache) = unlisted_configmaps();
+    let told = recording(&cache, Arc::new(Mutex::new(Vec::new())));
+    let mut listing = Listing::default();
+    listing.apply(&mut writer, &cache, watcher::Event::Init);
+    for obj in [at_version("same", "5"), at_version("moved", "6")] {
+        listing.apply(&mut writer, &cache, watcher::Event::InitApply(obj));
+    }
+    assert!(listing.apply(&mut writer, &cache, watcher::Event::InitDone));
+    assert_eq!(told(), ["listed moved", "listed same"]);
+    // The watch broke; meanwhile "moved" changed and "fresh" was created.
+    listing.apply(&mut writer, &cache, watcher::Event::Init);
+    for obj in [
+        at_version("same", "5"),
+        at_version("moved", "9"),
+        at_version("fresh", "8"),
+    ] {
+        listing.apply(&mut writer, &cache, watcher::Event::InitApply(obj));
+    }
+    assert!(listing.apply(&mut writer, &cache, watcher::Event::InitDone));
+    assert_eq!(told(), ["applied fresh", "applied moved", "listed same"]);
+}
+
+#[test]
+fn a_relist_replaces_objects_in_place_and_reports_what_it_found_and_what_went_away() {
+    let (mut writer, cache) = unlisted_configmaps();
+    let told = recording(&cache, Arc::new(Mutex::new(Vec::new())));
     let mut listing = Listing::default();
 
     // The first listing reaches the store whole, at its end.
@@ -111,7 +148,8 @@ fn a_relist_replaces_objects_in_place_and_reports_what_it_found_and_what_went_aw
     );
     assert_eq!(version(&cache, "kept"), None, "not before its end");
     assert!(listing.apply(&mut writer, &cache, watcher::Event::InitDone));
-    assert_eq!(told(), ["applied gone", "applied kept"]);
+    // Found, not changed: their parents are not put first.
+    assert_eq!(told(), ["listed gone", "listed kept"]);
 
     // A relist after the watch broke: "kept" changed, "gone" was deleted
     // meanwhile, "new" created. Each object found replaces its copy at

@@ -53,3 +53,45 @@ async fn after_a_start_the_parents_behind_their_status_go_before_the_settled_one
         "{order:?}"
     );
 }
+
+#[tokio::test]
+async fn a_first_listing_queues_each_parent_as_its_own_fields_say_and_a_watched_change_before_all()
+{
+    let (client, _api) = mock_client();
+    let ctl = Demo::default().build();
+    let caches = context::caches(&client);
+    let parents = vec![
+        thing("settled-a", 2, Some(2)),
+        thing("scaled", 3, Some(2)),
+        thing("settled-b", 1, Some(1)),
+        thing("new", 1, None),
+        thing("settled-c", 5, Some(5)),
+    ];
+    caches.preload(&ctl.parent, parents);
+    let shared = context::shared(client, caches);
+    let sync = crate::hook::call::Endpoint::InProcess(Arc::new(|_, _| Ok(b"{}".to_vec())));
+    let ctx = Context::new(ctl, context::sync_only(sync), shared);
+    subscribe(&ctx);
+    // What the caches tell at the end of their first listing: every parent
+    // found (before this, every one was a change, and went first).
+    for parent in ctx.parents.list(None) {
+        ctx.parents.notify(&Change::Listed(parent));
+    }
+    // Then a watch sees one of the settled ones change.
+    let settled_c = ctx
+        .parents
+        .list(None)
+        .into_iter()
+        .find(|p| p.metadata.name.as_deref() == Some("settled-c"));
+    ctx.parents.notify(&Change::Applied(settled_c.unwrap()));
+    enqueue_all(&ctx);
+    let order = handed(&ctx);
+    assert_eq!(order.len(), 5, "every parent is queued once: {order:?}");
+    assert_eq!(order[0], "settled-c", "{order:?}");
+    let mut behind = order[1..3].to_vec();
+    behind.sort();
+    assert_eq!(behind, ["new", "scaled"], "{order:?}");
+    let mut rest = order[3..].to_vec();
+    rest.sort();
+    assert_eq!(rest, ["settled-a", "settled-b"], "{order:?}");
+}
