@@ -79,7 +79,7 @@ pub fn subscribe(ctx: &Arc<Context>) {
                     &obj.name_any(),
                 );
             }
-            let urgency = listed_or_changed(change);
+            let urgency = change.urgency_for_parents();
             for key in triggers::child_changed(&ctx.driven, change, ctx.parents.as_ref()) {
                 ctx.enqueue_as(key, urgency);
             }
@@ -105,15 +105,6 @@ fn own_urgency(parent: &CachedObject) -> Urgency {
         parent.metadata.generation,
         parent.observed_generation(),
     )
-}
-
-/// A child or related object found by a listing says nothing of its
-/// parents: they are confirmed after the ones that changed.
-pub(crate) fn listed_or_changed(change: &Change) -> Urgency {
-    match change {
-        Change::Listed(_) => Urgency::Confirm,
-        Change::Applied(_) | Change::Deleted(_) => Urgency::Changed,
-    }
 }
 
 /// Waits until the parent and child caches have listed once.

@@ -141,7 +141,7 @@ async fn related_type(
                 &answers,
                 &namespaces,
             ) {
-                ctx.enqueue_as(key, crate::controller::worker::listed_or_changed(change));
+                ctx.enqueue_as(key, change.urgency_for_parents());
             }
         }));
     Ok(resource)

@@ -1,6 +1,7 @@
 //! What a cache tells its subscribers.
 
 use super::object::CachedObject;
+use crate::decide::order::Urgency;
 use std::sync::Arc;
 
 /// A change to one cached object.
@@ -22,6 +23,16 @@ impl Change {
     pub fn object(&self) -> &Arc<CachedObject> {
         match self {
             Change::Applied(o) | Change::Listed(o) | Change::Deleted(o) => o,
+        }
+    }
+
+    /// How urgent this change of a child or related object makes its
+    /// parents: one a listing merely found says nothing of them, so they
+    /// are confirmed after the ones that changed.
+    pub(crate) fn urgency_for_parents(&self) -> Urgency {
+        match self {
+            Change::Listed(_) => Urgency::Confirm,
+            Change::Applied(_) | Change::Deleted(_) => Urgency::Changed,
         }
     }
 }
