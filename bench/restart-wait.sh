@@ -40,9 +40,9 @@
 #   SIZES="1000 10000" ENGINES=driver bench/restart-wait.sh
 #   MODES=restart STEADY=0 bench/restart-wait.sh           # the restart only
 #
-# Every wait is bounded (Metacontroller at 10,000 takes about 15 minutes
-# for the restart, as long for the leader change); the control plane and
-# the engines are stopped on exit.
+# Every wait is bounded (a change's by wait_bound: Metacontroller at 10,000
+# took more than 30 minutes for the restart); the control plane and the
+# engines are stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -58,7 +58,9 @@ PORT=${PORT:-18090}
 STANDBY_PORT=$((PORT + 2))
 USER_NAME=metahook-bench
 OUT=target/bench
-DIR=$root/target/cluster/bench
+# CLUSTER_DIR and PORT apart, two runs can go side by side (each its own
+# control plane).
+DIR=${CLUSTER_DIR:-$root/target/cluster/bench}
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 RAW=$OUT/restart-wait-$STAMP
 mkdir -p "$RAW"
@@ -98,6 +100,12 @@ converge() {
 }
 
 hello_name() { printf 'hello-%04d' "$1"; }
+
+# wait_bound N: how long a change may wait, in seconds. Metacontroller at
+# 5 QPS reads each parent once before it syncs it (a GET at 0.2 s each) in
+# no set order: at 10,000 its change had not landed after 1,800 s
+# (bench/runs/restart-wait.md), so half a second per parent.
+wait_bound() { echo $((900 + $1 / 2)); }
 
 # steady N TAG: STEADY Hellos spread over the N, scaled one at a time by the
 # running engine.
@@ -162,7 +170,7 @@ run_driver() {
         name=$(scale_one "$n")
         KUBECONFIG=$DIR/driver.kubeconfig python3 bench/restart_wait.py measure --namespace bench \
             --hello "$name" --replicas $((REPLICAS + 1)) --metrics "http://127.0.0.1:$PORT/metrics" \
-            --ready "http://127.0.0.1:$PORT/readyz" --log "$RAW/$tag-2.log" --out "$RAW/$tag-restart.json" -- \
+            --ready "http://127.0.0.1:$PORT/readyz" --log "$RAW/$tag-2.log" --out "$RAW/$tag-restart.json" --timeout "$(wait_bound "$n")" -- \
             "$BIN" serve --drive --listen "127.0.0.1:$PORT" --controllers "$DIR/controllers" "${budget[@]}"
         row driver "$n" restart "$tag"
     fi
@@ -187,7 +195,7 @@ run_driver() {
         KUBECONFIG=$DIR/driver.kubeconfig python3 bench/restart_wait.py leader --namespace bench \
             --hello "$(hello_name $((n / 2 + 1)))" --replicas $((REPLICAS + 1)) --lease metahook-driver \
             --kill "$DRIVER_PID" --standby "$STANDBY_PID" --metrics "http://127.0.0.1:$STANDBY_PORT/metrics" \
-            --ready "http://127.0.0.1:$STANDBY_PORT/readyz" --out "$RAW/$tag-leader.json"
+            --ready "http://127.0.0.1:$STANDBY_PORT/readyz" --out "$RAW/$tag-leader.json" --timeout "$(wait_bound "$n")"
         wait "$DRIVER_PID" 2>/dev/null || true
         DRIVER_PID=
         stop_standby
@@ -211,7 +219,7 @@ run_metacontroller() {
         # Its hooks stay served (HOOKS_PID, whose /metrics count its calls).
         KUBECONFIG=$DIR/driver.kubeconfig python3 bench/restart_wait.py measure --namespace bench \
             --hello "$name" --replicas $((REPLICAS + 1)) --metrics "http://127.0.0.1:$PORT/metrics" \
-            --log "$RAW/$tag-2.log" --out "$RAW/$tag-restart.json" -- \
+            --log "$RAW/$tag-2.log" --out "$RAW/$tag-restart.json" --timeout "$(wait_bound "$n")" -- \
             "${MC_COMMAND[@]}" --health-probe-bind-address="127.0.0.1:$health" \
             --client-go-qps="${BUDGET%/*}" --client-go-burst="${BUDGET#*/}"
         row "Metacontroller 4.17.2" "$n" restart "$tag"
@@ -236,7 +244,7 @@ run_metacontroller() {
         KUBECONFIG=$DIR/driver.kubeconfig python3 bench/restart_wait.py leader --namespace bench \
             --hello "$(hello_name $((n / 2 + 1)))" --replicas $((REPLICAS + 1)) --lease metacontroller \
             --kill "$DRIVER_PID" --standby "$STANDBY_PID" --metrics "http://127.0.0.1:$PORT/metrics" \
-            --out "$RAW/$tag-leader.json"
+            --out "$RAW/$tag-leader.json" --timeout "$(wait_bound "$n")"
         wait "$DRIVER_PID" 2>/dev/null || true
         DRIVER_PID=
         stop_standby

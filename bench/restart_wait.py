@@ -123,6 +123,9 @@ def measure(args: argparse.Namespace) -> None:
             if value == str(args.replicas):
                 applied = at
         if applied is None:
+            # Not left running past the bound (the script's cleanup knows
+            # only the engines it started itself).
+            engine.kill()
             raise SystemExit(f"restart_wait: no change within {args.timeout} s")
         # The change's own sync came between the last sample before it
         # landed and the first after.
