@@ -46,13 +46,7 @@ pub async fn connect(
     metrics: Arc<DriverMetrics>,
     fence: Fence,
 ) -> Result<Clients, kube::Error> {
-    let mut config = kube::Config::infer()
-        .await
-        .map_err(kube::Error::InferConfig)?;
-    config.headers.push((
-        http::header::USER_AGENT,
-        http::HeaderValue::from_static(USER_AGENT),
-    ));
+    let mut config = inferred(USER_AGENT).await?;
     // kube's own retry of 429, 503 and 504 (Retry-After honoured) moves
     // outside the layer that counts answers, so that a throttled attempt
     // shows even when its retry succeeds. Retries do not spend the
@@ -106,15 +100,21 @@ pub async fn connect_read_only(
     budget: Option<Budget>,
     metrics: Arc<DriverMetrics>,
 ) -> Result<Client, kube::Error> {
+    let config = inferred(PLAN_USER_AGENT).await?;
+    Ok(kube::client::ClientBuilder::try_from(config)?
+        .with_layer(&ReadOnlyLayer)
+        .with_layer(&ThrottleLayer::new(budget, metrics))
+        .build())
+}
+
+/// The kubeconfig found the usual way, every request naming `user_agent`.
+async fn inferred(user_agent: &'static str) -> Result<kube::Config, kube::Error> {
     let mut config = kube::Config::infer()
         .await
         .map_err(kube::Error::InferConfig)?;
     config.headers.push((
         http::header::USER_AGENT,
-        http::HeaderValue::from_static(PLAN_USER_AGENT),
+        http::HeaderValue::from_static(user_agent),
     ));
-    Ok(kube::client::ClientBuilder::try_from(config)?
-        .with_layer(&ReadOnlyLayer)
-        .with_layer(&ThrottleLayer::new(budget, metrics))
-        .build())
+    Ok(config)
 }
