@@ -1,4 +1,4 @@
-//! The CRDs of `chart/crds/` on the real API server: accepted, every sample in
+//! The seeds' CRDs (`support::crds`: `chart/crds/` and the stored version of `chart/conversion/`) on the real API server: accepted, every sample in
 //! `samples/` created, specs the schema forbids refused with a message
 //! naming the field, printer columns shown by `kubectl get`.
 
@@ -14,7 +14,7 @@ fn resource(kind: &str) -> (ApiResource, Vec<String>) {
     let crd = crds()
         .into_iter()
         .find(|c| c.spec.names.kind == kind)
-        .unwrap_or_else(|| panic!("a CRD for {kind} in chart/crds/"));
+        .unwrap_or_else(|| panic!("a CRD for {kind} among the seeds' CRDs"));
     let version = crd
         .spec
         .versions
