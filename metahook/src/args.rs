@@ -100,6 +100,7 @@ pub fn driver(
                 leader.lease_duration = args.leader_election_lease_duration;
                 leader.renew_deadline = args.leader_election_renew_deadline;
                 leader.retry_period = args.leader_election_retry_period;
+                leader.standby = args.leader_election_standby.into();
                 leader.check().map(|()| leader)
             })
             .transpose()?,

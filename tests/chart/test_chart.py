@@ -961,6 +961,21 @@ def test_driver_event_budget_and_debounce_are_passed_only_when_set(
         assert float(env[env_name]) == values[1]
 
 
+def test_driver_standby_is_passed_only_when_set(driver: Rendered, chart: helm_python.Chart) -> None:
+    """driver.standby becomes --leader-election-standby, on every shard;
+    unset, the binary's default (warm) holds; anything else is refused."""
+    name = "METAHOOK_LEADER_ELECTION_STANDBY"
+    assert name in binary_env_names()
+    assert name not in driver.env()
+    for value in ("warm", "cold"):
+        sharded = render(chart, {"mode": "driver", "driver": {"standby": value, "shards": SHARDS}})
+        for d in sharded.all("Deployment"):
+            env = {e["name"]: e.get("value") for e in d["spec"]["template"]["spec"]["containers"][0]["env"]}
+            assert env[name] == value
+    with pytest.raises(helm_python.HelmError, match="standby"):
+        render(chart, {"mode": "driver", "driver": {"standby": "lukewarm"}})
+
+
 def test_driver_configmap_holds_the_enabled_manifests(driver: Rendered) -> None:
     """METAHOOK_CONTROLLERS is `--controllers DIR`: a directory of
     CompositeController *.yaml files. The chart fills it from

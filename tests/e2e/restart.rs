@@ -5,7 +5,8 @@
 //! nothing. The audit log says so: the restarted driver authenticates as a
 //! user of its own. The same for a real leader change: a standby replica
 //! that takes the Lease when the leader is killed writes nothing but the
-//! Lease.
+//! Lease. A warm standby (the default) lists and watches before it leads,
+//! and applies a change made while none led without listing again.
 
 use crate::support::*;
 use k8s_openapi::api::coordination::v1::Lease;
@@ -78,30 +79,11 @@ async fn a_standby_taking_over_a_converged_cluster_writes_only_the_lease() {
     let client = admin().await;
     install_crds(&client).await;
     let ns = namespace(&client, "e2e-failover").await;
-    let replica = |user: &str, pod: &str| {
-        let debug_port = free_port();
-        let debug = format!("127.0.0.1:{debug_port}");
-        let args = [
-            "serve",
-            "--drive",
-            "--debug-driver-listen",
-            &debug,
-            "--leader-election",
-            "--leader-election-namespace",
-            "default",
-            "--leader-election-lease",
-            "metahook-e2e-failover",
-            "--pod-name",
-            pod,
-        ];
-        let mut replica = spawn(&kubeconfig_as(user), &args);
-        replica.debug_port = Some(debug_port);
-        replica
-    };
-    let leader = replica("metahook-leader", "leader");
+    let lease = "metahook-e2e-failover";
+    let leader = replica("metahook-leader", "leader", lease);
     wait_ready("the first replica to lead", leader.port).await;
     let standby_user = "metahook-standby";
-    let standby = replica(standby_user, "standby");
+    let standby = replica(standby_user, "standby", lease);
     let hellos = names("hello", HELLOS);
     create_hellos(&client, &ns, &hellos, 1).await;
     wait_converged("every Hello ready", &client, &ns, &hellos, 1).await;
@@ -207,6 +189,136 @@ async fn a_stopped_leader_hands_its_lease_to_the_standby_within_its_term() {
     assert!(exited.success(), "the old leader exited with {exited}");
     drop(standby);
     drop(leader);
+}
+
+/// A warm standby (the default) lists and watches before it leads: when
+/// the leader is killed and a Hello scaled while none leads, the standby
+/// takes the Lease and applies the change with caches it had already
+/// filled. The audit log shows its lists came before its Lease, and none
+/// after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_warm_standby_lists_before_it_leads_and_applies_a_change_made_while_none_led() {
+    let client = admin().await;
+    install_crds(&client).await;
+    let ns = namespace(&client, "e2e-warm").await;
+    let lease = "metahook-e2e-warm";
+    let leader = replica("metahook-leader", "warm-leader", lease);
+    wait_ready("the first replica to lead", leader.port).await;
+    let hellos = names("hello", HELLOS);
+    create_hellos(&client, &ns, &hellos, 1).await;
+    wait_converged("every Hello ready", &client, &ns, &hellos, 1).await;
+    let standby_user = "metahook-warm-standby";
+    let standby = replica(standby_user, "warm-standby", lease);
+    // Standing by with its caches synced: not leading, not ready.
+    let host = format!("127.0.0.1:{}", standby.port);
+    wait_for("the standby's caches to sync", || async {
+        let (_, text) = http("GET", &host, "/metrics")?;
+        let synced: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("metahook_driver_cache_synced{"))
+            .collect();
+        (synced.len() >= 2 && synced.iter().all(|l| l.ends_with(" 1"))).then_some(())
+    })
+    .await;
+    let (_, text) = http("GET", &host, "/metrics").expect("the standby's /metrics");
+    assert!(
+        text.lines().any(|l| l == "metahook_driver_leader 0"),
+        "the standby leads already:\n{text}"
+    );
+    assert!(!readyz(standby.port), "the standby waits for the Lease");
+
+    leader.signal("KILL");
+    drop(leader);
+    let changed = hellos[1].clone();
+    hello_api(&client, &ns)
+        .patch(
+            &changed,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(serde_json::json!({"spec": {"replicas": 2}})),
+        )
+        .await
+        .expect("scaling a Hello");
+    wait_converged(
+        "the standby to apply the change",
+        &client,
+        &ns,
+        std::slice::from_ref(&changed),
+        2,
+    )
+    .await;
+    let leases: Api<Lease> = Api::namespaced(client.clone(), "default");
+    let held = leases
+        .get(lease)
+        .await
+        .expect("the Lease")
+        .spec
+        .unwrap_or_default();
+    assert_eq!(held.holder_identity.as_deref(), Some("warm-standby"));
+    // Both written from this machine's clock: the Lease by the replica,
+    // the audit log by the API server.
+    let acquired = held
+        .acquire_time
+        .expect("acquired")
+        .0
+        .strftime("%Y-%m-%dT%H:%M:%S%.6fZ")
+        .to_string();
+    let lists: Vec<(String, String)> = audit()
+        .iter()
+        .filter(|e| e["user"]["username"] == standby_user && e["verb"] == "list")
+        .filter(|e| e["stage"] == "ResponseComplete")
+        .filter(|e| {
+            matches!(
+                e["objectRef"]["resource"].as_str(),
+                Some("helloes" | "deployments")
+            )
+        })
+        .map(|e| {
+            let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_owned();
+            (
+                text(&e["objectRef"]["resource"]),
+                text(&e["requestReceivedTimestamp"]),
+            )
+        })
+        .collect();
+    let listed: BTreeMap<&str, usize> = lists.iter().fold(BTreeMap::new(), |mut m, (r, _)| {
+        *m.entry(r.as_str()).or_default() += 1;
+        m
+    });
+    assert_eq!(
+        listed.keys().copied().collect::<Vec<_>>(),
+        ["deployments", "helloes"],
+        "the standby listed {lists:?}"
+    );
+    let late: Vec<_> = lists.iter().filter(|(_, at)| *at >= acquired).collect();
+    assert!(
+        late.is_empty(),
+        "the standby listed after it took the Lease at {acquired}: {late:?}"
+    );
+    drop(standby);
+    drop_namespace(&client, &ns).await;
+}
+
+/// `metahook serve --drive` as `user`, a replica named `pod` contending
+/// for `lease`, its `/debug/driver` served.
+fn replica(user: &str, pod: &str, lease: &str) -> Metahook {
+    let debug_port = free_port();
+    let debug = format!("127.0.0.1:{debug_port}");
+    let args = [
+        "serve",
+        "--drive",
+        "--debug-driver-listen",
+        &debug,
+        "--leader-election",
+        "--leader-election-namespace",
+        "default",
+        "--leader-election-lease",
+        lease,
+        "--pod-name",
+        pod,
+    ];
+    let mut replica = spawn(&kubeconfig_as(user), &args);
+    replica.debug_port = Some(debug_port);
+    replica
 }
 
 /// Waits until `driver` has reconciled every Hello in `ns`, and checks

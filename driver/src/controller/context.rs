@@ -10,6 +10,7 @@ use crate::controller::cache::{Caches, TypeCache};
 use crate::controller::customized::{Customized, Discover};
 use crate::controller::ignored_status::StatusChangeFilter;
 use crate::controller::queue::{ParentKey, Queue};
+use crate::controller::standby::Standby;
 use crate::decide::model::Driven;
 use crate::decide::order::Urgency;
 use crate::hook::call::{HookCaller, HookTarget};
@@ -88,6 +89,9 @@ pub struct Context {
     pub status_settle: Duration,
     /// `ignoreStatusChanges`' memory of the parents.
     pub status_changes: StatusChangeFilter,
+    /// Whether it stands by (another replica leads) and what changed
+    /// meanwhile; a context leads from the start unless told to.
+    pub standby: Standby,
 }
 
 impl Context {
@@ -128,6 +132,7 @@ impl Context {
             pressure: shared.pressure,
             status_settle: shared.status_settle,
             status_changes: StatusChangeFilter::default(),
+            standby: Standby::default(),
         })
     }
 
@@ -141,8 +146,15 @@ impl Context {
         self.enqueue_as(key, Urgency::Changed);
     }
 
-    /// Queues a parent with `urgency`.
+    /// Queues a parent with `urgency`; standing by, keeps it for the
+    /// takeover instead.
     pub fn enqueue_as(&self, key: ParentKey, urgency: Urgency) {
+        if self
+            .standby
+            .hold(&key, urgency, tokio::time::Instant::now())
+        {
+            return;
+        }
         self.queue.add(key, urgency);
         self.metrics.queue_depth(self.name(), self.queue.len());
     }

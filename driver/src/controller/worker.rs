@@ -87,6 +87,16 @@ pub fn subscribe(ctx: &Arc<Context>) {
     }
 }
 
+/// Starts leading (at a start, or a warm standby's takeover): the parents
+/// a standby saw change within its window first, then every other
+/// ([`enqueue_all`]).
+pub fn start_leading(ctx: &Context) {
+    for key in ctx.standby.take_over(tokio::time::Instant::now()) {
+        ctx.enqueue_as(key, Urgency::Changed);
+    }
+    enqueue_all(ctx);
+}
+
 /// Queues every cached parent the controller handles (start, takeover,
 /// resync), those whose own fields say the cluster is behind them first.
 pub fn enqueue_all(ctx: &Context) {

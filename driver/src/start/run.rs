@@ -119,42 +119,208 @@ pub async fn run(
         pressure,
         fence,
     } = clients;
-    let mut leadership = match &settings.leader {
-        None => None,
-        Some(leader_settings) => {
-            match leader::acquire(lease, leader_settings, &fence, &stop).await? {
-                Some(l) => Some(l),
-                None => return Ok(()),
-            }
-        }
-    };
-    metrics.set_leader(true);
     // The caches stop with the driver, not before: workers finishing a
     // reconcile at shutdown still read them.
     let cache_stop = CancellationToken::new();
     let result = match shared(&settings, client, events, pressure, &metrics, &cache_stop) {
         Ok(shared) => {
-            lead(
-                prepared,
-                &settings,
+            let driving = Driving {
+                settings: &settings,
                 shared,
-                &set_ready,
-                &stop,
-                &mut leadership,
-            )
-            .await
+                set_ready: &set_ready,
+                stop: &stop,
+            };
+            driving.run(prepared, lease, &fence, &metrics).await
         }
         Err(err) => Err(err),
     };
     set_ready(None);
     cache_stop.cancel();
-    metrics.set_leader(false);
-    // Whatever ended the driver, give the lease up so a standby takes over
-    // at once rather than after it expires.
-    if let Some(l) = leadership {
-        l.release().await;
-    }
     result
+}
+
+/// One run of the driver: what every step of it reads.
+struct Driving<'a> {
+    settings: &'a DriveSettings,
+    shared: Shared,
+    set_ready: &'a SetReady,
+    stop: &'a CancellationToken,
+}
+
+/// Each controller's context, with its resync period.
+type Contexts = Vec<(Arc<Context>, Duration)>;
+
+impl Driving<'_> {
+    /// A warm standby (`LeaderSettings::standby_window`) starts its
+    /// controllers' caches before it leads, so that a takeover waits for
+    /// the Lease alone; a cold one, and a driver without a Lease, start
+    /// them once they lead.
+    async fn run(
+        &self,
+        prepared: Vec<Prepared>,
+        lease: Client,
+        fence: &Fence,
+        metrics: &DriverMetrics,
+    ) -> Result<(), DriveError> {
+        let warm = self
+            .settings
+            .leader
+            .as_ref()
+            .and_then(LeaderSettings::standby_window);
+        let (mut prepared, mut contexts) = (Some(prepared), None);
+        if let Some(window) = warm {
+            let Some(standing_by) = self
+                .controllers(prepared.take().unwrap_or_default(), &mut None, Some(window))
+                .await?
+            else {
+                return Ok(());
+            };
+            tracing::info!(
+                controllers = standing_by.len(),
+                "standing by, caches started"
+            );
+            contexts = Some(standing_by);
+        }
+        let mut leadership = match &self.settings.leader {
+            None => None,
+            Some(leader_settings) => {
+                match leader::acquire(lease, leader_settings, fence, self.stop).await? {
+                    Some(l) => Some(l),
+                    None => return Ok(()),
+                }
+            }
+        };
+        metrics.set_leader(true);
+        let result = async {
+            let contexts = match contexts {
+                Some(contexts) => contexts,
+                None => {
+                    let prepared = prepared.take().unwrap_or_default();
+                    match self.controllers(prepared, &mut leadership, None).await? {
+                        Some(contexts) => contexts,
+                        None => return Ok(()),
+                    }
+                }
+            };
+            self.lead(contexts, &mut leadership).await
+        }
+        .await;
+        metrics.set_leader(false);
+        // Whatever ended the driver, give the lease up so a standby takes
+        // over at once rather than after it expires.
+        if let Some(l) = leadership {
+            l.release().await;
+        }
+        result
+    }
+
+    /// Resolves each controller's types (waiting for them to exist) and
+    /// starts its caches and queue; standing by (`window`), the queue only
+    /// keeps what changed. `None`: stopped first.
+    async fn controllers(
+        &self,
+        prepared: Vec<Prepared>,
+        leadership: &mut Option<leader::Leadership>,
+        standby: Option<Duration>,
+    ) -> Result<Option<Contexts>, DriveError> {
+        let mut contexts = Vec::new();
+        // A decorator of several resources runs as one context per resource.
+        let prepared = prepared.into_iter().flat_map(|p| {
+            let hooks = p.hooks;
+            p.config
+                .per_resource()
+                .into_iter()
+                .map(move |config| Prepared {
+                    config,
+                    hooks: hooks.clone(),
+                })
+        });
+        for p in prepared {
+            let (mut driven, hooks) = tokio::select! {
+                resolved = resolve_waiting(&self.shared.client, p) => resolved?,
+                _ = self.stop.cancelled() => return Ok(None),
+                _ = lost(leadership) => return Err(DriveError::LeaseLost),
+            };
+            driven.shard_labels = shard_labels(self.settings.shard.as_ref());
+            tracing::info!(
+                controller = %driven.name(),
+                parent = %driven.parent.map_key(),
+                children = ?driven.children.iter().map(|c| c.resource.map_key()).collect::<Vec<_>>(),
+                "driving"
+            );
+            let resync = driven
+                .config
+                .resync_period
+                .unwrap_or(DEFAULT_RESYNC)
+                .min(DEFAULT_RESYNC);
+            let ctx = Context::new(driven, hooks, self.shared.clone());
+            if let Some(window) = standby {
+                ctx.standby.begin(window);
+            }
+            worker::subscribe(&ctx);
+            contexts.push((ctx, resync));
+        }
+        Ok(Some(contexts))
+    }
+
+    /// Everything the leader does: once the caches have synced, reconcile
+    /// every parent (what a standby saw change first) until stopped or
+    /// the Lease is lost.
+    async fn lead(
+        &self,
+        contexts: Contexts,
+        leadership: &mut Option<leader::Leadership>,
+    ) -> Result<(), DriveError> {
+        let (settings, shared, stop) = (self.settings, &self.shared, self.stop);
+        // Wait for the caches (or a stop, or a lost lease).
+        let synced = async {
+            for (ctx, _) in &contexts {
+                worker::wait_synced(ctx).await;
+            }
+        };
+        tokio::select! {
+            _ = synced => {}
+            _ = stop.cancelled() => return Ok(()),
+            _ = lost(leadership) => return Err(DriveError::LeaseLost),
+        }
+        let mut tasks = tokio::task::JoinSet::new();
+        // Ends the resyncs and the applier's input, whatever ends the driver;
+        // the applier then lets the reconciles in progress finish.
+        let workers_stop = stop.child_token();
+        for (ctx, resync) in &contexts {
+            worker::start_leading(ctx);
+            tasks.spawn(worker::run(
+                Arc::clone(ctx),
+                settings.pace,
+                *resync,
+                workers_stop.clone(),
+            ));
+        }
+        (self.set_ready)(Some(shared.caches.clone()));
+        settings.view.set(
+            shared.caches.clone(),
+            contexts.iter().map(|(ctx, _)| Arc::clone(ctx)).collect(),
+        );
+        tracing::info!(controllers = contexts.len(), "caches synced; driving");
+        let result = tokio::select! {
+            _ = stop.cancelled() => Ok(()),
+            _ = lost(leadership) => Err(DriveError::LeaseLost),
+        };
+        (self.set_ready)(None);
+        settings.view.clear();
+        // Stop taking work; let reconciles in progress finish, within bounds.
+        workers_stop.cancel();
+        let drained = tokio::time::timeout(settings.shutdown_timeout, async {
+            while tasks.join_next().await.is_some() {}
+        })
+        .await;
+        if drained.is_err() {
+            tracing::warn!("reconciles still running at shutdown were abandoned");
+            tasks.abort_all();
+        }
+        tracing::info!("driver stopped");
+        result
+    }
 }
 
 /// What every controller of this term shares: the client, the caches,
@@ -210,99 +376,6 @@ fn shared(
         pressure,
         status_settle: settings.status_settle,
     })
-}
-
-/// Everything the leader does.
-async fn lead(
-    prepared: Vec<Prepared>,
-    settings: &DriveSettings,
-    shared: Shared,
-    set_ready: &SetReady,
-    stop: &CancellationToken,
-    leadership: &mut Option<leader::Leadership>,
-) -> Result<(), DriveError> {
-    let mut contexts = Vec::new();
-    // A decorator of several resources runs as one context per resource.
-    let prepared = prepared.into_iter().flat_map(|p| {
-        let hooks = p.hooks;
-        p.config
-            .per_resource()
-            .into_iter()
-            .map(move |config| Prepared {
-                config,
-                hooks: hooks.clone(),
-            })
-    });
-    for p in prepared {
-        let (mut driven, hooks) = tokio::select! {
-            resolved = resolve_waiting(&shared.client, p) => resolved?,
-            _ = stop.cancelled() => return Ok(()),
-            _ = lost(leadership) => return Err(DriveError::LeaseLost),
-        };
-        driven.shard_labels = shard_labels(settings.shard.as_ref());
-        tracing::info!(
-            controller = %driven.name(),
-            parent = %driven.parent.map_key(),
-            children = ?driven.children.iter().map(|c| c.resource.map_key()).collect::<Vec<_>>(),
-            "driving"
-        );
-        let resync = driven
-            .config
-            .resync_period
-            .unwrap_or(DEFAULT_RESYNC)
-            .min(DEFAULT_RESYNC);
-        let ctx = Context::new(driven, hooks, shared.clone());
-        worker::subscribe(&ctx);
-        contexts.push((ctx, resync));
-    }
-    // Wait for the caches (or a stop, or a lost lease).
-    let synced = async {
-        for (ctx, _) in &contexts {
-            worker::wait_synced(ctx).await;
-        }
-    };
-    tokio::select! {
-        _ = synced => {}
-        _ = stop.cancelled() => return Ok(()),
-        _ = lost(leadership) => return Err(DriveError::LeaseLost),
-    }
-    let mut tasks = tokio::task::JoinSet::new();
-    // Ends the resyncs and the applier's input, whatever ends the driver;
-    // the applier then lets the reconciles in progress finish.
-    let workers_stop = stop.child_token();
-    for (ctx, resync) in &contexts {
-        worker::enqueue_all(ctx);
-        tasks.spawn(worker::run(
-            Arc::clone(ctx),
-            settings.pace,
-            *resync,
-            workers_stop.clone(),
-        ));
-    }
-    set_ready(Some(shared.caches.clone()));
-    settings.view.set(
-        shared.caches.clone(),
-        contexts.iter().map(|(ctx, _)| Arc::clone(ctx)).collect(),
-    );
-    tracing::info!(controllers = contexts.len(), "caches synced; driving");
-    let result = tokio::select! {
-        _ = stop.cancelled() => Ok(()),
-        _ = lost(leadership) => Err(DriveError::LeaseLost),
-    };
-    set_ready(None);
-    settings.view.clear();
-    // Stop taking work; let reconciles in progress finish, within bounds.
-    workers_stop.cancel();
-    let drained = tokio::time::timeout(settings.shutdown_timeout, async {
-        while tasks.join_next().await.is_some() {}
-    })
-    .await;
-    if drained.is_err() {
-        tracing::warn!("reconciles still running at shutdown were abandoned");
-        tasks.abort_all();
-    }
-    tracing::info!("driver stopped");
-    result
 }
 
 /// The label keys a shard selector names, once each.

@@ -1,13 +1,34 @@
 //! The bundled driver's flags, for `serve --drive` and `drive`, and the
 //! parsers of their values.
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use metahook_driver::decide::selector::Selector;
+use metahook_driver::start::leader::Standby;
 use metahook_driver::start::run::defaults as driver_defaults;
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// `--leader-election-standby`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StandbyArg {
+    // A doc comment here would be clap's help for the value (see
+    // `LogFormat` in cli.rs).
+    #[doc = concat!("List and watch as the leader does (the leader's memory on every replica): a takeover waits for the Lease alone.")]
+    Warm,
+    #[doc = concat!("Start nothing until leading: a takeover lists every cache first.")]
+    Cold,
+}
+
+impl From<StandbyArg> for Standby {
+    fn from(arg: StandbyArg) -> Self {
+        match arg {
+            StandbyArg::Warm => Standby::Warm,
+            StandbyArg::Cold => Standby::Cold,
+        }
+    }
+}
 
 /// Settings of the bundled driver, for `serve --drive` and `drive`.
 #[derive(Debug, Clone, Args)]
@@ -88,6 +109,14 @@ pub struct DriverArgs {
         value_parser = duration
     )]
     pub leader_election_retry_period: Duration,
+    /// What a replica does while another leads.
+    #[arg(
+        long,
+        env = "METAHOOK_LEADER_ELECTION_STANDBY",
+        value_enum,
+        default_value_t = StandbyArg::Warm
+    )]
+    pub leader_election_standby: StandbyArg,
     /// The Lease's namespace (default: the pod's namespace, else `default`).
     #[arg(long, env = "POD_NAMESPACE")]
     pub leader_election_namespace: Option<String>,

@@ -37,7 +37,7 @@ use futures::{Stream, StreamExt};
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client};
-pub use settings::{LeaderError, LeaderSettings};
+pub use settings::{LeaderError, LeaderSettings, Standby};
 use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;

@@ -17,6 +17,20 @@ pub struct LeaderSettings {
     pub renew_deadline: Duration,
     /// How often the leader renews, and a standby retries after an error.
     pub retry_period: Duration,
+    /// Whether a standby starts its caches before it leads.
+    pub standby: Standby,
+}
+
+/// What a replica does while another leads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Standby {
+    /// Lists and watches as the leader does (the leader's memory on every
+    /// replica), so that a takeover waits for the Lease alone and the
+    /// parents changed just before it go first (`controller/standby.rs`).
+    #[default]
+    Warm,
+    /// Starts nothing until it leads: a takeover lists every cache first.
+    Cold,
 }
 
 impl LeaderSettings {
@@ -30,6 +44,17 @@ impl LeaderSettings {
             lease_duration: Duration::from_secs(15),
             renew_deadline: Duration::from_secs(10),
             retry_period: Duration::from_secs(2),
+            standby: Standby::Warm,
+        }
+    }
+
+    /// How long a warm standby keeps the changes it sees: two terms, more
+    /// than a dead leader can have left unhandled before a takeover (it
+    /// renewed within a term of it). `None`: a cold standby.
+    pub fn standby_window(&self) -> Option<Duration> {
+        match self.standby {
+            Standby::Warm => Some(self.lease_duration.saturating_mul(2)),
+            Standby::Cold => None,
         }
     }
 
