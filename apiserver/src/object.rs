@@ -156,6 +156,7 @@ pub(crate) mod tests {
             },
             conditions: Vec::new(),
             trace_id: None,
+            revision: Some("0.2.0".to_owned()),
         }
     }
 

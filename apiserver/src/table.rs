@@ -43,6 +43,13 @@ const COLUMNS: &[(&str, &str, &str, u8, &str)] = &[
     ("Parent", "string", "", 0, "The parent's kind and name."),
     ("Outcome", "string", "", 0, "How the last reconcile ended."),
     (
+        "Revision",
+        "string",
+        "",
+        0,
+        "The revision of the hooks that last answered for the parent.",
+    ),
+    (
         "Age",
         "string",
         "",
@@ -148,6 +155,7 @@ fn cells(o: &Reconcile, now: Timestamp) -> Vec<Value> {
         json!(r.controller),
         json!(format!("{}/{}", r.parent.kind, r.parent.name)),
         json!(r.outcome),
+        json!(r.revision.as_deref().unwrap_or("-")),
         json!(age),
         json!(took(r.duration_seconds)),
         json!(o.message()),
@@ -214,6 +222,7 @@ mod tests {
                 "Controller",
                 "Parent",
                 "Outcome",
+                "Revision",
                 "Age",
                 "Duration",
                 "Message"
@@ -227,6 +236,7 @@ mod tests {
                 "hello",
                 "Hello/web",
                 "Succeeded",
+                "0.2.0",
                 "3m12s",
                 "12ms",
                 "nothing to change",

@@ -85,6 +85,7 @@ fn record(parent: &DynamicObject) -> Record {
         },
         conditions: Condition::read(parent.data["status"].get("conditions")),
         trace_id: None,
+        revision: Some("0.1.0".to_owned()),
     }
 }
 

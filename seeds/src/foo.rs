@@ -124,6 +124,7 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
 /// The Foo controller, declared.
 pub fn controller() -> Controller {
     Controller::composite::<Foo>("foo")
+        .revision(env!("CARGO_PKG_VERSION"))
         .customize(customize)
         .sync(sync)
         .validate(validate)

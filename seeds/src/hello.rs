@@ -104,6 +104,7 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
 /// The Hello controller, declared.
 pub fn controller() -> Controller {
     Controller::composite::<Hello>("hello")
+        .revision(env!("CARGO_PKG_VERSION"))
         // InPlace: a change of spec.replicas or spec.image must reach the
         // running Deployment; Recreate would take every pod down.
         .sync(sync)

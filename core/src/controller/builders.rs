@@ -30,6 +30,14 @@ macro_rules! settings {
             self
         }
 
+        /// The revision of these hooks (`env!("CARGO_PKG_VERSION")`, a
+        /// commit): each reconcile record names the revision that answered
+        /// its parent, and the driver counts the parents each has answered.
+        pub fn revision(mut self, revision: impl Into<String>) -> Self {
+            self.controller.revision = Some(revision.into());
+            self
+        }
+
         /// How long Metacontroller waits for a hook's answer (default 10 s).
         pub fn hook_timeout(mut self, timeout: Duration) -> Self {
             self.controller.hook_timeout = timeout;

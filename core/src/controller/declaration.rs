@@ -24,6 +24,8 @@ pub struct Controller {
     pub(super) versions: Option<Versions>,
     pub(super) resync_period: Option<Duration>,
     pub(super) hook_timeout: Duration,
+    /// The hooks' revision, when declared.
+    pub(super) revision: Option<String>,
     /// Mistakes in the declaration, reported by [`Controller::check`].
     pub(super) problems: Vec<String>,
 }
@@ -79,6 +81,7 @@ impl Controller {
             versions: None,
             resync_period: None,
             hook_timeout: Duration::from_secs(10),
+            revision: None,
             problems: Vec::new(),
         }
     }
@@ -87,6 +90,12 @@ impl Controller {
     /// and its manifest's `metadata.name`.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The revision of its hooks, when it declares one
+    /// ([`Composite::revision`](crate::Composite::revision)).
+    pub fn revision(&self) -> Option<&str> {
+        self.revision.as_deref()
     }
 
     /// What it controls: a parent and its child types, or a decorated type

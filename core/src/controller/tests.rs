@@ -330,3 +330,17 @@ fn the_parents_crd_has_the_status_fields_the_engine_writes() {
     // The status type's own fields are still there.
     assert_eq!(status["properties"]["copies"]["type"], "integer");
 }
+
+#[test]
+fn a_revision_is_the_declared_one_and_no_part_of_the_manifest() {
+    let plain = Controller::composite::<Note>("note").sync(copies).build();
+    assert_eq!(plain.revision(), None);
+    let revised = Controller::composite::<Note>("note")
+        .revision("0.2.0")
+        .sync(copies)
+        .build();
+    assert_eq!(revised.revision(), Some("0.2.0"));
+    // Metacontroller is told nothing of it: the same CompositeController.
+    let webhooks = Webhooks::default();
+    assert_eq!(revised.manifest(&webhooks), plain.manifest(&webhooks));
+}

@@ -98,14 +98,18 @@ pub fn start_leading(ctx: &Context) {
 }
 
 /// Queues every cached parent the controller handles (start, takeover,
-/// resync), those whose own fields say the cluster is behind them first.
+/// resync), those whose own fields say the cluster is behind them first;
+/// counts them (`metahook_driver_parents`).
 pub fn enqueue_all(ctx: &Context) {
+    let mut handled = 0;
     for parent in ctx.parents.list(None) {
         if triggers::handles(&ctx.driven, parent.as_ref()) {
+            handled += 1;
             let urgency = own_urgency(&parent);
             ctx.enqueue_as(triggers::parent_key(&ctx.driven, parent.as_ref()), urgency);
         }
     }
+    ctx.metrics.parents(ctx.name(), handled);
 }
 
 /// What a parent's own fields say of it (`order::urgency_of`).

@@ -59,6 +59,10 @@ pub struct HookTarget {
     /// Metacontroller decodes (docs/metacontroller.md §1.1).
     pub strict: bool,
     pub endpoint: Endpoint,
+    /// The revision of the hooks answering here, when known: an
+    /// in-process hook's controller declares it
+    /// (`metahook_core::Composite::revision`); over HTTP, none.
+    pub revision: Option<Arc<str>>,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -17,6 +17,13 @@ pub struct ControllerLabels {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RevisionLabels {
+    pub controller: String,
+    /// The hooks' declared revision: one per process.
+    pub revision: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ReconcileLabels {
     pub controller: String,
     /// `ok`, `error`, `retry_after` (a hook's 429), `waiting` (a cache not
@@ -85,6 +92,8 @@ pub struct DriverMetrics {
     hook_calls: Family<HookResultLabels, Counter>,
     hook_duration: Histograms<HookCallLabels>,
     queue_depth: Family<ControllerLabels, Gauge>,
+    parents: Family<ControllerLabels, Gauge>,
+    parents_answered: Family<RevisionLabels, Gauge>,
     api_operations: Family<ApiLabels, Counter>,
     api_requests: Family<MethodLabels, Counter>,
     api_responses: Family<CodeLabels, Counter>,
@@ -106,6 +115,8 @@ impl Default for DriverMetrics {
             hook_calls: Family::default(),
             hook_duration: Family::new_with_constructor(hook_histogram),
             queue_depth: Family::default(),
+            parents: Family::default(),
+            parents_answered: Family::default(),
             api_operations: Family::default(),
             api_requests: Family::default(),
             api_responses: Family::default(),
@@ -150,6 +161,16 @@ impl DriverMetrics {
             "queue_depth",
             "Parents waiting in a controller's work queue",
             m.queue_depth.clone(),
+        );
+        sub.register(
+            "parents",
+            "Parents the controller handles, counted each time it queues them all (a start, a takeover, a resync)",
+            m.parents.clone(),
+        );
+        sub.register(
+            "parents_answered",
+            "Parents whose last answer came from the hooks of this revision (of those above: the rollout's progress)",
+            m.parents_answered.clone(),
         );
         sub.register(
             "api_operations",
@@ -277,6 +298,25 @@ impl DriverMetrics {
             .set(i64::try_from(depth).unwrap_or(i64::MAX));
     }
 
+    /// The parents the controller handles, all counted.
+    pub fn parents(&self, controller: &str, parents: usize) {
+        self.parents
+            .get_or_create(&ControllerLabels {
+                controller: controller.to_owned(),
+            })
+            .set(i64::try_from(parents).unwrap_or(i64::MAX));
+    }
+
+    /// The parents the hooks of `revision` answered last.
+    pub fn parents_answered(&self, controller: &str, revision: &str, parents: usize) {
+        self.parents_answered
+            .get_or_create(&RevisionLabels {
+                controller: controller.to_owned(),
+                revision: revision.to_owned(),
+            })
+            .set(i64::try_from(parents).unwrap_or(i64::MAX));
+    }
+
     pub fn api_operation(&self, controller: &str, operation: &'static str, kind: &str, code: u16) {
         self.api_operations
             .get_or_create(&ApiLabels {
@@ -343,6 +383,8 @@ mod tests {
         m.queue_depth("hello", 2);
         m.api_operation("hello", "apply", "Deployment", 200);
         m.set_leader(true);
+        m.parents("hello", 50);
+        m.parents_answered("hello", "0.2.0", 12);
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
         for line in [
@@ -351,6 +393,8 @@ mod tests {
             "metahook_driver_queue_depth{controller=\"hello\"} 2",
             "metahook_driver_api_operations_total{controller=\"hello\",operation=\"apply\",kind=\"Deployment\",code=\"200\"} 1",
             "metahook_driver_leader 1",
+            "metahook_driver_parents{controller=\"hello\"} 50",
+            "metahook_driver_parents_answered{controller=\"hello\",revision=\"0.2.0\"} 12",
         ] {
             assert!(text.contains(line), "missing {line} in\n{text}");
         }

@@ -59,6 +59,11 @@ pub struct Record {
     /// when it answered with any.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
+    /// The revision of the hooks that last answered for the parent (its
+    /// controller's declared revision), when known: a reconcile that did
+    /// not reach the hook keeps the one before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
     /// The OpenTelemetry trace of this reconcile (32 hex digits), when
     /// traces are exported (`OTEL_EXPORTER_OTLP_ENDPOINT`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -180,29 +185,64 @@ pub struct ChildCount {
 /// The records of one controller, by parent key.
 #[derive(Debug, Default)]
 pub struct Records {
+    kept: Mutex<Kept>,
+}
+
+#[derive(Debug, Default)]
+struct Kept {
     /// By namespace and name: listed in that order. Boxed: a tree node
     /// holds eleven entries and is often half full, so a record inline
     /// would leave its size empty beside it as often as not.
-    by_key: Mutex<ByKey>,
+    by_key: ByKey,
+    /// How many records name each revision.
+    answered: BTreeMap<String, usize>,
 }
 
 /// Records by namespace and name.
 type ByKey = BTreeMap<(Option<String>, String), Box<Record>>;
 
+impl Kept {
+    fn count(&mut self, revision: Option<&String>, up: bool) {
+        let Some(revision) = revision else { return };
+        let n = self.answered.entry(revision.clone()).or_default();
+        *n = if up { *n + 1 } else { n.saturating_sub(1) };
+        if *n == 0 {
+            self.answered.remove(revision);
+        }
+    }
+
+    fn remove(&mut self, key: &(Option<String>, String)) -> Option<Box<Record>> {
+        let gone = self.by_key.remove(key)?;
+        self.count(gone.revision.as_ref(), false);
+        Some(gone)
+    }
+}
+
 impl Records {
-    fn lock(&self) -> MutexGuard<'_, ByKey> {
+    fn lock(&self) -> MutexGuard<'_, Kept> {
         // Every update replaces one entry whole.
-        self.by_key.lock().unwrap_or_else(|p| p.into_inner())
+        self.kept.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub fn put(&self, key: &ParentKey, record: Record) {
-        self.lock().insert(by(key), Box::new(record));
+    /// Replaces the record of `key`. One whose hook did not answer keeps
+    /// the revision that last did.
+    pub fn put(&self, key: &ParentKey, mut record: Record) {
+        let mut kept = self.lock();
+        let key = by(key);
+        let before = kept.remove(&key);
+        if record.revision.is_none() {
+            record.revision = before.and_then(|b| b.revision);
+        }
+        kept.count(record.revision.as_ref(), true);
+        kept.by_key.insert(key, Box::new(record));
     }
 
-    /// Updates the record of `key`, if there is one.
+    /// Updates the record of `key`, if there is one (its revision stays).
     pub fn update(&self, key: &ParentKey, change: impl FnOnce(&mut Record)) {
-        if let Some(record) = self.lock().get_mut(&by(key)) {
+        if let Some(record) = self.lock().by_key.get_mut(&by(key)) {
+            let revision = record.revision.clone();
             change(record);
+            record.revision = revision;
         }
     }
 
@@ -212,20 +252,26 @@ impl Records {
     }
 
     pub fn get(&self, key: &ParentKey) -> Option<Record> {
-        self.lock().get(&by(key)).map(|r| Record::clone(r))
+        self.lock().by_key.get(&by(key)).map(|r| Record::clone(r))
     }
 
     /// Every record, or those of parents in `namespace`, by key.
     pub fn list(&self, namespace: Option<&str>) -> Vec<Record> {
         self.lock()
+            .by_key
             .values()
             .filter(|r| namespace.is_none_or(|ns| r.parent.namespace.as_deref() == Some(ns)))
             .map(|r| Record::clone(r))
             .collect()
     }
 
+    /// How many parents the hooks of `revision` answered last.
+    pub fn answered_by(&self, revision: &str) -> usize {
+        self.lock().answered.get(revision).copied().unwrap_or(0)
+    }
+
     pub(crate) fn len(&self) -> usize {
-        self.lock().len()
+        self.lock().by_key.len()
     }
 }
 

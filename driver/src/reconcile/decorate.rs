@@ -56,6 +56,7 @@ pub(super) async fn hook_and_apply(
     let answer = wire::decorator::decode_response(&answer?, target.strict)
         .map_err(|source| ReconcileError::Decode { hook, source })?;
     trace.desired = Some(answer.attachments.len());
+    trace.revision = target.revision.clone();
     trace.conditions = Condition::read(answer.status.as_ref().and_then(|s| s.get("conditions")));
 
     let memory = ctx.executor.memory();

@@ -159,6 +159,7 @@ async fn sync(
     };
     trace.hook = Some(took);
     trace.desired = Some(response.children.len());
+    trace.revision = ctx.hooks.for_pass(hook).revision.clone();
     trace.conditions = Condition::read(response.status.as_ref().and_then(|s| s.get("conditions")));
 
     // 4. What follows from the answer.

@@ -132,6 +132,7 @@ fn record(
                 observed: trace.observed,
             },
             conditions: trace.conditions,
+            revision: trace.revision.map(|r| r.to_string()),
             trace_id: crate::observe::otel::trace_id(&tracing::Span::current()),
         },
     );
@@ -139,5 +140,10 @@ fn record(
     // forgotten already: checked after the put, so none outlives it.
     if ctx.parents.store.get(key).is_none() {
         ctx.records.forget(key);
+    }
+    // The rollout's progress: the parents this revision has answered.
+    if let Some(revision) = ctx.hooks.sync.revision.as_deref() {
+        let answered = ctx.records.answered_by(revision);
+        ctx.metrics.parents_answered(ctx.name(), revision, answered);
     }
 }

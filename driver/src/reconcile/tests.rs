@@ -6,6 +6,7 @@
 
 mod claims;
 mod decorator;
+mod revision;
 
 use super::retry::{OWNER_KIND_RETRY, OWNER_KIND_TRIES};
 use super::{ReconcileError, STATUS_DEFERRAL, error_policy, reconcile, status_pace};

@@ -21,6 +21,8 @@ pub(super) struct Trace {
     pub(super) steps: Vec<Step>,
     pub(super) hook: Option<Duration>,
     pub(super) desired: Option<usize>,
+    /// The revision of the hooks that answered, when one did and it is known.
+    pub(super) revision: Option<std::sync::Arc<str>>,
     pub(super) observed: usize,
     pub(super) conditions: Vec<Condition>,
 }

@@ -77,6 +77,7 @@ pub fn resolve_hooks(
     let mut prepared = Vec::new();
     for config in configs {
         let resolve = |kind: HookKind, hook: &Hook| -> Result<HookTarget, PrepareError> {
+            let mut revision = None;
             let endpoint = match mode {
                 HookMode::Http => Endpoint::Http {
                     url: hook.webhook.url.clone(),
@@ -87,22 +88,25 @@ pub fn resolve_hooks(
                         .etag
                         .map(|e| Arc::new(EtagCache::new(e.timeout, e.cleanup))),
                 },
-                HookMode::InProcess => Endpoint::InProcess(
-                    in_process(table, config.is_decorator(), kind, &hook.webhook.path).ok_or_else(
-                        || PrepareError::NotInProcess {
-                            controller: config.name.clone(),
-                            hook: kind,
-                            path: hook.webhook.path.clone(),
-                            known: known_hooks(table),
-                        },
-                    )?,
-                ),
+                HookMode::InProcess => {
+                    let (handler, declared) =
+                        in_process(table, config.is_decorator(), kind, &hook.webhook.path)
+                            .ok_or_else(|| PrepareError::NotInProcess {
+                                controller: config.name.clone(),
+                                hook: kind,
+                                path: hook.webhook.path.clone(),
+                                known: known_hooks(table),
+                            })?;
+                    revision = declared.map(Arc::from);
+                    Endpoint::InProcess(handler)
+                }
             };
             Ok(HookTarget {
                 kind,
                 version: hook.version,
                 strict: hook.strict(),
                 endpoint,
+                revision,
             })
         };
         let hooks = (|| {
@@ -140,13 +144,14 @@ pub fn resolve_hooks(
 
 /// The hook of `table` a path `/{controller}/{hook}` names, if it is `kind`
 /// of a controller of the same shape (a DecoratorController's hooks answer
-/// a decorator's requests, a CompositeController's a composite's).
-fn in_process(
-    table: &[Controller],
+/// a decorator's requests, a CompositeController's a composite's), and the
+/// revision that controller declares.
+fn in_process<'t>(
+    table: &'t [Controller],
     decorator: bool,
     kind: HookKind,
     path: &str,
-) -> Option<metahook_core::Handler> {
+) -> Option<(metahook_core::Handler, Option<&'t str>)> {
     let mut parts = path.trim_start_matches('/').split('/');
     let (Some(controller), Some(hook), None) = (parts.next(), parts.next(), parts.next()) else {
         return None;
@@ -156,7 +161,8 @@ fn in_process(
     }
     let found = table.iter().find(|c| c.name() == controller)?;
     let shape_matches = matches!(found.shape(), Shape::Decorator { .. }) == decorator;
-    shape_matches.then(|| found.hook(kind)).flatten()
+    let handler = shape_matches.then(|| found.hook(kind)).flatten()?;
+    Some((handler, found.revision()))
 }
 
 fn known_hooks(table: &[Controller]) -> String {

@@ -22,6 +22,7 @@ pub(crate) fn hook(kind: HookKind, endpoint: Endpoint) -> HookTarget {
         version: HookVersion::V2,
         strict: true,
         endpoint,
+        revision: None,
     }
 }
 

@@ -145,9 +145,11 @@ pub fn finalize(req: &WidgetRequest) -> Answer<WidgetStatus> {
     Answer::new(status).finalized(req.children.is_empty())
 }
 
-/// The Widget controller, declared.
+/// The Widget controller, declared. Its revision is the crate's version:
+/// each reconcile record names the version that answered its Widget.
 pub fn controller() -> Controller {
     Controller::composite::<Widget>("widget")
+        .revision(env!("CARGO_PKG_VERSION"))
         .sync(sync)
         .finalize(finalize)
         .validate(validate)

@@ -57,6 +57,7 @@ use status::status;
 /// The Hikawa controller, declared.
 pub fn controller() -> Controller {
     Controller::composite::<Hikawa>("hikawa")
+        .revision(env!("CARGO_PKG_VERSION"))
         .sync(sync)
         .validate(validate)
         .crd_of::<Zundoko>()

@@ -31,6 +31,7 @@ fn target(
         version: HookVersion::V2,
         strict: true,
         endpoint: Endpoint::InProcess(handler),
+        revision: None,
     }
 }
 
@@ -117,6 +118,7 @@ pub(crate) fn http_target_with(url: String, auth: WebhookAuth) -> HookTarget {
             auth: Arc::new(auth),
             etag: None,
         },
+        revision: None,
     }
 }
 

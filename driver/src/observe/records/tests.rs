@@ -97,6 +97,7 @@ fn records_are_one_per_parent_and_go_with_it() {
         children: ChildCount::default(),
         conditions: Vec::new(),
         trace_id: None,
+        revision: None,
     };
     let key = |name: &str, ns: &str| {
         ParentKey::new_with(
@@ -119,4 +120,74 @@ fn records_are_one_per_parent_and_go_with_it() {
     );
     records.forget(&key("x", "a"));
     assert_eq!(records.list(None).len(), 1);
+}
+
+#[test]
+fn a_record_names_the_revision_that_last_answered_and_records_count_them() {
+    let records = Records::default();
+    let key = |name: &str| {
+        ParentKey::new_with(
+            name,
+            crate::controller::cache::SharedType::of(
+                &crate::test_support::api_type("example.com", "v1", "Widget", true).api,
+            ),
+        )
+        .within("shop")
+    };
+    let answered_by = |name: &str, revision: Option<&str>| Record {
+        controller: "widget".to_owned(),
+        parent: ParentRef {
+            api_version: "example.com/v1".to_owned(),
+            kind: "Widget".to_owned(),
+            namespace: Some("shop".to_owned()),
+            name: name.to_owned(),
+            uid: format!("uid-{name}"),
+            generation: Some(1),
+            labels: BTreeMap::new(),
+        },
+        last_run: "2026-11-30T00:00:00Z".to_owned(),
+        outcome: Outcome::Unchanged,
+        duration_seconds: 0.001,
+        hook_seconds: None,
+        plan: Vec::new(),
+        error: None,
+        requeue: None,
+        children: ChildCount::default(),
+        conditions: Vec::new(),
+        trace_id: None,
+        revision: revision.map(str::to_owned),
+    };
+    records.put(&key("a"), answered_by("a", Some("0.1.0")));
+    records.put(&key("b"), answered_by("b", Some("0.1.0")));
+    records.put(&key("c"), answered_by("c", None));
+    assert_eq!(records.answered_by("0.1.0"), 2);
+    // The new revision answers `a`; `b`'s next reconcile stops before its
+    // hook (a cache not synced): `b` was last answered by 0.1.0 still.
+    records.put(&key("a"), answered_by("a", Some("0.2.0")));
+    records.put(&key("b"), answered_by("b", None));
+    assert_eq!(
+        records.get(&key("b")).and_then(|r| r.revision),
+        Some("0.1.0".to_owned())
+    );
+    assert_eq!(
+        (records.answered_by("0.1.0"), records.answered_by("0.2.0")),
+        (1, 1)
+    );
+    records.update(&key("b"), |r| r.revision = None);
+    assert_eq!(records.answered_by("0.1.0"), 1, "an update keeps it");
+    records.forget(&key("b"));
+    records.forget(&key("a"));
+    assert_eq!(
+        (records.answered_by("0.1.0"), records.answered_by("0.2.0")),
+        (0, 0),
+        "gone with their parents"
+    );
+    let shown = serde_json::to_value(answered_by("a", Some("0.2.0"))).unwrap();
+    assert_eq!(shown["revision"], "0.2.0");
+    assert!(
+        serde_json::to_value(answered_by("a", None))
+            .unwrap()
+            .get("revision")
+            .is_none()
+    );
 }
