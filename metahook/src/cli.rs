@@ -62,7 +62,8 @@ pub enum Command {
     /// reconcile would do, offline.
     Render(RenderArgs),
     /// Show what the driver would do to every parent in the cluster now,
-    /// with this binary's hooks, without writing anything: per parent the
+    /// with this binary's hooks (or, with --controllers, hooks served over
+    /// HTTP), without writing anything: per parent the
     /// applies (with the fields they change), creates, deletes, status and
     /// finalizer changes, then a summary. Exit code 0: no changes; 2:
     /// changes planned; 1: an error, or a parent that could not be planned.
@@ -246,6 +247,11 @@ pub struct ManifestsArgs {
     /// type, nothing else. Bind it to whoever runs the plan.
     #[arg(long, conflicts_with_all = ["driver", "ca_bundle"])]
     pub plan_role: bool,
+    /// With --plan-role: the role of a plan of the CompositeControllers
+    /// in the *.yaml files of this directory (`plan --live --controllers
+    /// DIR`) instead of the binary's own.
+    #[arg(long, value_name = "DIR", requires = "plan_role")]
+    pub controllers: Option<PathBuf>,
     /// The PEM CA that signed the Service's serving certificate (the
     /// Service must serve TLS: the API server calls it over HTTPS only).
     /// Adds the admission webhook configurations and the CRDs' other

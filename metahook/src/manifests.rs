@@ -66,6 +66,15 @@ pub enum ManifestsError {
     /// A controller's versions do not make one CRD.
     #[error(transparent)]
     Declaration(#[from] metahook_core::DeclarationError),
+    /// The controller manifests of `--controllers` could not be read.
+    #[error("reading the controller manifests in {dir} failed")]
+    Controllers {
+        /// The directory.
+        dir: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: Box<metahook_planner::config::ConfigError>,
+    },
 }
 
 /// Where the manifests point, and what they add.
@@ -96,11 +105,20 @@ pub fn run(
 ) -> Result<(), ManifestsError> {
     let service = args.service.clone().unwrap_or_else(|| program.to_owned());
     if args.plan_role {
-        let role = yaml(&plan_role::plan_role(
-            controllers,
-            &format!("{service}-plan"),
-        ))?;
-        return write(&format!("---\n{role}"));
+        let name = format!("{service}-plan");
+        let role = match &args.controllers {
+            Some(dir) => {
+                let configs = metahook_planner::config::from_dir(dir).map_err(|source| {
+                    ManifestsError::Controllers {
+                        dir: dir.clone(),
+                        source: Box::new(source),
+                    }
+                })?;
+                plan_role::plan_role_of_manifests(&configs, &name)
+            }
+            None => plan_role::plan_role(controllers, &name),
+        };
+        return write(&format!("---\n{}", yaml(&role)?));
     }
     let settings = ManifestSettings {
         service,

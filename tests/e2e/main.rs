@@ -13,7 +13,8 @@
 //! API server asking the seeds' validate hooks at admission: `admission.rs`;
 //! converting Foos between v1alpha1 and v1 through Foo's convert hook:
 //! `conversion.rs`. `plan --live` against a converged cluster, read-only:
-//! `plan.rs`.
+//! `plan.rs`; with a Metacontroller example's Python hooks over HTTP:
+//! `plan_http.rs`.
 //!
 //! The tests run one at a time (`--test-threads=1`): each starts its own
 //! driver or Metacontroller, and two would both reconcile every parent. Each makes
@@ -34,6 +35,7 @@ mod leader_terms;
 mod metacontroller;
 mod monitoring;
 mod plan;
+mod plan_http;
 mod python_hooks;
 mod restart;
 mod rolling;

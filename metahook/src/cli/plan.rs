@@ -3,9 +3,11 @@
 use clap::{Args, ValueEnum};
 use metahook_driver::observe::live::defaults;
 use std::num::NonZeroU32;
+use std::path::PathBuf;
 
 /// `plan --live`: what the driver would do to the cluster's parents now,
-/// with this binary's hooks, read-only.
+/// with this binary's hooks or, with `--controllers`, hooks over HTTP,
+/// read-only.
 #[derive(Debug, Clone, Args)]
 pub struct PlanArgs {
     /// Plan against the live cluster through the kubeconfig (in-cluster,
@@ -25,10 +27,17 @@ pub struct PlanArgs {
     /// Only the parent of this name.
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
-    /// Only this controller's parents (every controller of the binary
-    /// without it).
+    /// Only this controller's parents (every controller of the binary,
+    /// or of --controllers, without it).
     #[arg(long, value_name = "CONTROLLER")]
     pub controller: Option<String>,
+    /// Plan the CompositeControllers in the *.yaml files of this directory
+    /// instead of the binary's own, calling their hooks over HTTP at the
+    /// webhooks they name, as `drive` does: hooks in any language, served
+    /// anywhere this machine reaches (a Service port-forwarded, a
+    /// candidate version run locally).
+    #[arg(long, value_name = "DIR")]
+    pub controllers: Option<PathBuf>,
     /// How the plan is printed.
     #[arg(long, short = 'o', value_enum, default_value_t = PlanOutput::Text)]
     pub output: PlanOutput,

@@ -1,9 +1,13 @@
 //! `metahook plan --live`: what the driver would do to every parent in the
-//! cluster now, with this binary's hooks, and nothing written. The
-//! driver's own pass does the work (`metahook_driver::observe::live`,
-//! through a client that refuses writes); this module connects, prints
-//! each parent's plan as it comes (`output.rs`) and adds them up
-//! (`summary.rs`), whose verdict is the exit code.
+//! cluster now, and nothing written: with this binary's hooks, called in
+//! the process as `serve --drive` calls them, or (`--controllers DIR`)
+//! with the CompositeControllers of a directory, their hooks called over
+//! HTTP as `drive` calls them — both resolved by the driver's own
+//! `prepare`. The driver's own pass does the work
+//! (`metahook_driver::observe::live`, through a client that refuses
+//! writes); this module connects, prints each parent's plan as it comes
+//! (`output.rs`) and adds them up (`summary.rs`), whose verdict is the
+//! exit code.
 
 pub mod output;
 pub mod summary;
@@ -30,12 +34,16 @@ pub enum PlanError {
     /// The controllers' declarations or hooks cannot be driven.
     #[error(transparent)]
     Prepare(#[from] PrepareError),
-    /// `--controller` names none of this binary's controllers.
-    #[error("no controller is named {0:?} (this binary's: {1})")]
+    /// `--controller` names none of the controllers planned (the
+    /// binary's, or those of `--controllers`).
+    #[error("no controller is named {0:?} (there are: {1})")]
     UnknownController(String, String),
     /// The runtime that reads the cluster could not start.
     #[error("starting the runtime failed")]
     Runtime(#[source] std::io::Error),
+    /// The HTTP client that calls webhooks could not start.
+    #[error("starting the HTTP client for the webhooks failed")]
+    HttpClient(#[source] std::io::Error),
     /// No kubeconfig, or one that cannot connect.
     #[error("connecting to the Kubernetes API server failed")]
     Connect(#[source] kube::Error),
@@ -51,7 +59,13 @@ pub enum PlanError {
 /// summary, whose [`Summary::verdict`] is the exit code.
 pub fn run(args: &PlanArgs, controllers: &[Controller]) -> Result<Summary, PlanError> {
     let budget = args::plan_budget(args)?;
-    let mut prepared = prepare(None, HookMode::InProcess, controllers)?;
+    // As `serve --drive` and `drive` pick theirs: the binary's hooks in
+    // the process, or a directory's webhooks over HTTP.
+    let mode = match args.controllers {
+        Some(_) => HookMode::Http,
+        None => HookMode::InProcess,
+    };
+    let mut prepared = prepare(args.controllers.as_deref(), mode, controllers)?;
     if let Some(name) = &args.controller {
         let known = prepared
             .iter()
@@ -78,7 +92,14 @@ pub fn run(args: &PlanArgs, controllers: &[Controller]) -> Result<Summary, PlanE
         let client = connect_read_only(Some(budget), Arc::clone(&metrics))
             .await
             .map_err(PlanError::Connect)?;
-        let caller = HookCaller::in_process(jiff::Timestamp::now, metrics);
+        let caller = match mode {
+            HookMode::InProcess => HookCaller::in_process(jiff::Timestamp::now, metrics),
+            // A webhook's credentials (Secrets, ConfigMaps) are read
+            // through the same read-only client.
+            HookMode::Http => HookCaller::with_http(jiff::Timestamp::now, metrics)
+                .map_err(PlanError::HttpClient)?
+                .reading_credentials_with(client.clone()),
+        };
         let planner = LivePlanner::new(client, prepared, caller).await?;
         let mut printer =
             Printer::begin(std::io::stdout().lock(), format).map_err(PlanError::Write)?;

@@ -183,3 +183,65 @@ fn json_of_no_parents_is_a_document_too() {
     assert_eq!(document["parents"], json!([]));
     assert_eq!(document["summary"]["parents"], 0);
 }
+
+/// `plan --live` parsed from `args` after `plan`.
+fn plan_args(args: &[&str]) -> crate::cli::PlanArgs {
+    use clap::Parser;
+    let cli =
+        crate::cli::Cli::try_parse_from(["metahook", "plan", "--live"].iter().chain(args)).unwrap();
+    match cli.command {
+        Some(crate::cli::Command::Plan(args)) => args,
+        other => panic!("not plan: {other:?}"),
+    }
+}
+
+#[test]
+fn with_controllers_the_directory_s_manifests_are_planned_not_the_binary_s() {
+    let dir = std::env::temp_dir().join(format!("metahook-plan-dir-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("propagation.yaml"),
+        r#"
+apiVersion: metacontroller.k8s.io/v1alpha1
+kind: CompositeController
+metadata: {name: propagation}
+spec:
+  parentResource: {apiVersion: examples.metacontroller.io/v1alpha1, resource: configmappropagations}
+  childResources: [{apiVersion: v1, resource: configmaps}]
+  hooks:
+    sync: {webhook: {url: "http://127.0.0.1:1/sync"}}
+"#,
+    )
+    .unwrap();
+    let path = dir.to_str().unwrap();
+    let seeds = metahook_seeds::controllers();
+    // Resolved before anything connects, as `drive` resolves them: the
+    // names are the directory's (the binary holds hello, hikawa and foo),
+    // and its webhook, whose path no hook of the binary answers, is kept
+    // as a URL to call (in the process, it would be refused as missing).
+    let refused = super::run(
+        &plan_args(&["--controllers", path, "--controller", "hello"]),
+        seeds,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&refused, super::PlanError::UnknownController(name, known)
+            if name == "hello" && known == "propagation"),
+        "{refused:?}"
+    );
+    // Without, the binary's own, called in the process.
+    let refused = super::run(&plan_args(&["--controller", "propagation"]), seeds).unwrap_err();
+    assert!(
+        matches!(&refused, super::PlanError::UnknownController(_, known)
+            if known.contains("hello")),
+        "{refused:?}"
+    );
+    // A manifest that is not one fails before anything connects.
+    std::fs::write(dir.join("broken.yaml"), "kind: CompositeController\n").unwrap();
+    let refused = super::run(&plan_args(&["--controllers", path]), seeds).unwrap_err();
+    assert!(
+        matches!(refused, super::PlanError::Prepare(_)),
+        "a bad manifest fails before anything connects: {refused:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
