@@ -14,7 +14,8 @@
 //! converting Foos between v1alpha1 and v1 through Foo's convert hook:
 //! `conversion.rs`. `plan --live` against a converged cluster, read-only:
 //! `plan.rs`; with a Metacontroller example's Python hooks over HTTP:
-//! `plan_http.rs`.
+//! `plan_http.rs`. A user's controller (examples/widget) upgraded: its next
+//! version planned, then rolled out as planned: `upgrade.rs`.
 //!
 //! The tests run one at a time (`--test-threads=1`): each starts its own
 //! driver or Metacontroller, and two would both reconcile every parent. Each makes
@@ -43,4 +44,5 @@ mod scenarios;
 mod shards;
 mod support;
 mod tracing;
+mod upgrade;
 mod widget;

@@ -34,6 +34,10 @@ metahook="$(cd "$CARGO_TARGET_DIR" && pwd)/debug/metahook"
 # workspace's.
 (cd examples/widget && cargo build --locked)
 export METAHOOK_E2E_WIDGET="$(cd "$CARGO_TARGET_DIR" && pwd)/debug/widget-operator"
+# Its next version, a copy with its text written differently
+# (tests/e2e/widget-next.sh): tests/e2e/upgrade.rs plans and rolls it out.
+widget_next="$(tests/e2e/widget-next.sh)"
+export METAHOOK_E2E_WIDGET_NEXT="$widget_next"
 # The real Metacontroller, from its source archive (built once, cached):
 # tests/e2e/metacontroller.rs runs the scenarios under it too.
 metacontroller="$(tests/metacontroller/build.sh)"
