@@ -25,8 +25,12 @@
 #      dies) and the Hello after the middle one scaled at once. From the
 #      kill: when the Lease names the standby (the takeover: a whole term,
 #      15 s by default, after the last renewal it saw), when the standby's
-#      /readyz answered (the driver: its caches synced, which it starts only
-#      once it leads), and when the change landed.
+#      /readyz answered (the driver: it leads with its caches synced), and
+#      when the change landed. The driver's standby is STANDBY (warm: it
+#      lists and watches before it leads, and is killed-over only once its
+#      caches have synced; cold: it starts them once it leads); the
+#      standby's and the leader's resident memory before the kill are
+#      printed beside the row.
 # Metacontroller takes part in both: its --leader-election (controller-
 # runtime's, on a Lease; 15 s term, 10 s renew deadline, 2 s retry, as the
 # driver's) runs two replicas beside one `metahook serve`. It starts its
@@ -52,6 +56,7 @@ ENGINES=${ENGINES-"driver metacontroller"}
 MODES=${MODES:-"restart leader"}
 STEADY=${STEADY:-20}
 BUDGET=${BUDGET:-5/10}
+STANDBY=${STANDBY:-warm}
 REPLICAS=${REPLICAS:-0}
 PORT=${PORT:-18090}
 # The standby's HTTP port (PORT + 1 is Metacontroller's health).
@@ -151,6 +156,24 @@ EOF
     echo "${ROWS[-1]}"
 }
 
+# standby_synced URL SECONDS: until every cache the standby's /metrics
+# names says synced (a warm standby lists before it leads).
+standby_synced() {
+    local url=$1 bound=$2 i text
+    for i in $(seq 1 "$bound"); do
+        text=$(curl -fsS "$url" 2>/dev/null | grep '^metahook_driver_cache_synced{' || true)
+        if [ "$(echo "$text" | grep -c ' 1$')" -ge 2 ] && ! echo "$text" | grep -q ' 0$'; then
+            return 0
+        fi
+        sleep 1
+    done
+    echo "the standby's caches did not sync within ${bound} s" >&2
+    exit 1
+}
+
+# rss_mib PID: its resident memory, MiB.
+rss_mib() { awk '/^VmRSS:/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
+
 has_mode() { case " $MODES " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 
@@ -183,7 +206,7 @@ run_driver() {
         env KUBECONFIG="$DIR/driver.kubeconfig" RUST_LOG="${RUST_LOG:-info}" \
             "$BIN" serve --drive --listen "127.0.0.1:$STANDBY_PORT" --controllers "$DIR/controllers" \
             "${budget[@]}" --leader-election --leader-election-namespace bench --pod-name standby \
-            >"$RAW/$tag-standby.log" 2>&1 &
+            --leader-election-standby "$STANDBY" >"$RAW/$tag-standby.log" 2>&1 &
         STANDBY_PID=$!
         # Its /readyz answers only once it leads.
         wait_ready "http://127.0.0.1:$STANDBY_PORT/metrics" "$STANDBY_PID" "$RAW/$tag-standby.log" "the standby"
@@ -192,6 +215,11 @@ run_driver() {
         sleep 5
         grep -q 'waiting for the lease' "$RAW/$tag-standby.log" ||
             { echo "the standby is not waiting for the lease; see $RAW/$tag-standby.log" >&2; exit 1; }
+        if [ "$STANDBY" = warm ]; then
+            standby_synced "http://127.0.0.1:$STANDBY_PORT/metrics" $((300 + n / 10))
+        fi
+        echo "resident memory before the kill: leader $(rss_mib "$DRIVER_PID") MiB, $STANDBY standby $(rss_mib "$STANDBY_PID") MiB" |
+            tee "$RAW/$tag-memory.txt"
         KUBECONFIG=$DIR/driver.kubeconfig python3 bench/restart_wait.py leader --namespace bench \
             --hello "$(hello_name $((n / 2 + 1)))" --replicas $((REPLICAS + 1)) --lease metahook-driver \
             --kill "$DRIVER_PID" --standby "$STANDBY_PID" --metrics "http://127.0.0.1:$STANDBY_PORT/metrics" \
