@@ -7,7 +7,8 @@
 use crate::config::{self, ConfigError, ControllerConfig, Hook};
 use crate::controller::context::HookTargets;
 use crate::hook::call::etag::EtagCache;
-use crate::hook::call::{Endpoint, HookTarget};
+use crate::hook::call::{Endpoint, HookCaller, HookTarget};
+use crate::observe::metrics::DriverMetrics;
 use metahook_core::{Controller, HookKind, Shape};
 use std::path::Path;
 use std::sync::Arc;
@@ -19,6 +20,22 @@ pub enum HookMode {
     InProcess,
     /// Over HTTP at the CompositeController's webhook (`drive`).
     Http,
+}
+
+impl HookMode {
+    /// The hook caller of this mode. Over HTTP, a webhook's credentials
+    /// (Secrets, ConfigMaps) are read through `client`.
+    pub fn caller(
+        self,
+        client: &kube::Client,
+        metrics: Arc<DriverMetrics>,
+    ) -> std::io::Result<HookCaller> {
+        Ok(match self {
+            HookMode::InProcess => HookCaller::in_process(jiff::Timestamp::now, metrics),
+            HookMode::Http => HookCaller::with_http(jiff::Timestamp::now, metrics)?
+                .reading_credentials_with(client.clone()),
+        })
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -11,7 +11,6 @@ use crate::controller::cache::{Caches, InitialListChoice};
 use crate::controller::context::{Context, Shared};
 use crate::controller::customized::Discover;
 use crate::controller::worker::{self, DEFAULT_RESYNC, Pace};
-use crate::hook::call::HookCaller;
 use crate::observe::metrics::DriverMetrics;
 use crate::observe::view::View;
 use crate::start::discovery;
@@ -333,12 +332,10 @@ fn shared(
     metrics: &Arc<DriverMetrics>,
     cache_stop: &CancellationToken,
 ) -> Result<Shared, DriveError> {
-    let caller = match settings.mode {
-        HookMode::InProcess => HookCaller::in_process(jiff::Timestamp::now, metrics.clone()),
-        HookMode::Http => HookCaller::with_http(jiff::Timestamp::now, metrics.clone())
-            .map_err(DriveError::HttpClient)?
-            .reading_credentials_with(client.clone()),
-    };
+    let caller = settings
+        .mode
+        .caller(&client, metrics.clone())
+        .map_err(DriveError::HttpClient)?;
     let events = Arc::new(EventPublisher::new(
         events_client,
         "metahook",

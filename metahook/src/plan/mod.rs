@@ -17,7 +17,6 @@ use crate::cli::{PlanArgs, PlanOutput};
 use metahook_core::Controller;
 use metahook_driver::client::connect::connect_read_only;
 use metahook_driver::client::throttle::BudgetError;
-use metahook_driver::hook::call::HookCaller;
 use metahook_driver::observe::live::{LiveError, LivePlanner};
 use metahook_driver::observe::metrics::DriverMetrics;
 use metahook_driver::start::prepare::{HookMode, PrepareError, prepare};
@@ -92,14 +91,10 @@ pub fn run(args: &PlanArgs, controllers: &[Controller]) -> Result<Summary, PlanE
         let client = connect_read_only(Some(budget), Arc::clone(&metrics))
             .await
             .map_err(PlanError::Connect)?;
-        let caller = match mode {
-            HookMode::InProcess => HookCaller::in_process(jiff::Timestamp::now, metrics),
-            // A webhook's credentials (Secrets, ConfigMaps) are read
-            // through the same read-only client.
-            HookMode::Http => HookCaller::with_http(jiff::Timestamp::now, metrics)
-                .map_err(PlanError::HttpClient)?
-                .reading_credentials_with(client.clone()),
-        };
+        // A webhook's credentials are read through the read-only client.
+        let caller = mode
+            .caller(&client, metrics)
+            .map_err(PlanError::HttpClient)?;
         let planner = LivePlanner::new(client, prepared, caller).await?;
         let mut printer =
             Printer::begin(std::io::stdout().lock(), format).map_err(PlanError::Write)?;
