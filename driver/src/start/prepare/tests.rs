@@ -36,6 +36,36 @@ fn in_process_hooks_come_from_the_registry_by_path() {
 }
 
 #[test]
+fn an_in_process_hook_carries_its_controllers_revision_and_one_over_http_none() {
+    let declared = metahook_seeds::controller("hello").unwrap();
+    let version = declared.revision();
+    assert!(version.is_some(), "Hello declares its crate's version");
+    let in_process = against_seeds(seeds(), HookMode::InProcess, true).unwrap();
+    let hello = in_process
+        .iter()
+        .find(|p| p.config.name == "hello")
+        .unwrap();
+    assert_eq!(hello.hooks.sync.revision.as_deref(), version);
+    let finalize = hello.hooks.finalize.as_ref().unwrap();
+    assert_eq!(finalize.revision.as_deref(), version);
+    // A controller may declare none.
+    let plain = metahook_core::Controller::composite::<metahook_seeds::hello::Hello>("hello")
+        .sync(metahook_seeds::hello::sync)
+        .finalize(metahook_seeds::hello::finalize)
+        .build();
+    let undeclared = resolve_hooks(seeds(), HookMode::InProcess, true, &[plain]).unwrap();
+    assert_eq!(undeclared[0].hooks.sync.revision, None);
+    // Over HTTP the hooks are whatever answers there.
+    for prepared in against_seeds(seeds(), HookMode::Http, false).unwrap() {
+        assert_eq!(
+            prepared.hooks.sync.revision, None,
+            "{}",
+            prepared.config.name
+        );
+    }
+}
+
+#[test]
 fn an_explicit_controller_without_in_process_hooks_is_an_error() {
     let text = include_str!("../../../../chart/metacontroller/hello.yaml")
         .replace("/hello/sync", "/nobody/sync");
