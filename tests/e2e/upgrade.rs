@@ -5,7 +5,7 @@
 //! --live`: the 50 ConfigMaps' text and their Widgets' status, nothing for
 //! the 5. Then it drives: every Widget is answered by 0.2.0 (its records,
 //! its metrics), what it wrote (the API server's audit log) is what the plan
-//! printed, parent by parent, within its client budget, and nothing for
+//! printed, parent by parent, its budget holding requests back, and nothing for
 //! the 5. The plan's user only read.
 
 use crate::support::*;
@@ -226,6 +226,10 @@ async fn a_new_version_is_planned_then_rolled_out_as_planned() {
         (55.0, 55.0),
         "parents, answered by 0.2.0"
     );
+    // Its budget held requests back (what the limiter lets through, and
+    // when, is tested on a paused clock: driver/src/client/throttle.rs).
+    let throttled = metric(port, "metahook_driver_api_throttled_requests_total");
+    assert!(throttled > 0.0, "no request waited for the budget");
 
     // What it wrote, parent by parent, is what the plan printed. (Its
     // Events are sent beside its reconciles: waited for.)
@@ -301,14 +305,13 @@ async fn a_new_version_is_planned_then_rolled_out_as_planned() {
         "written, parent by parent, as planned (and nothing for the rest)"
     );
 
-    // Paced by its budget: never more requests than the burst and the rate
-    // allow, its controllers' and its Events' each (a budget of their own,
-    // of the same size: an Event never waits for a converging write).
+    // How long its requests took, as the API server received them (its
+    // controllers' and its Events', each a budget of its own).
     let (events, controllers): (Vec<&Value>, Vec<&Value>) = by_next
         .iter()
         .partition(|e| e["objectRef"]["resource"] == "events");
-    within_budget("its controllers' requests", &controllers);
-    within_budget("its Events", &events);
+    span("its controllers' requests", &controllers);
+    span("its Events", &events);
 
     // The plan's user only read.
     let by_planner: Vec<&Value> = audit
@@ -341,10 +344,11 @@ async fn a_new_version_is_planned_then_rolled_out_as_planned() {
     drop_namespace(&client, &ns).await;
 }
 
-/// `requests` (in the order received) never more than `--kube-burst` and
-/// `--kube-qps` allow: from each to every later one (one more for the API
-/// server's clock against the client's).
-fn within_budget(what: &str, requests: &[&Value]) {
+/// Prints how many of `requests` came in how long, as received. Not an
+/// assertion: a stalled API server receives what the budget spread out
+/// all at once, so arrival times cannot judge the client's pacing (its
+/// limiter is tested on a paused clock: `driver/src/client/throttle.rs`).
+fn span(what: &str, requests: &[&Value]) {
     let times: Vec<f64> = requests
         .iter()
         .filter_map(|e| {
@@ -355,18 +359,6 @@ fn within_budget(what: &str, requests: &[&Value]) {
         })
         .map(|t| t.as_second() as f64 + f64::from(t.subsec_nanosecond()) / 1e9)
         .collect();
-    assert_eq!(times.len(), requests.len(), "each with its time");
-    for (i, from) in times.iter().enumerate() {
-        for (j, to) in times.iter().enumerate().skip(i) {
-            let allowed = BURST as f64 + QPS * (to - from) + 1.0;
-            assert!(
-                (j - i + 1) as f64 <= allowed,
-                "{what}: {} in {:.2} s, over the budget",
-                j - i + 1,
-                to - from
-            );
-        }
-    }
     let span = times.last().unwrap_or(&0.0) - times.first().unwrap_or(&0.0);
     eprintln!("{what}: {} in {span:.1} s", times.len());
 }
