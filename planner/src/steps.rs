@@ -221,3 +221,110 @@ fn walk(desired: &Value, current: &Value, path: String, out: &mut Vec<FieldChang
         _ => {}
     }
 }
+
+/// The fields a JSON patch of `current` changes (a decorator's edit of its
+/// object, `Op::PatchObject`), with both values: an `add` or `replace`
+/// sets its path (a map, each field of it that differs), a `remove`
+/// clears it, a `test` changes nothing. Paths are named as
+/// [`changed_fields`] names them, a label's key whole
+/// (`metadata.labels.example.com/tier`).
+pub fn patched_fields(current: &Value, patch: &[Value]) -> Vec<FieldChange> {
+    let mut out = Vec::new();
+    for op in patch {
+        let (Some(kind), Some(pointer)) = (
+            op.get("op").and_then(Value::as_str),
+            op.get("path").and_then(Value::as_str),
+        ) else {
+            continue;
+        };
+        let from = current.pointer(pointer).unwrap_or(&Value::Null);
+        let path = dotted(pointer);
+        match kind {
+            "add" | "replace" => {
+                let to = op.get("value").unwrap_or(&Value::Null);
+                if to.is_object() {
+                    out.extend(changed_fields(to, from).into_iter().map(|f| FieldChange {
+                        path: format!("{path}.{}", f.path),
+                        ..f
+                    }));
+                } else if from != to {
+                    out.push(FieldChange {
+                        path,
+                        from: from.clone(),
+                        to: to.clone(),
+                    });
+                }
+            }
+            "remove" => out.push(FieldChange {
+                path,
+                from: from.clone(),
+                to: Value::Null,
+            }),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A JSON pointer (RFC 6901) as a dotted path, its segments unescaped.
+fn dotted(pointer: &str) -> String {
+    pointer
+        .split('/')
+        .skip(1)
+        .map(|s| s.replace("~1", "/").replace("~0", "~"))
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn change(path: &str, from: Value, to: Value) -> FieldChange {
+        FieldChange {
+            path: path.to_owned(),
+            from,
+            to,
+        }
+    }
+
+    #[test]
+    fn a_patch_names_each_key_it_sets_or_removes_with_both_values() {
+        let current = json!({
+            "metadata": {"uid": "u1", "labels": {"tier": "web", "remove-me": "x"}},
+            "status": {"ready": false, "seen": 1},
+        });
+        let patch = [
+            json!({"op": "test", "path": "/metadata/uid", "value": "u1"}),
+            json!({"op": "add", "path": "/metadata/labels/example.com~1tier", "value": "db"}),
+            json!({"op": "add", "path": "/metadata/labels/tier", "value": "web"}),
+            json!({"op": "remove", "path": "/metadata/labels/remove-me"}),
+            json!({"op": "add", "path": "/status", "value": {"ready": true, "seen": 1}}),
+        ];
+        assert_eq!(
+            patched_fields(&current, &patch),
+            [
+                change("metadata.labels.example.com/tier", Value::Null, json!("db")),
+                change("metadata.labels.remove-me", json!("x"), Value::Null),
+                change("status.ready", json!(false), json!(true)),
+            ],
+            "the UID's test and a key set to what it holds change nothing"
+        );
+    }
+
+    #[test]
+    fn a_map_the_object_lacks_is_each_of_its_keys_new() {
+        let patch = [
+            json!({"op": "test", "path": "/metadata/annotations", "value": null}),
+            json!({"op": "add", "path": "/metadata/annotations", "value": {"a": "1", "b~c": "2"}}),
+        ];
+        assert_eq!(
+            patched_fields(&json!({"metadata": {}}), &patch),
+            [
+                change("metadata.annotations.a", Value::Null, json!("1")),
+                change("metadata.annotations.b~c", Value::Null, json!("2")),
+            ]
+        );
+    }
+}

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-pub use metahook_planner::steps::{FieldChange, REDACTED, Step, changed_fields};
+pub use metahook_planner::steps::{FieldChange, REDACTED, Step, changed_fields, patched_fields};
 
 /// The last reconcile of one parent.
 #[derive(Debug, Clone, Serialize, PartialEq, JsonSchema)]

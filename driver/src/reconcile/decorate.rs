@@ -1,14 +1,17 @@
 //! Steps 3 and 4 of a DecoratorController's reconcile
 //! (docs/metacontroller.md §6): its hook called with the object and its
 //! attachments, its answer planned by `plan::decorate` and executed. The
-//! prelude, the related objects and the report are the composite's.
+//! prelude, the related objects and the report are the composite's. The
+//! request is built by [`request`], which `plan --live`
+//! (`observe/live/decorate.rs`) builds its own with.
 
 use super::error::ReconcileError;
 use super::hook::object_maps;
 use super::trace::{Again, Trace};
 use crate::controller::context::Context;
-use crate::decide::model::ResolvedType;
+use crate::decide::model::{Driven, ResolvedType};
 use crate::decide::plan;
+use crate::hook::call::HookTarget;
 use crate::hook::wire;
 use crate::observe::records::{Condition, Step};
 use crate::write::execute::ExecuteErrors;
@@ -17,7 +20,7 @@ use metahook_core::HookKind;
 use std::sync::Arc;
 
 /// What the prelude and the related objects left for the hook.
-pub(super) struct Observed<'a> {
+pub(crate) struct Observed<'a> {
     pub parent: DynamicObject,
     pub hook: HookKind,
     /// The attachments, one list per attachment type.
@@ -34,22 +37,14 @@ pub(super) async fn hook_and_apply(
     trace: &mut Trace,
 ) -> Result<Option<Again>, ReconcileError> {
     let ctl = &ctx.driven;
+    let target = ctx.hooks.for_pass(seen.hook);
+    let request = request(ctl, target, &seen)?;
     let Observed {
         parent,
         hook,
         attachments,
-        related,
-        namespace,
+        ..
     } = seen;
-    let target = ctx.hooks.for_pass(hook);
-    let (attachment_map, related_map) = object_maps(ctl, attachments, related, target, namespace);
-    let request = wire::decorator::request(
-        &ctl.config.object,
-        &parent,
-        &attachment_map,
-        &related_map,
-        hook == HookKind::Finalize,
-    )?;
     let called = std::time::Instant::now();
     let answer = ctx.caller.call(ctx.name(), target, request).await;
     trace.hook = Some(called.elapsed());
@@ -79,4 +74,23 @@ pub(super) async fn hook_and_apply(
         after,
         reason: "resyncAfterSeconds",
     }))
+}
+
+/// The decorator hook's request for what `seen` holds, its maps keyed as
+/// `target`'s version keys them: what the driver sends, and what `plan
+/// --live` sends.
+pub(crate) fn request(
+    ctl: &Driven,
+    target: &HookTarget,
+    seen: &Observed<'_>,
+) -> Result<Vec<u8>, serde_json::Error> {
+    let (attachments, related) =
+        object_maps(ctl, seen.attachments, seen.related, target, seen.namespace);
+    wire::decorator::request(
+        &ctl.config.object,
+        &seen.parent,
+        &attachments,
+        &related,
+        seen.hook == HookKind::Finalize,
+    )
 }

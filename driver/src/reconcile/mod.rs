@@ -25,7 +25,7 @@
 //! Deciding is the planner's (`plan/`, pure); acting is the executor's.
 //! Which changes queue a parent, and the loop, are `controller/worker.rs`'s.
 
-mod decorate;
+pub(crate) mod decorate;
 mod error;
 pub(crate) mod hook;
 mod related;

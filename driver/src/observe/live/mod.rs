@@ -7,11 +7,13 @@
 //! calls them. A page of parents and one namespace's children are held
 //! at a time: memory does not grow with the number of parents.
 //!
-//! A CompositeController whose children do not roll: a rolling update's
-//! next move depends on ControllerRevisions and a DecoratorController's
-//! answer on a plan of its own, which this does not read yet.
+//! A CompositeController whose children do not roll (a rolling update's
+//! next move depends on ControllerRevisions, which this does not read
+//! yet), or a DecoratorController: each of its resources planned as the
+//! driver drives it, one controller per resource (`decorate.rs`).
 
 mod context;
+mod decorate;
 mod error;
 mod parent_plan;
 mod pass;
@@ -64,8 +66,10 @@ pub struct LivePlanner {
 
 impl LivePlanner {
     /// Resolves the types of `prepared` through `client` (one discovery
-    /// read per type); `caller` calls their hooks. A decorator, or a
-    /// controller whose children roll, is left out ([`Self::skipped`]).
+    /// read per type); `caller` calls their hooks. A decorator of several
+    /// resources is planned as the driver runs it, one controller per
+    /// resource. A controller whose children roll is left out
+    /// ([`Self::skipped`]).
     pub async fn new(
         client: Client,
         prepared: Vec<Prepared>,
@@ -73,14 +77,17 @@ impl LivePlanner {
     ) -> Result<Self, LiveError> {
         let mut controllers = Vec::new();
         let mut skipped = Vec::new();
+        let prepared = prepared.into_iter().flat_map(|p| {
+            let hooks = p.hooks;
+            p.config
+                .per_resource()
+                .into_iter()
+                .map(move |config| Prepared {
+                    config,
+                    hooks: hooks.clone(),
+                })
+        });
         for p in prepared {
-            if p.config.is_decorator() {
-                skipped.push(format!(
-                    "{}: a DecoratorController (not planned yet)",
-                    p.config.name
-                ));
-                continue;
-            }
             if p.config
                 .children
                 .iter()

@@ -2,8 +2,13 @@
 
 use crate::controller::cache::CachedObject;
 use crate::decide::model::Driven;
-use crate::observe::records::Step;
+use crate::decide::plan::Op;
+use crate::hook::wire::object_json;
+use crate::observe::records::{FieldChange, Step, changed_fields, patched_fields};
+use kube::api::DynamicObject;
 use serde::Serialize;
+use serde_json::Value;
+use std::sync::Arc;
 
 /// What the driver would do to one parent.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -50,4 +55,36 @@ impl ParentPlan {
     pub fn changes(&self) -> bool {
         self.steps.iter().any(|s| s.op != "verifyParent")
     }
+}
+
+/// `op` as a plan prints it: a record's step, with the fields a write of
+/// the parent changes, from and to — a status write's, and a decorator's
+/// patch of its labels, annotations or status.
+pub(super) fn step(
+    op: &Op,
+    ctl: &Driven,
+    parent: &DynamicObject,
+    observed: &[Vec<Arc<DynamicObject>>],
+) -> Step {
+    let mut step = Step::of(op, ctl, observed);
+    match op {
+        Op::WriteStatus { status } => {
+            let current = parent.data.get("status").unwrap_or(&Value::Null);
+            // Named from the object, as an apply's fields are.
+            step.changed = changed_fields(status, current)
+                .into_iter()
+                .map(|field| FieldChange {
+                    path: format!("status.{}", field.path),
+                    ..field
+                })
+                .collect();
+        }
+        Op::PatchObject { patch, .. } => {
+            step.changed = patched_fields(&object_json(parent), patch);
+            // The fields say it: the record's list of them is not repeated.
+            step.detail = None;
+        }
+        _ => {}
+    }
+    step
 }

@@ -8,21 +8,22 @@
 //! restart, which leaves a child alone when it carries the fingerprint of
 //! the same apply and every field of it. The status is planned to be
 //! written now ([`StatusPace::Now`]): where the driver would let it wait
-//! a moment, the plan shows where it goes.
+//! a moment, the plan shows where it goes. A DecoratorController's hook
+//! and answer are `decorate.rs`'s.
 
 use super::context::{Reader, Resolved};
 use super::error::PassError;
-use super::parent_plan::ParentPlan;
+use super::parent_plan::{ParentPlan, step};
 use super::related;
 use super::window::Window;
 use crate::controller::cache::CachedObject;
 use crate::decide::plan::{self, Next, NoMemory, Op, StatusPace};
 use crate::hook::wire;
-use crate::observe::records::{FieldChange, Step, changed_fields};
+use crate::observe::records::Step;
+use crate::reconcile::decorate::Observed;
 use crate::reconcile::hook::object_maps;
 use kube::api::DynamicObject;
 use metahook_core::HookKind;
-use serde_json::Value;
 
 /// `cached`'s plan (a failure is the plan's `failure`, with the steps
 /// planned before it).
@@ -59,11 +60,21 @@ async fn steps(
     };
     out.hook = Some(hook.as_str());
     let namespace = if ctl.parent.namespaced {
-        parent.metadata.namespace.as_deref()
+        cached.metadata.namespace.as_deref()
     } else {
         None
     };
     let related = related::objects(reader, resolved, &parent).await?;
+    if ctl.is_decorator() {
+        let seen = Observed {
+            parent,
+            hook,
+            attachments: &observed,
+            related: &related,
+            namespace,
+        };
+        return super::decorate::steps(reader, resolved, window, seen, out).await;
+    }
     let target = resolved.hooks.for_pass(hook);
     let (children, related) = object_maps(ctl, &observed, &related, target, namespace);
     let request = wire::sync_request(
@@ -89,21 +100,12 @@ async fn steps(
         &NoMemory,
         StatusPace::Now,
     )?;
-    let current = parent.data.get("status").unwrap_or(&Value::Null);
-    out.steps.extend(planned.ops.iter().map(|op| {
-        let mut step = Step::of(op, ctl, &observed);
-        if let Op::WriteStatus { status } = op {
-            // Named from the object, as an apply's fields are.
-            step.changed = changed_fields(status, current)
-                .into_iter()
-                .map(|field| FieldChange {
-                    path: format!("status.{}", field.path),
-                    ..field
-                })
-                .collect();
-        }
-        step
-    }));
+    out.steps.extend(
+        planned
+            .ops
+            .iter()
+            .map(|op| step(op, ctl, &parent, &observed)),
+    );
     match planned.failure {
         Some(failure) => Err(PassError::Plan(failure)),
         None => Ok(()),
