@@ -109,8 +109,9 @@ hello_name() { printf 'hello-%04d' "$1"; }
 # wait_bound N: how long a change may wait, in seconds. Metacontroller at
 # 5 QPS reads each parent once before it syncs it (a GET at 0.2 s each) in
 # no set order: at 10,000 its change had not landed after 1,800 s
-# (bench/runs/restart-wait.md), so half a second per parent.
-wait_bound() { echo $((900 + $1 / 2)); }
+# (bench/runs/restart-wait.md), so half a second per parent; WAIT_BOUND
+# (seconds) sets it instead.
+wait_bound() { echo "${WAIT_BOUND:-$((900 + $1 / 2))}"; }
 
 # steady N TAG: STEADY Hellos spread over the N, scaled one at a time by the
 # running engine.
