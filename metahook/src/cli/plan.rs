@@ -31,11 +31,11 @@ pub struct PlanArgs {
     /// or of --controllers, without it).
     #[arg(long, value_name = "CONTROLLER")]
     pub controller: Option<String>,
-    /// Plan the CompositeControllers in the *.yaml files of this directory
-    /// instead of the binary's own, calling their hooks over HTTP at the
-    /// webhooks they name, as `drive` does: hooks in any language, served
-    /// anywhere this machine reaches (a Service port-forwarded, a
-    /// candidate version run locally).
+    /// Plan the CompositeControllers and DecoratorControllers in the *.yaml
+    /// files of this directory instead of the binary's own, calling their
+    /// hooks over HTTP at the webhooks they name, as `drive` does: hooks
+    /// in any language, served anywhere this machine reaches (a Service
+    /// port-forwarded, a candidate version run locally).
     #[arg(long, value_name = "DIR")]
     pub controllers: Option<PathBuf>,
     /// How the plan is printed.

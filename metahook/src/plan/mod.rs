@@ -1,9 +1,9 @@
 //! `metahook plan --live`: what the driver would do to every parent in the
 //! cluster now, and nothing written: with this binary's hooks, called in
 //! the process as `serve --drive` calls them, or (`--controllers DIR`)
-//! with the CompositeControllers of a directory, their hooks called over
-//! HTTP as `drive` calls them — both resolved by the driver's own
-//! `prepare`. The driver's own pass does the work
+//! with the CompositeControllers and DecoratorControllers of a directory,
+//! their hooks called over HTTP as `drive` calls them — both resolved by
+//! the driver's own `prepare`. The driver's own pass does the work
 //! (`metahook_driver::observe::live`, through a client that refuses
 //! writes); this module connects, prints each parent's plan as it comes
 //! (`output.rs`) and adds them up (`summary.rs`), whose verdict is the
