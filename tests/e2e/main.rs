@@ -14,7 +14,7 @@
 //! converting Foos between v1alpha1 and v1 through Foo's convert hook:
 //! `conversion.rs`. `plan --live` against a converged cluster, read-only:
 //! `plan.rs`; with a Metacontroller example's Python hooks over HTTP:
-//! `plan_http.rs`. A user's controller (examples/widget) upgraded: its next
+//! `plan_http.rs`; a DecoratorController's: `plan_decorator.rs`. A user's controller (examples/widget) upgraded: its next
 //! version planned, then rolled out as planned: `upgrade.rs`.
 //!
 //! The tests run one at a time (`--test-threads=1`): each starts its own
@@ -36,6 +36,7 @@ mod leader_terms;
 mod metacontroller;
 mod monitoring;
 mod plan;
+mod plan_decorator;
 mod plan_http;
 mod python_hooks;
 mod restart;
