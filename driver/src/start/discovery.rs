@@ -32,6 +32,24 @@ pub enum DiscoveryError {
 }
 
 impl DiscoveryError {
+    /// The API server answered that it does not serve the type: no such
+    /// group version (404), or no such resource in it. Not a refusal, not
+    /// a failure to reach it.
+    pub fn not_served(&self) -> bool {
+        match self {
+            DiscoveryError::NoResource { .. } => true,
+            DiscoveryError::Group {
+                source: kube::Error::Api(status),
+                ..
+            // By code: a group the server lacks is answered with a plain
+            // "404 page not found", no Status (`is_not_found` wants one).
+            } => status.code == 404,
+            DiscoveryError::Group { .. }
+            | DiscoveryError::ApiVersion(_)
+            | DiscoveryError::NoStatus { .. } => false,
+        }
+    }
+
     /// The type may yet be served (its CRD installed, its API server back).
     pub fn may_appear(&self) -> bool {
         matches!(
@@ -76,4 +94,38 @@ pub async fn resolve(
         },
         has_status,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kube::core::Status;
+
+    fn group(code: u16) -> DiscoveryError {
+        DiscoveryError::Group {
+            api_version: "samplecontroller.k8s.io/v1alpha1".to_owned(),
+            source: kube::Error::Api(
+                // As kube reports a 404 that carries no Status.
+                Status::failure("404 page not found", "Failed to parse error data")
+                    .with_code(code)
+                    .boxed(),
+            ),
+        }
+    }
+
+    #[test]
+    fn only_an_answer_that_the_type_is_not_there_says_it_is_not_served() {
+        assert!(group(404).not_served());
+        assert!(
+            DiscoveryError::NoResource {
+                api_version: "v1".to_owned(),
+                resource: "foos".to_owned(),
+            }
+            .not_served()
+        );
+        // Refused, or the server failing: it may well serve the type.
+        assert!(!group(403).not_served());
+        assert!(!group(503).not_served());
+        assert!(!DiscoveryError::ApiVersion("a/b/c".to_owned()).not_served());
+    }
 }

@@ -62,6 +62,21 @@ pub struct Prepared {
     pub hooks: HookTargets,
 }
 
+impl Prepared {
+    /// As it is driven (and planned): a DecoratorController of several
+    /// resources as one controller per resource, anything else as itself.
+    pub fn per_resource(self) -> impl Iterator<Item = Prepared> {
+        let hooks = self.hooks;
+        self.config
+            .per_resource()
+            .into_iter()
+            .map(move |config| Prepared {
+                config,
+                hooks: hooks.clone(),
+            })
+    }
+}
+
 /// Reads the manifests and resolves every hook, before any cluster
 /// connection: a bad file fails before anything connects.
 /// `controllers`: a directory of `*.yaml`, or `None` for the ones built in.

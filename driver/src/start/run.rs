@@ -223,17 +223,8 @@ impl Driving<'_> {
         standby: Option<Duration>,
     ) -> Result<Option<Contexts>, DriveError> {
         let mut contexts = Vec::new();
-        // A decorator of several resources runs as one context per resource.
-        let prepared = prepared.into_iter().flat_map(|p| {
-            let hooks = p.hooks;
-            p.config
-                .per_resource()
-                .into_iter()
-                .map(move |config| Prepared {
-                    config,
-                    hooks: hooks.clone(),
-                })
-        });
+        // A decorator of several resources: one controller per resource.
+        let prepared = prepared.into_iter().flat_map(Prepared::per_resource);
         for p in prepared {
             let (mut driven, hooks) = tokio::select! {
                 resolved = resolve_waiting(&self.shared.client, p) => resolved?,

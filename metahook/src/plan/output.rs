@@ -118,18 +118,29 @@ fn text_parent(out: &mut impl Write, plan: &ParentPlan) -> io::Result<()> {
     writeln!(out)
 }
 
+/// "1 parent", "3 parents".
+fn parents(count: usize) -> String {
+    match count {
+        1 => "1 parent".to_owned(),
+        n => format!("{n} parents"),
+    }
+}
+
 fn text_summary(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
     if summary.changed == 0 && summary.failed == 0 {
         writeln!(
             out,
-            "No changes: {} parents, each as the driver would leave it.",
-            summary.parents
+            "No changes: {}, each as the driver would leave it.",
+            parents(summary.parents)
         )?;
     } else {
         writeln!(
             out,
-            "Plan: {} parents: {} unchanged, {} changed, {} refused or failed.",
-            summary.parents, summary.unchanged, summary.changed, summary.failed
+            "Plan: {}: {} unchanged, {} changed, {} refused or failed.",
+            parents(summary.parents),
+            summary.unchanged,
+            summary.changed,
+            summary.failed
         )?;
     }
     for op in &summary.operations {

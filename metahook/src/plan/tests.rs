@@ -156,7 +156,7 @@ fn text_shows_each_changed_or_failed_parent_then_the_summary() {
 fn text_of_a_plan_without_changes_says_so() {
     let text = printed(Format::Text, &plans()[..1]);
     assert!(
-        text.starts_with("No changes: 1 parents, each as the driver would leave it.\n"),
+        text.starts_with("No changes: 1 parent, each as the driver would leave it.\n"),
         "{text}"
     );
 }

@@ -28,6 +28,7 @@ use crate::controller::cache::{CachedObject, SharedType};
 use crate::hook::call::HookCaller;
 use crate::start::prepare::Prepared;
 use crate::start::resolve::resolve_controller;
+use crate::start::run::DriveError;
 use context::{Reader, Resolved};
 use kube::Client;
 use kube::api::{Api, ListParams};
@@ -68,8 +69,8 @@ impl LivePlanner {
     /// Resolves the types of `prepared` through `client` (one discovery
     /// read per type); `caller` calls their hooks. A decorator of several
     /// resources is planned as the driver runs it, one controller per
-    /// resource. A controller whose children roll is left out
-    /// ([`Self::skipped`]).
+    /// resource. A controller whose children roll, or one whose types the
+    /// API server does not serve, is left out ([`Self::skipped`]).
     pub async fn new(
         client: Client,
         prepared: Vec<Prepared>,
@@ -77,16 +78,8 @@ impl LivePlanner {
     ) -> Result<Self, LiveError> {
         let mut controllers = Vec::new();
         let mut skipped = Vec::new();
-        let prepared = prepared.into_iter().flat_map(|p| {
-            let hooks = p.hooks;
-            p.config
-                .per_resource()
-                .into_iter()
-                .map(move |config| Prepared {
-                    config,
-                    hooks: hooks.clone(),
-                })
-        });
+        // A decorator of several resources: one controller per resource.
+        let prepared = prepared.into_iter().flat_map(Prepared::per_resource);
         for p in prepared {
             if p.config
                 .children
@@ -99,10 +92,19 @@ impl LivePlanner {
                 ));
                 continue;
             }
-            let (driven, hooks) = resolve_controller(&client, p)
-                .await
-                .map_err(|err| LiveError::Resolve(Box::new(err)))?;
-            controllers.push(Resolved { driven, hooks });
+            // A type the API server does not serve has no objects: its
+            // controller has nothing to plan (the driver would wait for it).
+            match resolve_controller(&client, p).await {
+                Ok((driven, hooks)) => controllers.push(Resolved { driven, hooks }),
+                Err(DriveError::Discovery {
+                    controller,
+                    what,
+                    source,
+                }) if source.not_served() => skipped.push(format!(
+                    "{controller}: {what} is not served ({source}); the driver would wait for it"
+                )),
+                Err(err) => return Err(LiveError::Resolve(Box::new(err))),
+            }
         }
         Ok(LivePlanner {
             reader: Reader {
