@@ -109,7 +109,8 @@ pub fn resolve_hooks(
     let mut prepared = Vec::new();
     for config in configs {
         let resolve = |kind: HookKind, hook: &Hook| -> Result<HookTarget, PrepareError> {
-            let mut revision = None;
+            // Over HTTP, what the manifest says of the hooks it names.
+            let mut revision = config.revision.as_deref().map(Arc::from);
             let endpoint = match mode {
                 HookMode::Http => Endpoint::Http {
                     url: hook.webhook.url.clone(),
@@ -129,7 +130,8 @@ pub fn resolve_hooks(
                                 path: hook.webhook.path.clone(),
                                 known: known_hooks(table),
                             })?;
-                    revision = declared.map(Arc::from);
+                    // The binary's own declaration, else the manifest's.
+                    revision = declared.map(Arc::from).or(revision);
                     Endpoint::InProcess(handler)
                 }
             };

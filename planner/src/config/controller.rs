@@ -37,7 +37,17 @@ pub struct ControllerConfig {
     pub hooks: Hooks,
     /// The whole object as read: sent as `controller` in every hook request.
     pub object: Value,
+    /// The revision of the hooks it names, as its
+    /// [`REVISION_ANNOTATION`] says: for hooks served elsewhere, which
+    /// declare none to the driver.
+    pub revision: Option<String>,
 }
+
+/// The annotation of a CompositeController or DecoratorController that
+/// names the revision of the hooks it calls (an image tag, a commit): what
+/// the driver's records and `metahook_driver_parents_answered` name when
+/// the hooks answer over HTTP. Metacontroller ignores it.
+pub const REVISION_ANNOTATION: &str = "metahook.dev/revision";
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParentResource {

@@ -39,6 +39,10 @@ impl Check<'_> {
             return Err(self.invalid("kind", "must be CompositeController or DecoratorController"));
         }
         let name = self.required(doc.metadata.name, "metadata.name")?;
+        let revision = doc
+            .metadata
+            .annotations
+            .and_then(|mut a| a.remove(super::controller::REVISION_ANNOTATION));
         let mut spec = doc
             .spec
             .ok_or_else(|| self.invalid("spec", "must be a mapping"))?;
@@ -58,6 +62,7 @@ impl Check<'_> {
             resync_period,
             hooks,
             object,
+            revision,
         })
     }
 }

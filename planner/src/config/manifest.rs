@@ -201,6 +201,7 @@ mapping! {
 #[derive(Deserialize, Default)]
 pub struct Metadata {
     pub name: Option<String>,
+    pub annotations: Option<BTreeMap<String, String>>,
 }
 
 /// What the specs of both kinds have besides their own fields.

@@ -48,7 +48,7 @@ mod tests;
 pub use composite::DEFAULT_REVISION_FIELD_PATHS;
 pub use controller::{
     ChildResource, ConditionCheck, ControllerConfig, ControllerKind, Hook, HookVersion, Hooks,
-    ParentResource, UpdateStrategy, UpdateStrategyExt, for_pass,
+    ParentResource, REVISION_ANNOTATION, UpdateStrategy, UpdateStrategyExt, for_pass,
 };
 pub use error::ConfigError;
 pub use load::{from_controllers, from_dir, parse};

@@ -55,7 +55,8 @@ fn an_in_process_hook_carries_its_controllers_revision_and_one_over_http_none() 
         .build();
     let undeclared = resolve_hooks(seeds(), HookMode::InProcess, true, &[plain]).unwrap();
     assert_eq!(undeclared[0].hooks.sync.revision, None);
-    // Over HTTP the hooks are whatever answers there.
+    // Over HTTP the hooks are whatever answers there: no revision unless
+    // the manifest names one.
     for prepared in against_seeds(seeds(), HookMode::Http, false).unwrap() {
         assert_eq!(
             prepared.hooks.sync.revision, None,
@@ -63,6 +64,31 @@ fn an_in_process_hook_carries_its_controllers_revision_and_one_over_http_none() 
             prepared.config.name
         );
     }
+    let text = include_str!("../../../../chart/metacontroller/hello.yaml").replacen(
+        "metadata:\n",
+        "metadata:\n  annotations:\n    metahook.dev/revision: hooks-v7\n",
+        1,
+    );
+    let annotated = vec![config::parse("hello.yaml", &text).unwrap()];
+    assert_eq!(annotated[0].revision.as_deref(), Some("hooks-v7"));
+    let over_http = against_seeds(annotated.clone(), HookMode::Http, false).unwrap();
+    assert_eq!(
+        over_http[0].hooks.sync.revision.as_deref(),
+        Some("hooks-v7")
+    );
+    assert_eq!(
+        over_http[0]
+            .hooks
+            .finalize
+            .as_ref()
+            .unwrap()
+            .revision
+            .as_deref(),
+        Some("hooks-v7")
+    );
+    // In the process, the binary's declaration wins.
+    let in_process = against_seeds(annotated, HookMode::InProcess, false).unwrap();
+    assert_eq!(in_process[0].hooks.sync.revision.as_deref(), version);
 }
 
 #[test]
