@@ -149,6 +149,12 @@ pub async fn unbind_plan_role(client: &Client, name: &str) {
 /// Fails unless every request `user` made, as the audit log has them, was
 /// a read (get, list, watch) through the plan's client (its User-Agent);
 /// their number.
+/// A JSON plan's summary: parents, unchanged, changed, refused or failed.
+pub fn counts(plan: &Value) -> [u64; 4] {
+    ["parents", "unchanged", "changed", "failed"]
+        .map(|key| plan["summary"][key].as_u64().unwrap_or(u64::MAX))
+}
+
 pub fn assert_only_reads(user: &str) -> usize {
     let requests: Vec<(String, String)> = audit()
         .iter()
@@ -236,16 +242,8 @@ async fn plan_live_reports_exactly_the_changed_parent_and_never_writes() {
         .filter(|s| !matches!(s["op"].as_str(), Some("apply" | "writeStatus" | "event")))
         .collect();
     assert!(others.is_empty(), "no other operation: {plan:#}");
-    let summary = &plan["summary"];
-    assert_eq!(
-        (
-            &summary["parents"],
-            &summary["unchanged"],
-            &summary["changed"],
-            &summary["failed"]
-        ),
-        (&json!(HELLOS), &json!(HELLOS - 1), &json!(1), &json!(0))
-    );
+    let hellos = HELLOS as u64;
+    assert_eq!(counts(&plan), [hellos, hellos - 1, 1, 0], "{plan:#}");
 
     // The plan's user only read, and what it read was through its own
     // client (the User-Agent the read-only client sends).
