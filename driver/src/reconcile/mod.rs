@@ -31,7 +31,7 @@ pub(crate) mod hook;
 mod related;
 mod report;
 mod retry;
-mod rolling;
+pub(crate) mod rolling;
 mod trace;
 
 pub use error::ReconcileError;

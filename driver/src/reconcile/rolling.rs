@@ -5,6 +5,9 @@
 //! objects, all with the same children), the rollout planned
 //! (`decide/plan/rolling/`) and its ControllerRevisions written — before any
 //! child is touched. What follows is a single answer, as without rolling.
+//! [`rollout`] is that order around the hook calls, shared with
+//! `plan --live` (`observe/live/pass.rs`), which calls the hooks the same
+//! way and writes nothing.
 
 use super::error::ReconcileError;
 use super::hook::call_hook;
@@ -12,8 +15,8 @@ use super::related;
 use super::trace::Trace;
 use crate::controller::cache::CachedObject;
 use crate::controller::context::Context;
-use crate::decide::model::ResolvedType;
-use crate::decide::plan;
+use crate::decide::model::{Driven, ResolvedType};
+use crate::decide::plan::{self, Op, PlanError};
 use crate::hook::wire::HookResponse;
 use crate::observe::records::Step;
 use futures::future::try_join_all;
@@ -32,6 +35,54 @@ pub(super) struct Observed<'a> {
     pub namespace: Option<&'a str>,
 }
 
+/// A rollout planned around its hook calls.
+pub(crate) struct Rollout<T> {
+    /// The revisions' claims, then the ControllerRevisions' writes: all
+    /// before any child's.
+    pub ops: Vec<Op>,
+    /// The one answer the rest of the pass follows.
+    pub response: HookResponse,
+    /// What each call returned beside its answer, the latest revision's
+    /// first.
+    pub calls: Vec<T>,
+}
+
+/// The rollout of `parent`: its revisions claimed from `candidates` (its
+/// own ControllerRevisions and the orphans of its namespace), `call`ed
+/// once per revision — concurrently, with the revision's index (0: the
+/// latest, the parent itself) and the parent as that revision had it —
+/// and the answers planned with the `observed` children.
+pub(crate) async fn rollout<T, E, F, Fut>(
+    ctl: &Driven,
+    parent: &DynamicObject,
+    candidates: &[Arc<DynamicObject>],
+    observed: &[Vec<Arc<DynamicObject>>],
+    call: F,
+) -> Result<Rollout<T>, E>
+where
+    E: From<PlanError>,
+    F: Fn(usize, DynamicObject) -> Fut,
+    Fut: Future<Output = Result<(HookResponse, T), E>>,
+{
+    let (theirs, mut ops) = plan::claim_revisions(ctl, parent, candidates)?;
+    let revisions = plan::revisions(ctl, parent, &theirs)?;
+    let calls = revisions
+        .iter()
+        .enumerate()
+        .map(|(i, rev)| call(i, rev.parent.clone()));
+    let answers = try_join_all(calls).await?;
+    let (responses, calls) = answers.into_iter().unzip();
+    let rolled = plan::roll(ctl, parent, revisions, responses, observed)?;
+    // Claims first: an adopted revision's update then fails on its old
+    // resourceVersion, a stale cache, and the next pass writes it.
+    ops.extend(rolled.ops);
+    Ok(Rollout {
+        ops,
+        response: rolled.response,
+        calls,
+    })
+}
+
 /// The one answer the rest of the pass follows, and the longest hook call.
 pub(super) async fn hook_and_roll(
     ctx: &Arc<Context>,
@@ -48,36 +99,38 @@ pub(super) async fn hook_and_roll(
     let uid = seen.parent.metadata.uid.as_deref().unwrap_or_default();
     let candidates = CachedObject::decode_all(&cache.candidates(seen.namespace, uid))
         .map_err(ReconcileError::Cached)?;
-    let (theirs, mut ops) = plan::claim_revisions(ctl, seen.parent, &candidates)?;
-    let revisions = plan::revisions(ctl, seen.parent, &theirs)?;
-    let calls = revisions.iter().enumerate().map(|(i, rev)| async move {
-        let own;
-        let related = if i == 0 {
-            seen.related
-        } else {
-            own = related::objects(ctx, &rev.parent).await?;
-            &own[..]
-        };
-        call_hook(
-            ctx,
-            &rev.parent,
-            seen.hook,
-            seen.children,
-            related,
-            seen.namespace,
-        )
-        .await
-    });
-    let answers = try_join_all(calls).await?;
-    let took = answers.iter().map(|(_, t)| *t).max().unwrap_or_default();
-    let responses = answers.into_iter().map(|(r, _)| r).collect();
-    let rolled = plan::roll(ctl, seen.parent, revisions, responses, seen.children)?;
-    // Claims first: an adopted revision's update then fails on its old
-    // resourceVersion, a stale cache, and the next pass writes it.
-    ops.extend(rolled.ops);
+    let seen = &seen;
+    let rolled = rollout(
+        ctl,
+        seen.parent,
+        &candidates,
+        seen.children,
+        |i, parent| async move {
+            let own;
+            let related = if i == 0 {
+                seen.related
+            } else {
+                own = related::objects(ctx, &parent).await?;
+                &own[..]
+            };
+            call_hook(
+                ctx,
+                &parent,
+                seen.hook,
+                seen.children,
+                related,
+                seen.namespace,
+            )
+            .await
+        },
+    )
+    .await?;
+    let took = rolled.calls.iter().max().copied().unwrap_or_default();
     trace
         .steps
-        .extend(ops.iter().map(|op| Step::of(op, ctl, &[])));
-    ctx.executor.execute(ctl, seen.parent.clone(), ops).await?;
+        .extend(rolled.ops.iter().map(|op| Step::of(op, ctl, &[])));
+    ctx.executor
+        .execute(ctl, seen.parent.clone(), rolled.ops)
+        .await?;
     Ok((rolled.response, took))
 }

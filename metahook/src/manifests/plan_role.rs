@@ -1,7 +1,9 @@
 //! `manifests --plan-role`: the ClusterRole `plan --live` needs, and no
 //! more: get, list and watch on the controllers' parents and children
 //! (what it lists, and the related objects of the seeds' customize hooks,
-//! which are child types too), nothing else. Its client refuses writes
+//! which are child types too), and Metacontroller's ControllerRevisions
+//! when a controller's children roll (the driver's next move depends on
+//! them), nothing else. Its client refuses writes
 //! anyway (`metahook_driver::client::read_only`); the role is what keeps a
 //! credential lent to a CI job from writing by any other client. The
 //! controllers are the binary's, or those the CompositeController and
@@ -10,8 +12,9 @@
 //! only when it answers, and the Secrets a webhook's credentials name.
 
 use super::resources::resources_by_group;
-use metahook_core::Controller;
-use metahook_planner::config::ControllerConfig;
+use metahook_core::{Controller, Shape, UpdateStrategy};
+use metahook_planner::config::{ControllerConfig, UpdateStrategyExt};
+use metahook_planner::decide::revisions::revision_type;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -24,6 +27,18 @@ pub(super) fn plan_role(controllers: &[Controller], name: &str) -> Value {
     let mut read: ByGroup = parents;
     for (group, resources) in children {
         read.entry(group).or_default().extend(resources);
+    }
+    let rolls = controllers.iter().any(|c| match c.shape() {
+        Shape::Composite { children, .. } => children.iter().any(|c| {
+            matches!(
+                c.update,
+                UpdateStrategy::RollingRecreate | UpdateStrategy::RollingInPlace
+            )
+        }),
+        Shape::Decorator { .. } => false,
+    });
+    if rolls {
+        read_revisions(&mut read);
     }
     role(&read, name)
 }
@@ -48,7 +63,20 @@ pub(super) fn plan_role_of_manifests(configs: &[ControllerConfig], name: &str) -
                 .insert(resource.clone());
         }
     }
+    if configs
+        .iter()
+        .any(|c| c.children.iter().any(|c| c.update_strategy.is_rolling()))
+    {
+        read_revisions(&mut read);
+    }
     role(&read, name)
+}
+
+/// Metacontroller's ControllerRevisions, which a rolling controller's
+/// plan reads.
+fn read_revisions(read: &mut ByGroup) {
+    let api = revision_type().api;
+    read.entry(api.group).or_default().insert(api.plural);
 }
 
 fn role(read: &ByGroup, name: &str) -> Value {
@@ -163,6 +191,55 @@ spec:
                 pair("examples.metacontroller.io", "configmappropagations"),
             ],
             "every parent, decorated and child type, by group"
+        );
+    }
+
+    #[test]
+    fn a_controller_whose_children_roll_reads_its_controller_revisions() {
+        use k8s_openapi::api::apps::v1::Deployment;
+        use metahook_seeds::hello::{Hello, finalize, sync};
+        let rolling = Controller::composite::<Hello>("hello")
+            .update::<Deployment>(UpdateStrategy::RollingRecreate)
+            .sync(sync)
+            .finalize(finalize)
+            .build();
+        let pair = |g: &str, r: &str| (g.to_owned(), r.to_owned());
+        let revisions = pair("metacontroller.k8s.io", "controllerrevisions");
+        let role = plan_role(std::slice::from_ref(&rolling), "rolling-plan");
+        assert!(resources(&role).contains(&revisions), "{role:#}");
+        let role = plan_role(metahook_seeds::controllers(), "seeds-plan");
+        assert!(
+            !resources(&role).contains(&revisions),
+            "none of the seeds rolls: {role:#}"
+        );
+
+        let composite = metahook_planner::config::parse(
+            "catset.yaml",
+            r#"
+apiVersion: metacontroller.k8s.io/v1alpha1
+kind: CompositeController
+metadata: {name: catset}
+spec:
+  parentResource: {apiVersion: ctl.enisoc.com/v1, resource: catsets}
+  childResources:
+    - {apiVersion: v1, resource: pods, updateStrategy: {method: RollingInPlace}}
+  hooks:
+    sync: {webhook: {url: "http://127.0.0.1:8080/sync"}}
+"#,
+        )
+        .unwrap();
+        let role = plan_role_of_manifests(&[composite], "catset-plan");
+        for rule in role["rules"].as_array().unwrap() {
+            assert_eq!(rule["verbs"], json!(["get", "list", "watch"]), "{rule}");
+        }
+        assert_eq!(
+            resources(&role),
+            [
+                pair("", "pods"),
+                pair("ctl.enisoc.com", "catsets"),
+                revisions,
+            ],
+            "the parent, the child and the revisions, read only"
         );
     }
 }

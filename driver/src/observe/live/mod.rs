@@ -7,10 +7,11 @@
 //! calls them. A page of parents and one namespace's children are held
 //! at a time: memory does not grow with the number of parents.
 //!
-//! A CompositeController whose children do not roll (a rolling update's
-//! next move depends on ControllerRevisions, which this does not read
-//! yet), or a DecoratorController: each of its resources planned as the
-//! driver drives it, one controller per resource (`decorate.rs`).
+//! A CompositeController, its children rolled or not (a rolling
+//! controller's ControllerRevisions are read with the children, and its
+//! hooks called once per revision, as the driver calls them), or a
+//! DecoratorController: each of its resources planned as the driver
+//! drives it, one controller per resource (`decorate.rs`).
 
 mod context;
 mod decorate;
@@ -23,7 +24,6 @@ mod window;
 pub use error::{LiveError, PassError};
 pub use parent_plan::ParentPlan;
 
-use crate::config::UpdateStrategyExt;
 use crate::controller::cache::{CachedObject, SharedType};
 use crate::hook::call::HookCaller;
 use crate::start::prepare::Prepared;
@@ -69,8 +69,9 @@ impl LivePlanner {
     /// Resolves the types of `prepared` through `client` (one discovery
     /// read per type); `caller` calls their hooks. A decorator of several
     /// resources is planned as the driver runs it, one controller per
-    /// resource. A controller whose children roll, or one whose types the
-    /// API server does not serve, is left out ([`Self::skipped`]).
+    /// resource. A controller whose types the API server does not serve
+    /// (its ControllerRevisions', when its children roll) is left out
+    /// ([`Self::skipped`]).
     pub async fn new(
         client: Client,
         prepared: Vec<Prepared>,
@@ -81,17 +82,6 @@ impl LivePlanner {
         // A decorator of several resources: one controller per resource.
         let prepared = prepared.into_iter().flat_map(Prepared::per_resource);
         for p in prepared {
-            if p.config
-                .children
-                .iter()
-                .any(|c| c.update_strategy.is_rolling())
-            {
-                skipped.push(format!(
-                    "{}: its children roll (which moves next depends on ControllerRevisions, not planned yet)",
-                    p.config.name
-                ));
-                continue;
-            }
             // A type the API server does not serve has no objects: its
             // controller has nothing to plan (the driver would wait for it).
             match resolve_controller(&client, p).await {

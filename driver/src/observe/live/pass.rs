@@ -17,13 +17,16 @@ use super::parent_plan::{ParentPlan, step};
 use super::related;
 use super::window::Window;
 use crate::controller::cache::CachedObject;
+use crate::decide::model::ResolvedType;
 use crate::decide::plan::{self, Next, NoMemory, Op, StatusPace};
 use crate::hook::wire;
 use crate::observe::records::Step;
 use crate::reconcile::decorate::Observed;
 use crate::reconcile::hook::object_maps;
+use crate::reconcile::rolling::rollout;
 use kube::api::DynamicObject;
 use metahook_core::HookKind;
+use std::sync::Arc;
 
 /// `cached`'s plan (a failure is the plan's `failure`, with the steps
 /// planned before it).
@@ -75,22 +78,41 @@ async fn steps(
         };
         return super::decorate::steps(reader, resolved, window, seen, out).await;
     }
-    let target = resolved.hooks.for_pass(hook);
-    let (children, related) = object_maps(ctl, &observed, &related, target, namespace);
-    let request = wire::sync_request(
-        &ctl.config.object,
-        &parent,
-        &children,
-        &related,
-        hook == HookKind::Finalize,
-    )
-    .map_err(PassError::Request)?;
-    let answer = reader
-        .caller
-        .call(&ctl.config.name, target, request)
+    let seen = Seen {
+        hook,
+        observed: &observed,
+        related: &related,
+        namespace,
+    };
+    // Once per revision when a child type rolls, as the driver calls it
+    // (`reconcile/rolling.rs`): the ControllerRevisions' writes first.
+    let response = if plan::rolls(ctl, &parent) {
+        let uid = parent.metadata.uid.as_deref().unwrap_or_default();
+        let candidates = window.revisions(uid).map_err(PassError::Cached)?;
+        let seen = &seen;
+        let rolled = rollout(
+            ctl,
+            &parent,
+            &candidates,
+            &observed,
+            |i, parent| async move {
+                let own;
+                let related = if i == 0 {
+                    seen.related
+                } else {
+                    own = related::objects(reader, resolved, &parent).await?;
+                    &own[..]
+                };
+                Ok::<_, PassError>((call(reader, resolved, &parent, seen, related).await?, ()))
+            },
+        )
         .await?;
-    let response = wire::decode_sync_response(&answer, target.strict)
-        .map_err(|source| PassError::Answer { hook, source })?;
+        out.steps
+            .extend(rolled.ops.iter().map(|op| Step::of(op, ctl, &[])));
+        rolled.response
+    } else {
+        call(reader, resolved, &parent, &seen, seen.related).await?
+    };
     let planned = plan::after_hook(
         ctl,
         &parent,
@@ -112,6 +134,44 @@ async fn steps(
     }
 }
 
+/// What a composite's hook is called with, beside the parent.
+struct Seen<'a> {
+    hook: HookKind,
+    observed: &'a [Vec<Arc<DynamicObject>>],
+    related: &'a [(ResolvedType, Vec<Arc<DynamicObject>>)],
+    namespace: Option<&'a str>,
+}
+
+/// The sync (or finalize) hook called with `parent`, as the driver's
+/// `call_hook` calls it (`reconcile/hook.rs`): the same request, the same
+/// decoding.
+async fn call(
+    reader: &Reader,
+    resolved: &Resolved,
+    parent: &DynamicObject,
+    seen: &Seen<'_>,
+    related: &[(ResolvedType, Vec<Arc<DynamicObject>>)],
+) -> Result<wire::HookResponse, PassError> {
+    let ctl = &resolved.driven;
+    let hook = seen.hook;
+    let target = resolved.hooks.for_pass(hook);
+    let (children, related) = object_maps(ctl, seen.observed, related, target, seen.namespace);
+    let request = wire::sync_request(
+        &ctl.config.object,
+        parent,
+        &children,
+        &related,
+        hook == HookKind::Finalize,
+    )
+    .map_err(PassError::Request)?;
+    let answer = reader
+        .caller
+        .call(&ctl.config.name, target, request)
+        .await?;
+    wire::decode_sync_response(&answer, target.strict)
+        .map_err(|source| PassError::Answer { hook, source })
+}
+
 /// `parent` as the prelude's finalizer writes would leave it: what the
 /// hook is called with after the executor's patch.
 fn as_written(mut parent: DynamicObject, ops: &[Op]) -> DynamicObject {
@@ -126,6 +186,8 @@ fn as_written(mut parent: DynamicObject, ops: &[Op]) -> DynamicObject {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    mod rolling;
 
     #[test]
     fn the_hook_sees_the_finalizer_the_prelude_adds_or_removes() {

@@ -6,12 +6,15 @@
 //! parents of one namespace arrive together: the window lists the next
 //! namespace's children when a parent of another arrives, and drops the
 //! last. Memory is one namespace's children; requests, one list (in
-//! pages) per child type and namespace.
+//! pages) per child type and namespace. A controller whose children roll
+//! has its parents' ControllerRevisions listed the same way, one list a
+//! namespace (the driver's revision cache, `reconcile/rolling.rs`).
 
 use super::error::LiveError;
 use crate::controller::cache::{CachedObject, SharedType};
-use crate::decide::model::{Driven, controller_of};
+use crate::decide::model::{Driven, ResolvedType, controller_of};
 use crate::decide::plan::Existing;
+use crate::decide::revisions::revision_type;
 use kube::Client;
 use kube::api::{Api, DynamicObject, ListParams};
 use std::collections::{HashMap, HashSet};
@@ -37,6 +40,8 @@ struct Objects {
 pub(super) struct Window {
     namespace: Option<Option<String>>,
     types: Vec<Objects>,
+    /// The ControllerRevisions, when a child type rolls.
+    revisions: Objects,
 }
 
 impl Window {
@@ -44,6 +49,7 @@ impl Window {
         Window {
             namespace: None,
             types: Vec::new(),
+            revisions: Objects::default(),
         }
     }
 
@@ -61,30 +67,14 @@ impl Window {
         }
         // The last namespace's objects go before the next are read.
         self.types.clear();
+        self.revisions = Objects::default();
         self.namespace = None;
         for child in &ctl.children {
-            let shared = SharedType::of(&child.resource.api);
-            let api: Api<CachedObject> = match namespace {
-                Some(ns) if child.resource.namespaced => {
-                    Api::namespaced_with(client.clone(), ns, &shared)
-                }
-                _ => Api::all_with(client.clone(), &shared),
-            };
-            let mut objects = Objects::default();
-            for mut obj in list_all(&api, ListParams::default()).await? {
-                obj.set_type_if_missing(&child.resource.api.api_version, &child.resource.api.kind);
-                let key = (
-                    obj.metadata.namespace.clone(),
-                    obj.metadata.name.clone().unwrap_or_default(),
-                );
-                objects.names.insert(key);
-                let obj = Arc::new(obj);
-                match controller_of(obj.as_ref()).map(|o| o.uid.clone()) {
-                    Some(uid) => objects.controlled.entry(uid).or_default().push(obj),
-                    None => objects.orphans.push(obj),
-                }
-            }
-            self.types.push(objects);
+            self.types
+                .push(Objects::list(client, &child.resource, namespace).await?);
+        }
+        if ctl.rolls() {
+            self.revisions = Objects::list(client, &revision_type(), namespace).await?;
         }
         self.namespace = Some(wanted);
         Ok(())
@@ -97,14 +87,54 @@ impl Window {
         &self,
         uid: &str,
     ) -> Result<Vec<Vec<Arc<DynamicObject>>>, serde_json::Error> {
-        self.types
-            .iter()
-            .map(|objects| {
-                let held = objects.controlled.get(uid).into_iter().flatten();
-                let all: Vec<Arc<CachedObject>> = held.chain(&objects.orphans).cloned().collect();
-                CachedObject::decode_all(&all)
-            })
-            .collect()
+        self.types.iter().map(|o| o.candidates(uid)).collect()
+    }
+
+    /// The ControllerRevisions the parent `uid` holds and the orphans:
+    /// what the driver's revision cache hands a rolling reconcile.
+    pub(super) fn revisions(
+        &self,
+        uid: &str,
+    ) -> Result<Vec<Arc<DynamicObject>>, serde_json::Error> {
+        self.revisions.candidates(uid)
+    }
+}
+
+impl Objects {
+    /// `resource`'s objects in `namespace` (every namespace for `None` or
+    /// a cluster-scoped type).
+    async fn list(
+        client: &Client,
+        resource: &ResolvedType,
+        namespace: Option<&str>,
+    ) -> Result<Self, LiveError> {
+        let shared = SharedType::of(&resource.api);
+        let api: Api<CachedObject> = match namespace {
+            Some(ns) if resource.namespaced => Api::namespaced_with(client.clone(), ns, &shared),
+            _ => Api::all_with(client.clone(), &shared),
+        };
+        let mut objects = Objects::default();
+        for mut obj in list_all(&api, ListParams::default()).await? {
+            obj.set_type_if_missing(&resource.api.api_version, &resource.api.kind);
+            let key = (
+                obj.metadata.namespace.clone(),
+                obj.metadata.name.clone().unwrap_or_default(),
+            );
+            objects.names.insert(key);
+            let obj = Arc::new(obj);
+            match controller_of(obj.as_ref()).map(|o| o.uid.clone()) {
+                Some(uid) => objects.controlled.entry(uid).or_default().push(obj),
+                None => objects.orphans.push(obj),
+            }
+        }
+        Ok(objects)
+    }
+
+    /// Those the parent `uid` holds, then the orphans.
+    fn candidates(&self, uid: &str) -> Result<Vec<Arc<DynamicObject>>, serde_json::Error> {
+        let held = self.controlled.get(uid).into_iter().flatten();
+        let all: Vec<Arc<CachedObject>> = held.chain(&self.orphans).cloned().collect();
+        CachedObject::decode_all(&all)
     }
 }
 
