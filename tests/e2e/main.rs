@@ -14,8 +14,10 @@
 //! converting Foos between v1alpha1 and v1 through Foo's convert hook:
 //! `conversion.rs`. `plan --live` against a converged cluster, read-only:
 //! `plan.rs`; with a Metacontroller example's Python hooks over HTTP:
-//! `plan_http.rs`; a DecoratorController's: `plan_decorator.rs`. A user's controller (examples/widget) upgraded: its next
-//! version planned, then rolled out as planned: `upgrade.rs`.
+//! `plan_http.rs`; a DecoratorController's: `plan_decorator.rs`; a
+//! rolling CompositeController's, then driven as planned:
+//! `plan_rolling.rs`. A user's controller (examples/widget) upgraded: its
+//! next version planned, then rolled out as planned: `upgrade.rs`.
 //!
 //! The tests run one at a time (`--test-threads=1`): each starts its own
 //! driver or Metacontroller, and two would both reconcile every parent. Each makes
@@ -38,6 +40,7 @@ mod monitoring;
 mod plan;
 mod plan_decorator;
 mod plan_http;
+mod plan_rolling;
 mod python_hooks;
 mod restart;
 mod rolling;
