@@ -59,7 +59,8 @@ impl ParentPlan {
 
 /// `op` as a plan prints it: a record's step, with the fields a write of
 /// the parent changes, from and to — a status write's, and a decorator's
-/// patch of its labels, annotations or status.
+/// patch of its labels, annotations or status — and a ControllerRevision's
+/// namespace, the parent's.
 pub(super) fn step(
     op: &Op,
     ctl: &Driven,
@@ -84,6 +85,7 @@ pub(super) fn step(
             // The fields say it: the record's list of them is not repeated.
             step.detail = None;
         }
+        Op::Revision(_) => step.namespace = parent.metadata.namespace.clone(),
         _ => {}
     }
     step

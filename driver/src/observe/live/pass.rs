@@ -108,7 +108,7 @@ async fn steps(
         )
         .await?;
         out.steps
-            .extend(rolled.ops.iter().map(|op| Step::of(op, ctl, &[])));
+            .extend(rolled.ops.iter().map(|op| step(op, ctl, &parent, &[])));
         rolled.response
     } else {
         call(reader, resolved, &parent, &seen, seen.related).await?

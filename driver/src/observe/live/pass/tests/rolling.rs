@@ -260,6 +260,13 @@ async fn a_new_template_moves_one_pod_and_writes_both_revisions() {
         "the hook called for the latest revision, then with the old one's template"
     );
     let new_revision = plan.steps[0].name.clone().unwrap();
+    assert!(
+        plan.steps[..2]
+            .iter()
+            .all(|s| s.namespace.as_deref() == Some("shop")),
+        "a revision is the parent's namespace's: {:?}",
+        plan.steps
+    );
     assert_ne!(new_revision, old_revision);
     assert_eq!(
         steps(&plan),
