@@ -88,9 +88,9 @@ fn printed(format: Format, plans: &[ParentPlan]) -> String {
         tally.add(plan);
         printer.parent(plan).unwrap();
     }
-    printer
-        .end(&tally.finish(&["bluegreen: its children roll".to_owned()]))
-        .unwrap();
+    let skipped = "bluegreen: spec.parentResource is not served (no such resource); \
+                   the driver would wait for it";
+    printer.end(&tally.finish(&[skipped.to_owned()])).unwrap();
     String::from_utf8(out).unwrap()
 }
 
