@@ -19,8 +19,10 @@ import re
 import ssl
 import tempfile
 import time
+import tomllib
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import helm_python
@@ -36,6 +38,9 @@ from kube import Kube, wait_for
 pytestmark = pytest.mark.cluster
 
 GROUP_VERSION = "driver.metahook.dev/v1alpha1"
+# What the seeds name as their hooks' revision (`.revision(env!("CARGO_PKG_VERSION"))`).
+SEEDS_MANIFEST = Path(__file__).resolve().parents[2] / "seeds/Cargo.toml"
+SEEDS_VERSION = tomllib.loads(SEEDS_MANIFEST.read_text())["package"]["version"]
 API_SERVICE = "/apis/apiregistration.k8s.io/v1/apiservices/v1alpha1.driver.metahook.dev"
 HELLO_CRD = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/helloes.fraim.co.jp"
 
@@ -198,7 +203,7 @@ def check_rows(cluster: Cluster, ns: str) -> None:
         found = wait_for("a row per parent in kubectl get reconciles -A", three)
     except AssertionError as e:
         raise AssertionError(f"{e}:\n{kubectl(cluster, 'get', 'reconciles', '-A').stdout}") from None
-    header = ["NAMESPACE", "NAME", "CONTROLLER", "PARENT", "OUTCOME", "AGE", "DURATION", "MESSAGE"]
+    header = ["NAMESPACE", "NAME", "CONTROLLER", "PARENT", "OUTCOME", "REVISION", "AGE", "DURATION", "MESSAGE"]
     assert list(found[0].keys()) == header, found
     by_name = {r["NAME"]: r for r in found}
     assert set(by_name) == {"foo.example-foo", "hello.hello", "hikawa.hikawa-sample"}, found
@@ -208,6 +213,8 @@ def check_rows(cluster: Cluster, ns: str) -> None:
     assert by_name["hikawa.hikawa-sample"]["PARENT"] == "Hikawa/hikawa-sample"
     for row in found:
         assert row["OUTCOME"] in ("Succeeded", "Unchanged", "StaleCache"), row
+        # The seeds declare their crate's version as their hooks' revision.
+        assert row["REVISION"] == SEEDS_VERSION, row
         assert re.fullmatch(r"\d+(µs|ms)|\d+\.\ds", row["DURATION"]), row
         assert re.fullmatch(r"\d+(s|m\d*s?|h\d*m?|d\d*h?)", row["AGE"]), row
 
