@@ -9,11 +9,12 @@
 //! the 5. The plan's user only read.
 
 use crate::support::*;
+use crate::widget::{Running, binary_of};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 
 const CHANGED: usize = 50;
 const SAME: usize = 5;
@@ -25,25 +26,6 @@ const BURST: usize = 10;
 const FIRST: &str = "e2e-upgrade-0.1.0";
 const NEXT: &str = "e2e-upgrade-0.2.0";
 const PLANNER: &str = "e2e-upgrade-plan";
-
-/// A binary `tests/e2e/run.sh` names in `var`.
-fn binary(var: &str) -> PathBuf {
-    match std::env::var_os(var) {
-        Some(p) if !p.is_empty() => PathBuf::from(p),
-        _ => panic!(
-            "{var} is not set: tests/e2e/run.sh builds examples/widget and its next version (tests/e2e/widget-next.sh)"
-        ),
-    }
-}
-
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// `serve --drive` of `binary` as `user`, with `more` arguments: the
 /// process, its service port (`/metrics`) and its debug port (records).
@@ -108,8 +90,8 @@ async fn wait_written(api: &Api<DynamicObject>, separator: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_new_version_is_planned_then_rolled_out_as_planned() {
     let (first, next) = (
-        binary("METAHOOK_E2E_WIDGET"),
-        binary("METAHOOK_E2E_WIDGET_NEXT"),
+        binary_of("METAHOOK_E2E_WIDGET"),
+        binary_of("METAHOOK_E2E_WIDGET_NEXT"),
     );
     let crds = Command::new(&first).arg("crds").output().expect("crds");
     let crd: Value = serde_saphyr::from_str(&String::from_utf8_lossy(&crds.stdout)).expect("YAML");

@@ -15,16 +15,23 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
 /// The widget-operator binary.
-fn binary() -> PathBuf {
-    match std::env::var_os("METAHOOK_E2E_WIDGET") {
+/// The binary `var` names (tests/e2e/run.sh builds examples/widget, and
+/// its next version for `upgrade.rs`).
+pub fn binary_of(var: &str) -> PathBuf {
+    match std::env::var_os(var) {
         Some(p) if !p.is_empty() => PathBuf::from(p),
         _ => panic!(
-            "METAHOOK_E2E_WIDGET is not set: tests/e2e/run.sh builds examples/widget and names its binary"
+            "{var} is not set: tests/e2e/run.sh builds examples/widget and its next version (tests/e2e/widget-next.sh)"
         ),
     }
 }
 
-struct Running(Child);
+fn binary() -> PathBuf {
+    binary_of("METAHOOK_E2E_WIDGET")
+}
+
+/// A process killed when dropped.
+pub struct Running(pub Child);
 
 impl Drop for Running {
     fn drop(&mut self) {
