@@ -159,6 +159,17 @@ impl Context {
         self.metrics.queue_depth(self.name(), self.queue.len());
     }
 
+    /// The rollout's progress, counted again: the parents whose records
+    /// name this controller's revision (`metahook_driver_parents_answered`),
+    /// after a record is written or a parent's is forgotten.
+    pub fn count_answered(&self) {
+        if let Some(revision) = self.hooks.sync.revision.as_deref() {
+            let answered = self.records.answered_by(revision);
+            self.metrics
+                .parents_answered(self.name(), revision, answered);
+        }
+    }
+
     /// A queued parent was taken or dropped.
     pub fn dequeued(&self, key: &ParentKey) {
         self.queue.taken(key);

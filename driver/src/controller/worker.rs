@@ -43,6 +43,7 @@ pub fn subscribe(ctx: &Arc<Context>) {
             ctx.executor.memory().forget_parent(&uid);
             ctx.backoff.forget(&key);
             ctx.records.forget(&key);
+            ctx.count_answered();
             ctx.status_changes.forget(&uid);
         }
         if let Change::Applied(parent) | Change::Listed(parent) = change {

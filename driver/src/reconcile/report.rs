@@ -141,9 +141,5 @@ fn record(
     if ctx.parents.store.get(key).is_none() {
         ctx.records.forget(key);
     }
-    // The rollout's progress: the parents this revision has answered.
-    if let Some(revision) = ctx.hooks.sync.revision.as_deref() {
-        let answered = ctx.records.answered_by(revision);
-        ctx.metrics.parents_answered(ctx.name(), revision, answered);
-    }
+    ctx.count_answered();
 }

@@ -5,6 +5,7 @@
 //! record names the revision that answered. The metrics count the parents
 //! and those the revision has answered.
 
+use crate::controller::cache::{CachedObject, Change};
 use crate::controller::context::Context;
 use crate::controller::worker;
 use crate::hook::call::Endpoint;
@@ -236,4 +237,14 @@ async fn a_new_revision_answers_every_parent_once_and_writes_only_what_changed()
         assert_eq!(record.outcome, outcome, "{record:?}");
         assert_eq!(record.revision.as_deref(), Some("0.3.0"));
     }
+    // A parent deleted is no longer counted as answered.
+    scaled.parents.notify(&Change::Deleted(Arc::new(
+        CachedObject::of(&thing(0)).unwrap(),
+    )));
+    let text = metrics_text(&registry);
+    let line = "parents_answered{controller=\"demo\",revision=\"0.3.0\"} 4";
+    assert!(
+        text.lines().any(|l| l.ends_with(line)),
+        "{line} in:\n{text}"
+    );
 }
