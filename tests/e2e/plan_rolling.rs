@@ -24,25 +24,7 @@ const NAME: &str = "e2e-plan-rolling";
 const GROUP: &str = "e2e.metahook.dev";
 
 fn manifest(port: u16) -> String {
-    format!(
-        r#"apiVersion: metacontroller.k8s.io/v1alpha1
-kind: CompositeController
-metadata:
-  name: {NAME}
-spec:
-  parentResource: {{apiVersion: {GROUP}/v1, resource: rollers}}
-  childResources:
-    - apiVersion: {GROUP}/v1
-      resource: gadgets
-      updateStrategy:
-        method: RollingRecreate
-        statusChecks: {{conditions: [{{type: Ready, status: "True"}}]}}
-  generateSelector: true
-  hooks:
-    sync:
-      webhook: {{url: "http://127.0.0.1:{port}/sync"}}
-"#
-    )
+    crate::rolling::manifest_named(NAME, port, true)
 }
 
 /// The Roller's `Updated` condition's reason.

@@ -31,11 +31,17 @@ fn manifest(port: u16) -> String {
 /// With `generate`, children are chosen by the parent's UID; without, by
 /// the Roller's own `spec.selector`, which a Roller made again keeps.
 fn manifest_selecting(port: u16, generate: bool) -> String {
+    manifest_named("e2e-rolling", port, generate)
+}
+
+/// The Rollers' CompositeController named `name`: Gadgets rolled by
+/// RollingRecreate behind their Ready condition, the hook at `port`.
+pub fn manifest_named(name: &str, port: u16, generate: bool) -> String {
     format!(
         r#"apiVersion: metacontroller.k8s.io/v1alpha1
 kind: CompositeController
 metadata:
-  name: e2e-rolling
+  name: {name}
 spec:
   parentResource: {{apiVersion: {GROUP}/v1, resource: rollers}}
   childResources:

@@ -9,12 +9,12 @@
 //! the 5. The plan's user only read.
 
 use crate::support::*;
-use crate::widget::{Running, binary_of};
+use crate::widget::{Running, binary_of, start};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 const CHANGED: usize = 50;
 const SAME: usize = 5;
@@ -30,20 +30,11 @@ const PLANNER: &str = "e2e-upgrade-plan";
 /// `serve --drive` of `binary` as `user`, with `more` arguments: the
 /// process, its service port (`/metrics`) and its debug port (records).
 async fn drive(binary: &Path, user: &str, more: &[&str]) -> (Running, u16, u16) {
-    let (port, debug) = (free_port(), free_port());
-    let child = Command::new(binary)
-        .args(["serve", "--drive"])
-        .args(["--listen", &format!("127.0.0.1:{port}")])
-        .args(["--debug-driver-listen", &format!("127.0.0.1:{debug}")])
-        .args(more)
-        .env("KUBECONFIG", kubeconfig_as(user))
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::inherit())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("starting widget-operator");
-    let running = Running(child);
-    wait_ready("widget-operator to be ready", port).await;
+    let debug = free_port();
+    let debug_listen = format!("127.0.0.1:{debug}");
+    let mut args = vec!["serve", "--drive", "--debug-driver-listen", &debug_listen];
+    args.extend_from_slice(more);
+    let (running, port) = start(binary, &args, &kubeconfig_as(user)).await;
     (running, port, debug)
 }
 

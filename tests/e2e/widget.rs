@@ -45,8 +45,18 @@ async fn run(args: &[&str]) -> (Running, u16) {
 }
 
 async fn run_as(args: &[&str], kubeconfig: &std::path::Path) -> (Running, u16) {
+    start(&binary(), args, kubeconfig).await
+}
+
+/// `binary` with `args` and a `--listen` port of its own, as
+/// `kubeconfig`'s user, once ready: the process and that port.
+pub async fn start(
+    binary: &std::path::Path,
+    args: &[&str],
+    kubeconfig: &std::path::Path,
+) -> (Running, u16) {
     let port = free_port();
-    let child = Command::new(binary())
+    let child = Command::new(binary)
         .args(args)
         .args(["--listen", &format!("127.0.0.1:{port}")])
         .env("KUBECONFIG", kubeconfig)
